@@ -1,0 +1,73 @@
+"""``learned-metrics``: one entry point with subcommands; thin, calls the package.
+
+Each feature module exposes ``register(subparsers)`` that adds its
+subcommand(s) and sets ``func`` on the parsed namespace. User mistakes raise
+:class:`~learned_metrics.errors.UserError` and are printed here, once, as a
+single line with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from learned_metrics import __version__
+from learned_metrics.errors import UserError
+
+# Modules that add subcommands; imported lazily so `--help` stays fast.
+_COMMAND_MODULES = (
+    "learned_metrics.scoring.cli",
+    "learned_metrics.export",
+    "learned_metrics.meta_eval.cli",
+    "learned_metrics.runs",
+)
+
+EXIT_USER_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="learned-metrics",
+        description=(
+            "Score texts with learned metrics (coherence, faithfulness), export trained checkpoints, "
+            "and meta-evaluate any metric against human judgements. Training runs through "
+            "`python train.py experiment=NAME`."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"learned-metrics {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # feature not installed in this checkout
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USER_ERROR
+    try:
+        result = args.func(args)
+    except UserError as exc:
+        print(f"learned-metrics {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("interrupted; no output was written", file=sys.stderr)
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
