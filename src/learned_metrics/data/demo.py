@@ -108,3 +108,27 @@ def build_coherence_demo_set(output: str | Path, n_docs: int = 600, seed: int = 
     with tempfile.TemporaryDirectory() as tmp:
         docs = write_coherence_documents(Path(tmp) / "documents.jsonl", n_docs, seed)
         return build_shuffle_set(f"jsonl:{docs}", output, shuffles_per_doc=1, seed=seed, splitter="newline")
+
+
+def build_nli_demo_set(
+    output: str | Path,
+    sizes: dict[str, int] | None = None,
+    seed: int = 0,
+    source: str = "generated",
+    **augmentation,
+) -> dict:
+    """Generate NLI triples in the official ANLI layout, then augment them with the real builder.
+
+    ``augmentation`` takes the builder's options (phrases, position,
+    phrase_subset, augment), so the ablation switches work on the demo too;
+    ``source`` only names the origin (the triples are always generated).
+    """
+    import tempfile
+
+    from learned_metrics.data.anli import build_anli_augmented
+
+    if source != "generated":
+        raise ValueError(f"the NLI demo set is generated, got source={source!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_anli_layout(Path(tmp) / "anli", sizes, seed)
+        return build_anli_augmented(f"jsonl:{root}", output, seed=seed, **augmentation)
