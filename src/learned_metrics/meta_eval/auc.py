@@ -1,0 +1,241 @@
+"""ROC AUC per group (corpus), their unweighted mean, intra-system AUC, with bootstrap CIs.
+
+AUC is the Mann-Whitney probability that a positive (label 1, e.g. faithful)
+row scores above a negative one, ties counting one half: equal to
+``sklearn.metrics.roc_auc_score``. With integer row weights it needs only the
+positive and negative weight of every tie class of scores, so all bootstrap
+resamples of a block are one sparse product and a cumulative sum.
+
+Bootstrap: rows are redrawn with replacement within each group; a resample
+where a group (or, for the mean, any group) has a single class is undefined,
+dropped and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from
+
+
+class RaggedAuc:
+    """Weighted AUC for rows split into groups of any size, many weight vectors at once."""
+
+    def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ids: np.ndarray, n_groups: int):
+        self.labels = labels.astype(np.float64)
+        self.n_groups = n_groups
+        order = np.lexsort((scores, group_ids))
+        g_sorted, s_sorted = group_ids[order], scores[order]
+        new_class = np.ones(len(order), dtype=bool)
+        new_class[1:] = (g_sorted[1:] != g_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])
+        class_sorted = np.cumsum(new_class) - 1
+        class_of_row = np.empty(len(order), dtype=np.int64)
+        class_of_row[order] = class_sorted
+        n_classes = int(class_sorted[-1]) + 1 if len(order) else 0
+        self.class_group = np.zeros(n_classes, dtype=np.int64)
+        self.class_group[class_sorted] = g_sorted
+        self.indicator = sparse.csr_matrix(
+            (np.ones(len(order)), (np.arange(len(order)), class_of_row)), shape=(len(order), n_classes)
+        )
+        # First class of each group (groups without rows get an empty range at the end).
+        self.group_starts = np.searchsorted(self.class_group, np.arange(n_groups))
+
+    def _per_group(self, per_class: np.ndarray) -> np.ndarray:
+        out = np.zeros((per_class.shape[0], self.n_groups))
+        np.add.at(out.T, self.class_group, per_class.T)
+        return out
+
+    def auc(self, weights: np.ndarray) -> np.ndarray:
+        """AUC per group for (R, n_rows) integer weights: (R, n_groups), NaN where a class is missing."""
+        positive = np.asarray(self.indicator.T @ (weights * self.labels).T).T
+        negative = np.asarray(self.indicator.T @ (weights * (1 - self.labels)).T).T
+        running = np.cumsum(negative, axis=1) - negative
+        group_offset = running[:, np.minimum(self.group_starts, max(running.shape[1] - 1, 0))]
+        below = running - group_offset[:, self.class_group]
+        wins = self._per_group(positive * (below + negative / 2))
+        pairs = self._per_group(positive) * self._per_group(negative)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(pairs > 0, wins / pairs, np.nan)
+
+
+@dataclass(frozen=True)
+class GroupAuc:
+    """AUC of one group (``n`` = rows) and, with a system field, its intra-system AUC (``n`` = systems)."""
+
+    group: str
+    auc: Estimate
+    positives: int
+    negatives: int
+    intra_system: Estimate | None
+
+    def to_json(self) -> dict:
+        out = {**self.auc.to_json(), "positives": self.positives, "negatives": self.negatives}
+        if self.intra_system is not None:
+            out["intra_system"] = self.intra_system.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class AucReport:
+    """Per-group AUCs, their unweighted mean (``n`` groups used, ``skipped`` single-class groups)."""
+
+    groups: list[GroupAuc]
+    mean: Estimate
+    intra_system_mean: Estimate | None
+    resamples: int
+    seed: int
+
+    def to_json(self) -> dict:
+        out = {
+            "groups": {g.group: g.to_json() for g in self.groups},
+            "mean": self.mean.to_json(),
+            "resamples": self.resamples,
+        }
+        if self.intra_system_mean is not None:
+            out["intra_system_mean"] = self.intra_system_mean.to_json()
+        return out
+
+
+def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    names = list(dict.fromkeys(values))
+    lookup = {name: i for i, name in enumerate(names)}
+    return names, np.array([lookup[v] for v in values], dtype=np.int64)
+
+
+def _row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
+    """Chunks of (b, n_rows) bootstrap counts, rows redrawn within their group."""
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(group_ids == g) for g in range(n_groups)]
+    for start in range(0, resamples, CHUNK):
+        size = min(CHUNK, resamples - start)
+        weights = np.zeros((size, len(group_ids)))
+        for rows in members:
+            draws = rng.integers(0, len(rows), (size, len(rows)))
+            offsets = len(rows) * np.arange(size)[:, None]
+            counts = np.bincount((draws + offsets).ravel(), minlength=size * len(rows)).reshape(size, len(rows))
+            weights[:, rows] = counts
+        yield weights
+
+
+def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Unweighted mean over the given columns; NaN if any of them is NaN."""
+    if len(columns) == 0:
+        return np.full(values.shape[0], np.nan)
+    return values[:, columns].mean(axis=1)
+
+
+def auc_by_group(
+    scores: object,
+    labels: object,
+    groups: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> AucReport:
+    """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
+
+    Intra-system AUC of a group: AUC within each system's rows, averaged over
+    the systems that have both classes (the others are skipped and counted).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels)
+    if scores.ndim != 1 or labels.shape != scores.shape or scores.size == 0:
+        raise UserError(
+            f"scores and labels must be non-empty 1-D arrays of equal length, got {scores.shape}, {labels.shape}"
+        )
+    if np.isnan(scores).any():
+        raise UserError("scores contain NaN")
+    if not np.isin(labels, (0, 1)).all():
+        raise UserError("labels must be 0/1")
+    group_names, group_ids = _index(list(groups) if groups is not None else ["all"] * len(scores))
+    if len(group_ids) != len(scores):
+        raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
+    labels = labels.astype(np.int64)
+    kernel = RaggedAuc(scores, labels, group_ids, len(group_names))
+    intra = _IntraSystem.build(scores, labels, group_ids, group_names, systems) if systems is not None else None
+
+    ones = np.ones((1, len(scores)))
+    point = kernel.auc(ones)[0]
+    defined_groups = np.flatnonzero(~np.isnan(point))
+    boot, boot_mean = [], []
+    intra_boot: list[np.ndarray] = []
+    for weights in _row_weights(group_ids, len(group_names), resamples, seed):
+        per_group = kernel.auc(weights)
+        boot.append(per_group)
+        boot_mean.append(_mean_over(per_group, defined_groups))
+        if intra is not None:
+            intra_boot.append(intra.per_group(weights))
+    boot_all = np.concatenate(boot) if boot else np.empty((0, len(group_names)))
+    boot_mean_all = np.concatenate(boot_mean) if boot_mean else np.empty(0)
+    intra_all = np.concatenate(intra_boot) if intra_boot else None
+
+    group_results = []
+    for g, name in enumerate(group_names):
+        rows = group_ids == g
+        intra_estimate = intra.estimate(g, ones, intra_all) if intra is not None else None
+        group_results.append(
+            GroupAuc(
+                name,
+                estimate_from(point[g], boot_all[:, g], n=int(rows.sum())),
+                int(labels[rows].sum()),
+                int((1 - labels[rows]).sum()),
+                intra_estimate,
+            )
+        )
+    mean = estimate_from(
+        float(point[defined_groups].mean()) if len(defined_groups) else np.nan,
+        boot_mean_all,
+        n=len(defined_groups),
+        skipped=len(group_names) - len(defined_groups),
+    )
+    intra_mean = intra.overall(ones, intra_all) if intra is not None else None
+    return AucReport(group_results, mean, intra_mean, resamples, seed)
+
+
+@dataclass
+class _IntraSystem:
+    """AUC per (group, system) cell, averaged over a group's systems that have both classes."""
+
+    kernel: RaggedAuc
+    cell_group: np.ndarray  # group of each (group, system) cell
+
+    @classmethod
+    def build(cls, scores, labels, group_ids, group_names, systems) -> _IntraSystem:
+        systems = list(systems)
+        if len(systems) != len(scores):
+            raise UserError(f"{len(systems)} system values for {len(scores)} scores")
+        cell_names, cell_ids = _index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
+        cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])
+        return cls(RaggedAuc(scores, labels, cell_ids, len(cell_names)), cell_group)
+
+    def per_group(self, weights: np.ndarray) -> np.ndarray:
+        """(R, n_groups) mean intra-system AUC, skipping systems with one class; NaN if none left."""
+        per_cell = self.kernel.auc(weights)
+        n_groups = int(self.cell_group.max()) + 1
+        out = np.full((weights.shape[0], n_groups), np.nan)
+        for g in range(n_groups):
+            cells = per_cell[:, self.cell_group == g]
+            defined = ~np.isnan(cells)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, g] = np.where(defined.any(axis=1), np.nansum(cells, axis=1) / defined.sum(axis=1), np.nan)
+        return out
+
+    def estimate(self, group: int, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
+        per_cell = self.kernel.auc(ones)[0][self.cell_group == group]
+        used = int((~np.isnan(per_cell)).sum())
+        value = float(np.nanmean(per_cell)) if used else np.nan
+        samples = boot[:, group] if boot is not None else np.empty(0)
+        return estimate_from(value, samples, n=used, skipped=len(per_cell) - used)
+
+    def overall(self, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
+        point = self.per_group(ones)[0]
+        defined = np.flatnonzero(~np.isnan(point))
+        samples = _mean_over(boot, defined) if boot is not None else np.empty(0)
+        value = float(point[defined].mean()) if len(defined) else np.nan
+        return estimate_from(value, samples, n=len(defined), skipped=len(point) - len(defined))

@@ -1,0 +1,67 @@
+"""Bias matrix: for which pairs of systems does a metric get the human order wrong?
+
+Systems are ordered by mean human score, best first. Cell (row a, column b)
+looks at the same-document summary pairs of systems a and b where the humans
+prefer a's summary, and reports 2 * acc - 1, where acc is the share of those
+pairs the metric also orders a above b (a metric tie counts wrong). Above the
+diagonal the row system is the better one overall, so the cell is tau+; below,
+it is tau- (the humans prefer the overall worse system on those documents).
+A cell without such pairs is undefined (NaN; null in JSON, empty in plots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.correlations import as_grid
+
+
+@dataclass(frozen=True)
+class BiasMatrix:
+    """Systems (best first), their mean human score, tau+/tau- values and pair counts (both S x S)."""
+
+    systems: list[str]
+    mean_human: np.ndarray
+    tau: np.ndarray
+    pairs: np.ndarray
+
+    def to_json(self) -> dict:
+        tau = [[None if np.isnan(v) else float(v) for v in row] for row in self.tau]
+        return {
+            "systems": self.systems,
+            "mean_human": [float(v) for v in self.mean_human],
+            "tau": tau,
+            "pairs": self.pairs.astype(int).tolist(),
+            "definition": (
+                "tau[a][b] = 2*acc-1 over same-document pairs where humans prefer systems[a] to systems[b]; "
+                "acc = share the metric also orders so (ties wrong). Upper triangle: tau+, lower: tau-."
+            ),
+        }
+
+
+def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None) -> BiasMatrix:
+    """tau+/tau- matrix of a metric from (documents x systems) human and metric matrices (NaN = absent)."""
+    human_grid, metric_grid = as_grid(human, "human"), as_grid(metric, "metric")
+    if human_grid.shape != metric_grid.shape:
+        raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
+    n_systems = human_grid.shape[1]
+    systems = list(systems) if systems is not None else [str(i) for i in range(n_systems)]
+    if len(systems) != n_systems:
+        raise UserError(f"{len(systems)} system names for {n_systems} columns")
+    valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
+    with np.errstate(invalid="ignore"):
+        mean_human = np.nansum(np.where(valid, human_grid, 0), axis=0) / valid.sum(axis=0)
+    order = np.argsort(-np.nan_to_num(mean_human, nan=-np.inf), kind="stable")
+    h, p, ok = human_grid[:, order], metric_grid[:, order], valid[:, order]
+    both = ok[:, :, None] & ok[:, None, :]
+    human_prefers = (h[:, :, None] > h[:, None, :]) & both  # [d, a, b]: humans prefer a to b on d
+    metric_agrees = human_prefers & (p[:, :, None] > p[:, None, :])
+    pairs = human_prefers.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(pairs > 0, 2 * metric_agrees.sum(axis=0) / pairs - 1, np.nan)
+    np.fill_diagonal(tau, np.nan)
+    return BiasMatrix([systems[i] for i in order], mean_human[order], tau, pairs)

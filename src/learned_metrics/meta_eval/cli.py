@@ -1,0 +1,530 @@
+"""``learned-metrics meta-eval ...``: thin commands over the meta-evaluation API.
+
+Each command reads its files (one-line errors naming file, row and field),
+computes everything, prints a table, and only then writes ``--json`` /
+``--plot`` outputs atomically, so a failed run leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+from learned_metrics.io import write_json
+
+STATS_HELP = "tau_sys,tau_sum,tau_pair,acc_pair,tau_intra"
+
+CORRELATIONS_EPILOG = """\
+statistics (Kendall tau-b unless --coefficient says otherwise):
+  tau_sys    per-system mean scores, correlated across systems
+  tau_sum    all summaries pooled ("global")
+  tau_pair   per document across its systems, mean over documents
+             (what some papers call "summary-level")
+  acc_pair   share of same-document summary pairs with a strict human order
+             that the metric orders the same way (a metric tie counts wrong)
+  tau_intra  per system across its documents, mean over systems
+A per-group correlation that is undefined (constant scores) is left out of the
+mean and counted under "skipped".
+
+input files: .jsonl or .csv, one row per summary keyed by --doc-field and
+--system-field. The human file may hold one row per annotator (averaged per
+summary). --human-format summeval reads the SummEval release file
+model_annotations.aligned.paired.jsonl (id, model_id, expert_annotations).
+
+example:
+  learned-metrics meta-eval correlations --human examples/meta_eval/human.jsonl \\
+      --metric examples/meta_eval/metric_good.jsonl --json out/correlations.json
+"""
+
+
+def _add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = False) -> None:
+    """Options shared by commands that align a human file with metric file(s)."""
+    parser.add_argument("--human", required=True, metavar="FILE", help="human judgements (.jsonl/.csv)")
+    if many_metrics:
+        parser.add_argument(
+            "--metric",
+            required=True,
+            action="append",
+            metavar="FILE",
+            help="metric scores; give it once per metric (at least two)",
+        )
+        parser.add_argument(
+            "--metric-field",
+            action="append",
+            metavar="F",
+            help="score field of the metric files: once for all, or once per --metric (default: score)",
+        )
+        parser.add_argument("--names", metavar="A,B", help="comma-separated metric names (default: file stems)")
+    else:
+        parser.add_argument("--metric", required=True, metavar="FILE", help="metric scores (.jsonl/.csv)")
+        parser.add_argument("--metric-field", default="score", metavar="F", help="metric score field (default: score)")
+    parser.add_argument(
+        "--human-field",
+        default="score",
+        metavar="F",
+        help="human score field; with --human-format summeval one of coherence, consistency, fluency, relevance "
+        "(default: score)",
+    )
+    parser.add_argument(
+        "--human-format",
+        choices=("rows", "summeval"),
+        default="rows",
+        help="rows: one row per summary or per annotation (default); summeval: the SummEval release file",
+    )
+    parser.add_argument("--doc-field", default="doc_id", metavar="F", help="document key field (default: doc_id)")
+    parser.add_argument(
+        "--system-field", default="system_id", metavar="F", help="system key field (default: system_id)"
+    )
+    parser.add_argument(
+        "--on-missing",
+        choices=("error", "drop"),
+        default="error",
+        help="keys in one file only, duplicate metric rows, NaN scores: stop with an error (default) "
+        "or drop them and print how many",
+    )
+
+
+def _add_stat_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--coefficient",
+        choices=("kendall", "pearson", "spearman"),
+        default="kendall",
+        help="correlation coefficient (default: kendall, i.e. tau-b)",
+    )
+    parser.add_argument(
+        "--stats", default=STATS_HELP, metavar="LIST", help=f"statistics to report (default: {STATS_HELP})"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``meta-eval`` and its subcommands to the main parser."""
+    meta = subparsers.add_parser(
+        "meta-eval",
+        help="judge metric scores against human judgements (correlations, tests, bias matrix, AUC, shuffle test)",
+        description="Meta-evaluation: how well do a metric's scores agree with human judgements?",
+    )
+    commands = meta.add_subparsers(dest="meta_command", metavar="COMMAND")
+    meta.set_defaults(func=lambda args: _missing_subcommand(meta))
+    _register_correlations(commands)
+    _register_compare(commands)
+    _register_bias(commands)
+    _register_auc(commands)
+    _register_shuffle(commands)
+
+
+def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def _register_correlations(commands: Any) -> None:
+    parser = commands.add_parser(
+        "correlations",
+        help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
+        description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
+        "95% confidence intervals.",
+        epilog=CORRELATIONS_EPILOG,
+        formatter_class=_formatter,
+    )
+    _add_grid_inputs(parser)
+    _add_stat_options(parser)
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument(
+        "--resample",
+        choices=("both", "systems", "documents"),
+        default="both",
+        help="what the bootstrap redraws with replacement (default: both, as Deutsch et al. 2021 recommend)",
+    )
+    parser.add_argument("--json", metavar="OUT", help="write {statistic: {value, ci, n, skipped, ...}} here")
+    parser.set_defaults(func=run_correlations)
+
+
+def _register_compare(commands: Any) -> None:
+    parser = commands.add_parser(
+        "compare",
+        help="is metric A significantly better than B? (permutation and Williams tests)",
+        description="For every ordered pair of metrics (A, B) and statistic: one-sided p-values for "
+        "'A correlates better with the humans than B'. Permutation test: both metrics standardized, "
+        "delta = r(A,H) - r(B,H), scores swapped between A and B per cell/system/document, "
+        "p = (1 + #{delta* >= delta}) / (1 + k). Williams' test: the parametric alternative "
+        "(n = items of one correlation; not defined for acc_pair).",
+        epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
+        "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.jsonl",
+        formatter_class=_formatter,
+    )
+    _add_grid_inputs(parser, many_metrics=True)
+    _add_stat_options(parser)
+    parser.add_argument(
+        "--permutations",
+        "--resamples",
+        dest="permutations",
+        type=int,
+        default=1000,
+        help="number of permutations (default: 1000)",
+    )
+    parser.add_argument(
+        "--swap",
+        choices=("cell", "system", "document"),
+        default="cell",
+        help="unit whose scores A and B trade in a permutation (default: cell)",
+    )
+    parser.add_argument("--json", metavar="OUT", help="write {statistic: [{metric_a, metric_b, p_permutation, ...}]}")
+    parser.set_defaults(func=run_compare)
+
+
+def _register_bias(commands: Any) -> None:
+    parser = commands.add_parser(
+        "bias-matrix",
+        help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
+        description="Systems ordered by mean human score (best first). Cell (row a, column b): over same-document "
+        "pairs where the humans prefer a to b, 2*acc-1 with acc the share the metric orders the same way (a tie "
+        "counts wrong). Upper triangle: tau+ (humans agree with the overall order), lower: tau-. Empty when there "
+        "are no such pairs.",
+        formatter_class=_formatter,
+    )
+    _add_grid_inputs(parser)
+    parser.add_argument("--plot", metavar="OUT.png", help="circle plot: area = pair count, colour = tau (png/pdf/svg)")
+    parser.add_argument("--json", metavar="OUT", help="write systems, mean human scores, tau and pair-count matrices")
+    parser.set_defaults(func=run_bias_matrix)
+
+
+def _register_auc(commands: Any) -> None:
+    parser = commands.add_parser(
+        "auc",
+        help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
+        description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
+        "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
+        "field is given (systems whose rows have one class only are skipped and counted).",
+        epilog="example:\n  learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl "
+        "--group-field corpus --system-field system --plot out/auc.png",
+        formatter_class=_formatter,
+    )
+    parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
+    parser.add_argument("--score-field", default="score", metavar="F", help="score field (default: score)")
+    parser.add_argument("--label-field", default="label", metavar="F", help="0/1 label field (default: label)")
+    parser.add_argument("--group-field", metavar="F", help="corpus/group field, e.g. corpus (default: one group)")
+    parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+    parser.add_argument("--json", metavar="OUT", help="write per-group and mean AUCs with CIs")
+    parser.add_argument("--plot", metavar="OUT.png", help="histograms of scores by label, one panel per group")
+    parser.set_defaults(func=run_auc)
+
+
+SHUFFLE_EPILOG = """\
+input format: one row per scored text, for example the output of
+`learned-metrics score coherence`:
+  {"doc_id": "d1", "label": 1, "score": 0.93, "text": "..."}   original
+  {"doc_id": "d1", "label": 0, "score": 0.41, "text": "..."}   its shuffle
+Rows sharing --pair-field form one comparison set: exactly one original
+(label 1) and one or more shuffled texts (label 0). Every (original,
+shuffled) comparison counts; a tie counts 0.5. The CI redraws pair ids.
+
+--length-gap: pair each original with the shuffled text of a *different*
+document; accuracy is reported per bucket of the length difference
+original - shuffled (characters from --length-field, else len(--text-field)),
+buckets of 20 centred on multiples of 20 and clamped to +-200.
+"""
+
+
+def _register_shuffle(commands: Any) -> None:
+    parser = commands.add_parser(
+        "shuffle-test",
+        help="accuracy that originals outscore their shuffled copies (coherence)",
+        description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
+        epilog=SHUFFLE_EPILOG,
+        formatter_class=_formatter,
+    )
+    parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
+    parser.add_argument("--score-field", default="score", metavar="F", help="score field (default: score)")
+    parser.add_argument(
+        "--label-field", default="label", metavar="F", help="1 = original, 0 = shuffled (default: label)"
+    )
+    parser.add_argument("--pair-field", default="doc_id", metavar="F", help="comparison-set id field (default: doc_id)")
+    parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
+    parser.add_argument("--text-field", default="text", metavar="F", help="text whose length is used (default: text)")
+    parser.add_argument("--length-field", metavar="F", help="numeric length field (characters), instead of the text")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+    parser.add_argument("--json", metavar="OUT", help="write accuracy (and buckets) as JSON")
+    parser.add_argument("--plot", metavar="OUT.png", help="accuracy by length-gap bucket (needs --length-gap)")
+    parser.set_defaults(func=run_shuffle_test)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _console(width: int | None = None) -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, width=width, soft_wrap=False)
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _fmt_ci(ci: tuple[float, float] | None) -> str:
+    return "—" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def _fmt_p(p: float | None) -> str:
+    return "—" if p is None else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def _parse_stats(text: str) -> list[str]:
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Reject bad output paths before any work, so an error never follows a long computation."""
+    from learned_metrics.meta_eval.plots import check_plot_path
+
+    if getattr(args, "plot", None):
+        check_plot_path(args.plot)
+    json_path = getattr(args, "json", None)
+    if json_path and Path(json_path).is_dir():
+        raise UserError("is a directory, expected a file name for the JSON output", path=json_path)
+    resamples = getattr(args, "resamples", 0)
+    if resamples is not None and resamples < 0:
+        raise UserError(f"--resamples must be >= 0, got {resamples}")
+
+
+def _print_notes(console: Any, notes: list[str]) -> None:
+    for note in notes:
+        console.print(f"note: {note}")
+
+
+def _load(args: argparse.Namespace, metric_paths: list[str], metric_fields: list[str], names: list[str] | None = None):
+    from learned_metrics.meta_eval.data import KeyFields, load_grid
+
+    return load_grid(
+        args.human,
+        metric_paths,
+        human_field=args.human_field,
+        metric_fields=metric_fields,
+        keys=KeyFields(args.doc_field, args.system_field),
+        human_format=args.human_format,
+        on_missing=args.on_missing,
+        names=names,
+    )
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+def run_correlations(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.correlations import check_options, correlations
+
+    stats = _parse_stats(args.stats)
+    check_options(args.coefficient, stats, args.resample)
+    _check_outputs(args)
+    grid = _load(args, [args.metric], [args.metric_field])
+    metric = next(iter(grid.metrics.values()))
+    report = correlations(
+        grid.human,
+        metric,
+        coefficient=args.coefficient,
+        stats=stats,
+        resamples=args.resamples,
+        resample=args.resample,
+        seed=args.seed,
+    )
+    console = _console()
+    _print_notes(console, grid.notes)
+    table = Table(
+        title=f"{len(grid.systems)} systems x {len(grid.docs)} documents · {args.coefficient} · "
+        f"{args.resamples} bootstrap resamples ({args.resample}), seed {args.seed}"
+    )
+    for column in ("statistic", "value", "95% CI", "n", "skipped"):
+        table.add_column(column, justify="left" if column == "statistic" else "right")
+    for name, result in report.stats.items():
+        table.add_row(name, _fmt(result.value), _fmt_ci(result.ci), str(result.n), str(result.skipped))
+    console.print(table)
+    dropped = {name: r.nan_resamples for name, r in report.stats.items() if r.nan_resamples}
+    if dropped:
+        console.print("undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    if args.json:
+        write_json(args.json, report.to_json())
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.correlations import check_options
+    from learned_metrics.meta_eval.significance import compare
+
+    stats = _parse_stats(args.stats)
+    check_options(args.coefficient, stats)
+    if len(args.metric) < 2:
+        raise UserError("compare needs at least two --metric files")
+    if args.permutations < 1:
+        raise UserError(f"--permutations must be >= 1, got {args.permutations}")
+    _check_outputs(args)
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    grid = _load(args, args.metric, args.metric_field or ["score"], names)
+    report = compare(
+        grid.human,
+        grid.metrics,
+        coefficient=args.coefficient,
+        stats=stats,
+        permutations=args.permutations,
+        swap=args.swap,
+        seed=args.seed,
+    )
+    console = _console()
+    _print_notes(console, grid.notes)
+    table = Table(
+        title=f"H1: A correlates better than B · {args.coefficient} · {args.permutations} permutations "
+        f"(swap per {args.swap}), seed {args.seed}"
+    )
+    for column in ("statistic", "A", "B", "r(A)", "r(B)", "delta", "p perm", "p Williams"):
+        table.add_column(column, justify="left" if column in ("statistic", "A", "B") else "right")
+    for statistic, items in report.comparisons.items():
+        for c in items:
+            table.add_row(
+                statistic,
+                c.metric_a,
+                c.metric_b,
+                _fmt(c.value_a),
+                _fmt(c.value_b),
+                _fmt(c.delta),
+                _fmt_p(c.p_permutation),
+                _fmt_p(c.p_williams),
+            )
+    console.print(table)
+    if args.json:
+        write_json(args.json, report.to_json())
+    return 0
+
+
+def run_bias_matrix(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.bias import bias_matrix
+    from learned_metrics.meta_eval.plots import plot_bias_matrix
+
+    _check_outputs(args)
+    grid = _load(args, [args.metric], [args.metric_field])
+    matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
+    width = max(80, 14 + 8 * (len(matrix.systems) + 1))
+    console = _console(width)
+    _print_notes(console, grid.notes)
+    table = Table(title="bias matrix: 2*acc-1 (pairs); row = system the humans prefer; upper tau+, lower tau-")
+    table.add_column("system (mean H)")
+    for k in range(len(matrix.systems)):
+        table.add_column(str(k + 1), justify="right")
+    for a, name in enumerate(matrix.systems):
+        cells = []
+        for b in range(len(matrix.systems)):
+            value = matrix.tau[a, b]
+            cells.append("" if value != value else f"{value:+.2f}\n({matrix.pairs[a, b]})")
+        table.add_row(f"{a + 1} {name} ({matrix.mean_human[a]:.2f})", *cells)
+    console.print(table)
+    if args.json:
+        write_json(args.json, matrix.to_json())
+    if args.plot:
+        plot_bias_matrix(matrix, args.plot)
+        console.print(f"plot: {args.plot}")
+    return 0
+
+
+def run_auc(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.auc import auc_by_group
+    from learned_metrics.meta_eval.data import read_labelled_scores
+    from learned_metrics.meta_eval.plots import plot_score_histograms
+
+    _check_outputs(args)
+    rows = read_labelled_scores(args.input, args.score_field, args.label_field, args.group_field, args.system_field)
+    report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, resamples=args.resamples, seed=args.seed)
+    console = _console()
+    table = Table(title=f"ROC AUC · {args.resamples} bootstrap resamples, seed {args.seed}")
+    columns = ["group", "AUC", "95% CI", "rows", "pos", "neg"]
+    if rows.systems is not None:
+        columns += ["intra-system", "systems", "skipped"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "group" else "right")
+    for g in report.groups:
+        cells = [g.group, _fmt(g.auc.value), _fmt_ci(g.auc.ci), str(g.auc.n), str(g.positives), str(g.negatives)]
+        if g.intra_system is not None:
+            cells += [_fmt(g.intra_system.value), str(g.intra_system.n), str(g.intra_system.skipped)]
+        table.add_row(*cells)
+    mean_cells = ["mean (unweighted)", _fmt(report.mean.value), _fmt_ci(report.mean.ci), "", "", ""]
+    if report.intra_system_mean is not None:
+        mean_cells += [_fmt(report.intra_system_mean.value), "", ""]
+    table.add_row(*mean_cells, end_section=True)
+    console.print(table)
+    if report.mean.skipped:
+        console.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
+    if args.json:
+        write_json(args.json, report.to_json())
+    if args.plot:
+        aucs = {g.group: g.auc.value for g in report.groups}
+        plot_score_histograms(rows.scores, rows.labels, rows.groups, args.plot, aucs)
+        console.print(f"plot: {args.plot}")
+    return 0
+
+
+def run_shuffle_test(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.data import read_shuffle_rows
+    from learned_metrics.meta_eval.plots import plot_length_gap
+    from learned_metrics.meta_eval.shuffle_test import pairs_from_rows, shuffle_test
+
+    if args.plot and not args.length_gap:
+        raise UserError("--plot draws accuracy by length gap; add --length-gap")
+    _check_outputs(args)
+    rows = read_shuffle_rows(
+        args.input,
+        score_field=args.score_field,
+        label_field=args.label_field,
+        pair_field=args.pair_field,
+        text_field=args.text_field if args.length_gap and not args.length_field else None,
+        length_field=args.length_field if args.length_gap else None,
+    )
+    pairs = pairs_from_rows(rows, args.input, pair_field=args.pair_field)
+    report = shuffle_test(
+        pairs.original,
+        pairs.shuffled,
+        pair_index=pairs.pair_index,
+        length_gap=pairs.length_gap if args.length_gap else None,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    console = _console()
+    table = Table(title=f"shuffle test · {args.resamples} bootstrap resamples of pair ids, seed {args.seed}")
+    for column in ("accuracy", "95% CI", "comparisons", "ties", "pair ids"):
+        table.add_column(column, justify="right")
+    acc = report.accuracy
+    table.add_row(_fmt(acc.value), _fmt_ci(acc.ci), str(acc.n), str(report.ties), str(report.pair_ids))
+    console.print(table)
+    if report.buckets is not None:
+        buckets = Table(title="accuracy by length gap (original - shuffled, characters)")
+        for column in ("gap", "range", "comparisons", "accuracy"):
+            buckets.add_column(column, justify="right")
+        for b in report.buckets:
+            if b.pairs:
+                low = "-inf" if b.low is None else str(b.low)
+                high = "+inf" if b.high is None else str(b.high)
+                buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), _fmt(b.accuracy, 3))
+        console.print(buckets)
+    if args.json:
+        write_json(args.json, report.to_json())
+    if args.plot:
+        plot_length_gap(report, args.plot)
+        console.print(f"plot: {args.plot}")
+    return 0

@@ -1,0 +1,122 @@
+"""Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples.
+
+Two shapes of input occur:
+
+* :class:`FixedGroups`: values fixed, weights vary per resample (per-document,
+  per-system and pooled correlations; the weights are bootstrap counts or
+  permutation choices);
+* :func:`rowwise_correlation`: the values themselves change per resample
+  (per-system means feeding ``tau_sys``).
+
+A correlation is *undefined* (NaN) when either side is constant among the
+items with weight; callers skip such groups and count them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from learned_metrics.meta_eval.kendall import (
+    SignProducts,
+    TieClasses,
+    rowwise_midranks,
+    rowwise_sign_sums,
+    tau_b_from_sums,
+)
+
+COEFFICIENTS = ("kendall", "pearson", "spearman")
+
+
+def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Pearson r over the last axis with frequency weights (two-pass, so no cancellation)."""
+    total = weights.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_x = (weights * x).sum(axis=-1) / total
+        mean_y = (weights * y).sum(axis=-1) / total
+        dx = x - mean_x[..., None]
+        dy = y - mean_y[..., None]
+        cov = (weights * dx * dy).sum(axis=-1)
+        var_x = (weights * dx * dx).sum(axis=-1)
+        var_y = (weights * dy * dy).sum(axis=-1)
+        r = cov / np.sqrt(var_x * var_y)
+    return np.clip(r, -1.0, 1.0)
+
+
+class FixedGroups:
+    """One grouping of cells (per document, per system, or all pooled) with fixed values.
+
+    ``x`` (metric) and ``y`` (human) are (G, m); items that are absent carry
+    weight 0 (their values must still be finite). Everything that depends
+    only on the values is computed here once, before any resampling.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool, accuracy: bool):
+        if coefficient not in COEFFICIENTS:
+            raise ValueError(f"unknown coefficient {coefficient!r}, expected one of {COEFFICIENTS}")
+        self.x = np.asarray(x, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.coefficient = coefficient
+        self.ties_x = TieClasses.of(self.x)
+        self.ties_y = TieClasses.of(self.y)
+        needs_signs = accuracy or (correlation and coefficient == "kendall")
+        self.signs = SignProducts(self.x, self.y) if needs_signs else None
+        self.strict_signs = SignProducts(self.x, self.y, strict=True) if accuracy else None
+        # Centering once keeps the Pearson moments accurate; r is shift-invariant.
+        self.x_centered = self.x - self.x.mean(axis=1, keepdims=True)
+        self.y_centered = self.y - self.y.mean(axis=1, keepdims=True)
+
+    def correlation(self, weights: np.ndarray) -> np.ndarray:
+        """Per-group correlation for (R, G, m) weights: (R, G), NaN where undefined."""
+        untied_x = self.ties_x.untied_pairs(weights)
+        untied_y = self.ties_y.untied_pairs(weights)
+        defined = (untied_x > 0) & (untied_y > 0)
+        if self.coefficient == "kendall":
+            return tau_b_from_sums(self.signs.quadratic(weights), untied_x, untied_y)
+        if self.coefficient == "pearson":
+            r = weighted_pearson(self.x_centered, self.y_centered, weights)
+        else:
+            r = weighted_pearson(self.ties_x.midranks(weights), self.ties_y.midranks(weights), weights)
+        return np.where(defined, r, np.nan)
+
+    def pair_agreement(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per group: (pairs ordered like the human, pairs with a strict human order, all pairs).
+
+        Counts are of unordered pairs of distinct (expanded) items; a metric tie
+        on a strictly ordered human pair counts as wrong.
+        """
+        concordance = self.signs.quadratic(weights)
+        strict_both = self.strict_signs.quadratic(weights)
+        human_strict = self.ties_y.untied_pairs(weights)
+        total = weights.sum(axis=-1)
+        all_pairs = total * (total - 1)
+        # Ordered pairs agreeing: sign product +1, i.e. (product + |product|) / 2.
+        agreeing = (concordance + strict_both) / 2
+        return agreeing / 2, human_strict / 2, all_pairs / 2
+
+
+def _snap(values: np.ndarray) -> np.ndarray:
+    """Round per-resample values to 12 significant digits of the row's largest magnitude.
+
+    Means that are equal in exact arithmetic (two systems with the same total)
+    can differ in the last bit depending on summation order; rounding keeps
+    them tied, as they are for a direct computation.
+    """
+    scale = np.nanmax(np.abs(values), axis=-1, keepdims=True, initial=0.0)
+    scale = np.where(scale > 0, scale, 1.0)
+    quantum = 10.0 ** (np.floor(np.log10(scale)) - 11)
+    return np.round(values / quantum) * quantum
+
+
+def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
+    """Correlation per resample when values differ per resample: (R, m) each -> (R,), NaN where undefined."""
+    x = _snap(np.where(weights > 0, x, 0.0))
+    y = _snap(np.where(weights > 0, y, 0.0))
+    sums = rowwise_sign_sums(x, y, weights)
+    defined = (sums["untied_x"] > 0) & (sums["untied_y"] > 0)
+    if coefficient == "kendall":
+        return tau_b_from_sums(sums["concordance"], sums["untied_x"], sums["untied_y"])
+    if coefficient == "pearson":
+        r = weighted_pearson(x, y, weights)
+    else:
+        r = weighted_pearson(rowwise_midranks(x, weights), rowwise_midranks(y, weights), weights)
+    return np.where(defined, r, np.nan)

@@ -1,0 +1,281 @@
+"""The five correlation statistics of DESIGN.md section 5, with bootstrap confidence intervals.
+
+Scores are (documents x systems) matrices, NaN where a summary is absent.
+Every statistic is evaluated for a whole block of resamples at once from
+count weights (see :mod:`learned_metrics.meta_eval.kendall`):
+
+``tau_sys``   per-system means of human and metric, correlated across systems
+``tau_sum``   all summaries pooled ("global")
+``tau_pair``  per document across its systems, unweighted mean over documents
+              (what part of the literature calls "summary-level")
+``acc_pair``  share of same-document pairs with a strict human order that the
+              metric orders the same way (a metric tie counts wrong)
+``tau_intra`` per system across its documents, unweighted mean over systems
+
+A per-group correlation that is undefined (constant human or metric scores)
+is left out of the mean and counted in ``skipped``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.coefficients import COEFFICIENTS, FixedGroups, rowwise_correlation
+from learned_metrics.meta_eval.resampling import (
+    RESAMPLE_MODES,
+    bootstrap_weights,
+    percentile_interval,
+    single_threaded_blas,
+)
+
+STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
+
+
+@dataclass(frozen=True)
+class StatSample:
+    """One statistic for a block of resamples: value, groups used and groups skipped, each (R,)."""
+
+    value: np.ndarray
+    n: np.ndarray
+    skipped: np.ndarray
+
+
+@dataclass(frozen=True)
+class StatResult:
+    """A statistic's point estimate with its bootstrap interval.
+
+    ``n`` counts what the value averages over (systems for ``tau_sys``,
+    summaries for ``tau_sum``, documents for ``tau_pair``, systems for
+    ``tau_intra``, strictly ordered pairs for ``acc_pair``); ``skipped``
+    counts the undefined groups left out (human-tied pairs for ``acc_pair``).
+    """
+
+    name: str
+    value: float | None
+    ci: tuple[float, float] | None
+    n: int
+    skipped: int
+    resamples: int
+    nan_resamples: int
+
+    def to_json(self) -> dict:
+        return {
+            "value": self.value,
+            "ci": None if self.ci is None else list(self.ci),
+            "n": self.n,
+            "skipped": self.skipped,
+            "resamples": self.resamples,
+            "nan_resamples": self.nan_resamples,
+        }
+
+
+@dataclass(frozen=True)
+class CorrelationReport:
+    """Result of :func:`correlations`; ``to_json()`` is the ``--json`` file."""
+
+    stats: dict[str, StatResult]
+    coefficient: str
+    resample: str
+    resamples: int
+    seed: int
+    n_docs: int
+    n_systems: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {name: result.to_json() for name, result in self.stats.items()}
+
+
+def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present: np.ndarray) -> StatSample:
+    """Mean of per-group values (R, G) weighted by resample counts, skipping undefined groups."""
+    defined = ~np.isnan(values)
+    weights = np.where(defined, group_weights, 0.0)
+    total = weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(total > 0, (weights * np.nan_to_num(values)).sum(axis=1) / total, np.nan)
+    n = (defined & (group_weights > 0)).sum(axis=1)
+    skipped = (~defined & present & (group_weights > 0)).sum(axis=1)
+    return StatSample(mean, n, skipped)
+
+
+class StatisticsEngine:
+    """Everything the statistics need that depends only on the scores, built once.
+
+    ``metric`` and ``human`` are (C, D, S): C copies of the documents x
+    systems grid (1 for the bootstrap; 2 for the permutation test, where a
+    0/1 weight picks metric A's or B's score per cell). ``valid`` marks cells
+    that exist. :meth:`evaluate` takes document counts ``u`` (R, D), system
+    counts ``v`` (R, S) and cell selections ``q`` (R or 1, C, D, S).
+    """
+
+    def __init__(
+        self, metric: np.ndarray, human: np.ndarray, valid: np.ndarray, coefficient: str, stats: Sequence[str]
+    ):
+        self.stats = tuple(stats)
+        self.coefficient = coefficient
+        self.valid = valid.astype(np.float64)
+        self.metric = np.where(valid, metric, 0.0)
+        self.human = np.where(valid, human, 0.0)
+        copies, n_docs, n_systems = self.metric.shape
+        self.by_doc = self.by_system = self.pooled = None
+        if {"tau_pair", "acc_pair"} & set(self.stats):
+            self.by_doc = FixedGroups(
+                self._doc_major(self.metric),
+                self._doc_major(self.human),
+                coefficient,
+                correlation="tau_pair" in self.stats,
+                accuracy="acc_pair" in self.stats,
+            )
+        if "tau_intra" in self.stats:
+            self.by_system = FixedGroups(
+                self._system_major(self.metric),
+                self._system_major(self.human),
+                coefficient,
+                correlation=True,
+                accuracy=False,
+            )
+        if "tau_sum" in self.stats:
+            self.pooled = FixedGroups(
+                self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient, correlation=True, accuracy=False
+            )
+
+    @staticmethod
+    def _doc_major(cells: np.ndarray) -> np.ndarray:
+        """(..., C, D, S) -> (..., D, C*S): one group per document."""
+        moved = np.moveaxis(cells, -2, -3)
+        return moved.reshape(*moved.shape[:-2], -1)
+
+    @staticmethod
+    def _system_major(cells: np.ndarray) -> np.ndarray:
+        """(..., C, D, S) -> (..., S, C*D): one group per system."""
+        moved = np.moveaxis(cells, -1, -3)
+        return moved.reshape(*moved.shape[:-2], -1)
+
+    def evaluate(self, u: np.ndarray, v: np.ndarray, q: np.ndarray | None = None) -> dict[str, StatSample]:
+        """All requested statistics for one block of resamples."""
+        q = self.valid[None] if q is None else q * self.valid[None]
+        q = np.broadcast_to(q, (u.shape[0], *self.valid.shape))
+        out: dict[str, StatSample] = {}
+        if "tau_sys" in self.stats:
+            out["tau_sys"] = self._tau_sys(u, v, q)
+        if "tau_sum" in self.stats:
+            out["tau_sum"] = self._tau_sum(u, v, q)
+        if self.by_doc is not None:
+            within_doc = self._doc_major(v[:, None, None, :] * q)
+            doc_present = within_doc.sum(axis=-1) > 0
+            if "tau_pair" in self.stats:
+                per_doc = self.by_doc.correlation(within_doc)
+                out["tau_pair"] = _weighted_group_mean(per_doc, u, doc_present)
+            if "acc_pair" in self.stats:
+                out["acc_pair"] = self._acc_pair(within_doc, u)
+        if "tau_intra" in self.stats:
+            within_system = self._system_major(u[:, None, :, None] * q)
+            system_present = within_system.sum(axis=-1) > 0
+            per_system = self.by_system.correlation(within_system)
+            out["tau_intra"] = _weighted_group_mean(per_system, v, system_present)
+        return {name: out[name] for name in self.stats}
+
+    def _tau_sys(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> StatSample:
+        cell_weights = u[:, None, :, None] * q  # (R, C, D, S)
+        totals = cell_weights.sum(axis=(1, 2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            metric_means = (cell_weights * self.metric).sum(axis=(1, 2)) / totals
+            human_means = (cell_weights * self.human).sum(axis=(1, 2)) / totals
+        system_weights = np.where(totals > 0, v, 0.0)
+        value = rowwise_correlation(metric_means, human_means, system_weights, self.coefficient)
+        n = (system_weights > 0).sum(axis=1)
+        return StatSample(value, n, np.isnan(value).astype(int))
+
+    def _tau_sum(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> StatSample:
+        weights = (u[:, None, :, None] * v[:, None, None, :] * q).reshape(u.shape[0], 1, -1)
+        value = self.pooled.correlation(weights)[:, 0]
+        n = (weights > 0).sum(axis=(1, 2))
+        return StatSample(value, n, np.isnan(value).astype(int))
+
+    def _acc_pair(self, within_doc: np.ndarray, u: np.ndarray) -> StatSample:
+        agreeing, strict, all_pairs = self.by_doc.pair_agreement(within_doc)
+        strict_total = (u * strict).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = np.where(strict_total > 0, (u * agreeing).sum(axis=1) / strict_total, np.nan)
+        tied = (u * (all_pairs - strict)).sum(axis=1)
+        return StatSample(value, np.rint(strict_total).astype(int), np.rint(tied).astype(int))
+
+
+def as_grid(values: object, name: str) -> np.ndarray:
+    """A (documents x systems) float matrix from array-likes or a DataFrame (NaN = absent summary)."""
+    grid = np.asarray(values, dtype=np.float64)
+    if grid.ndim != 2:
+        raise UserError(f"{name}: expected a 2-D (documents x systems) matrix, got shape {grid.shape}")
+    return grid
+
+
+def check_options(coefficient: str, stats: Sequence[str], resample: str | None = None) -> None:
+    """Reject unknown coefficient / statistic / resample names with one clear line."""
+    if coefficient not in COEFFICIENTS:
+        raise UserError(f"unknown coefficient '{coefficient}', expected one of: {', '.join(COEFFICIENTS)}")
+    unknown = [s for s in stats if s not in STATISTICS]
+    if unknown or not stats:
+        raise UserError(f"unknown statistic(s) {unknown or stats}, expected some of: {', '.join(STATISTICS)}")
+    if resample is not None and resample not in RESAMPLE_MODES:
+        raise UserError(f"unknown resample mode '{resample}', expected one of: {', '.join(RESAMPLE_MODES)}")
+
+
+def correlations(
+    human: object,
+    metric: object,
+    *,
+    coefficient: str = "kendall",
+    stats: Sequence[str] = STATISTICS,
+    resamples: int = 1000,
+    resample: str = "both",
+    seed: int = 0,
+) -> CorrelationReport:
+    """Point estimates and 95% percentile-bootstrap CIs of the chosen statistics.
+
+    ``human`` and ``metric`` are (documents x systems) matrices; a NaN in
+    either marks an absent summary. ``resample`` picks what the bootstrap
+    draws with replacement: ``systems``, ``documents`` or ``both`` (default,
+    Deutsch et al. 2021's recommended BOOT-BOTH).
+    """
+    stats = tuple(stats)
+    check_options(coefficient, stats, resample)
+    human_grid, metric_grid = as_grid(human, "human"), as_grid(metric, "metric")
+    if human_grid.shape != metric_grid.shape:
+        raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
+    if resamples < 0:
+        raise UserError(f"--resamples must be >= 0, got {resamples}")
+    valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
+    engine = StatisticsEngine(metric_grid[None], human_grid[None], valid[None], coefficient, stats)
+    n_docs, n_systems = valid.shape
+    point = engine.evaluate(np.ones((1, n_docs)), np.ones((1, n_systems)))
+    samples = bootstrap_distribution(engine, n_docs, n_systems, resamples, resample, seed)
+    results = {}
+    for name in stats:
+        interval = percentile_interval(samples[name])
+        value = float(point[name].value[0])
+        results[name] = StatResult(
+            name=name,
+            value=None if np.isnan(value) else value,
+            ci=interval.ci,
+            n=int(point[name].n[0]),
+            skipped=int(point[name].skipped[0]),
+            resamples=resamples,
+            nan_resamples=interval.dropped,
+        )
+    return CorrelationReport(results, coefficient, resample, resamples, seed, n_docs, n_systems)
+
+
+def bootstrap_distribution(
+    engine: StatisticsEngine, n_docs: int, n_systems: int, resamples: int, resample: str, seed: int
+) -> dict[str, np.ndarray]:
+    """Every statistic on every bootstrap resample: name -> (resamples,) values, NaN where undefined."""
+    chunks: dict[str, list[np.ndarray]] = {name: [] for name in engine.stats}
+    with single_threaded_blas():
+        for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed):
+            for name, sample in engine.evaluate(u, v).items():
+                chunks[name].append(sample.value)
+    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}

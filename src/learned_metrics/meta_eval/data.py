@@ -1,0 +1,479 @@
+"""Reading score files for meta-evaluation, with errors that name file, row and field.
+
+Human and metric files are ``.jsonl``/``.csv`` rows keyed by a document and a
+system field (``doc_id``/``system_id`` by default). A human file may hold one
+row per annotator: rows sharing a key are averaged. The official SummEval
+release (``model_annotations.aligned.paired.jsonl``) is read directly, averaging
+its expert annotators. Metric files must have exactly one row per key.
+
+Problems a user must fix (missing key, duplicate metric row, NaN score, keys
+in one file only) stop with one line by default; ``on_missing="drop"`` skips
+the offending rows/keys and records a note with the count instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.io import iter_rows
+
+ON_MISSING = ("error", "drop")
+HUMAN_FORMATS = ("rows", "summeval")
+SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"0", "false", "no"}
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class KeyFields:
+    """Names of the fields that identify a summary."""
+
+    doc: str = "doc_id"
+    system: str = "system_id"
+
+
+@dataclass
+class CellScores:
+    """Scores per (document, system) key from one file, and the row each key came from."""
+
+    path: str
+    values: dict[Key, float]
+    rows: dict[Key, int]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ScoreGrid:
+    """Aligned scores: ``human`` and each metric are (documents x systems), NaN where a summary is absent."""
+
+    docs: list[str]
+    systems: list[str]
+    human: np.ndarray
+    metrics: dict[str, np.ndarray]
+    notes: list[str] = field(default_factory=list)
+
+
+# --- single values ---------------------------------------------------------------------------
+
+
+def require_key(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
+    """A key field as text (``1`` and ``"1"`` are the same key); missing or empty is an error."""
+    if name not in row:
+        available = ", ".join(sorted(map(str, row))) or "none"
+        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
+    value = row[name]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UserError("key is empty", path=path, row=row_number, field=name)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def parse_score(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
+    """A numeric field as float; ``None`` when null/empty/NaN (the caller decides: error or drop)."""
+    if name not in row:
+        available = ", ".join(sorted(map(str, row))) or "none"
+        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
+    value = row[name]
+    if value is None or isinstance(value, bool):
+        if isinstance(value, bool):
+            raise UserError(f"expected a number, got {str(value).lower()}", path=path, row=row_number, field=name)
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise UserError(f"expected a number, got {text[:40]!r}", path=path, row=row_number, field=name) from None
+    if not isinstance(value, (int, float)):
+        raise UserError(f"expected a number, got {type(value).__name__}", path=path, row=row_number, field=name)
+    value = float(value)
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        raise UserError("score is infinite", path=path, row=row_number, field=name)
+    return value
+
+
+def parse_label(row: dict[str, Any], name: str, *, path: object, row_number: int) -> int:
+    """A binary label: 1/0, true/false or yes/no (text or JSON)."""
+    if name not in row:
+        available = ", ".join(sorted(map(str, row))) or "none"
+        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
+    value = row[name]
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    text = str(value).strip().lower()
+    if text in _TRUE or text in ("1.0",):
+        return 1
+    if text in _FALSE or text in ("0.0",):
+        return 0
+    raise UserError(f"expected a 0/1 label, got {str(value)[:40]!r}", path=path, row=row_number, field=name)
+
+
+def _nan_error(path: object, row_number: int, name: str) -> UserError:
+    return UserError(
+        "score is missing or NaN (fix the row, or pass --on-missing drop to skip it)",
+        path=path,
+        row=row_number,
+        field=name,
+    )
+
+
+def _check_on_missing(on_missing: str) -> None:
+    if on_missing not in ON_MISSING:
+        raise UserError(f"unknown --on-missing '{on_missing}', expected one of: {', '.join(ON_MISSING)}")
+
+
+# --- human and metric files ------------------------------------------------------------------
+
+
+def read_human_scores(
+    path: str | Path,
+    score_field: str,
+    keys: KeyFields = KeyFields(),
+    *,
+    fmt: str = "rows",
+    on_missing: str = "error",
+) -> CellScores:
+    """Human scores per key, averaged over annotator rows (``fmt="rows"``) or SummEval experts."""
+    _check_on_missing(on_missing)
+    if fmt == "summeval":
+        return _read_summeval(path, score_field, on_missing)
+    if fmt != "rows":
+        raise UserError(f"unknown --human-format '{fmt}', expected one of: {', '.join(HUMAN_FORMATS)}")
+    sums: dict[Key, float] = {}
+    counts: dict[Key, int] = {}
+    rows: dict[Key, int] = {}
+    dropped = total = 0
+    for row_number, row in iter_rows(path):
+        total += 1
+        key = (
+            require_key(row, keys.doc, path=path, row_number=row_number),
+            require_key(row, keys.system, path=path, row_number=row_number),
+        )
+        value = parse_score(row, score_field, path=path, row_number=row_number)
+        if value is None:
+            if on_missing == "error":
+                raise _nan_error(path, row_number, score_field)
+            dropped += 1
+            continue
+        sums[key] = sums.get(key, 0.0) + value
+        counts[key] = counts.get(key, 0) + 1
+        rows.setdefault(key, row_number)
+    scores = CellScores(str(path), {key: sums[key] / counts[key] for key in sums}, rows)
+    if dropped:
+        scores.notes.append(f"human: dropped {dropped} row(s) with a missing/NaN '{score_field}'")
+    if counts and max(counts.values()) > 1:
+        scores.notes.append(
+            f"human: averaged {total - dropped} rows into {len(counts)} (document, system) cells "
+            f"({_range_text(counts.values())} rows per cell)"
+        )
+    return scores
+
+
+def _range_text(counts: Iterable[int]) -> str:
+    counts = list(counts)
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _expert_annotations(row: dict[str, Any], *, path: object, row_number: int) -> list[dict[str, Any]]:
+    annotations = row.get("expert_annotations")
+    if isinstance(annotations, str):  # a CSV export holds the list as JSON text
+        try:
+            annotations = json.loads(annotations)
+        except json.JSONDecodeError:
+            annotations = None
+    if not isinstance(annotations, list) or not annotations or not all(isinstance(a, dict) for a in annotations):
+        raise UserError(
+            "expected a non-empty list of annotation objects (SummEval release format)",
+            path=path,
+            row=row_number,
+            field="expert_annotations",
+        )
+    return annotations
+
+
+def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellScores:
+    """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts)."""
+    if score_field not in SUMMEVAL_FIELDS:
+        raise UserError(
+            f"--human-field '{score_field}' is not a SummEval dimension; expected one of: {', '.join(SUMMEVAL_FIELDS)}"
+        )
+    values: dict[Key, float] = {}
+    rows: dict[Key, int] = {}
+    dropped = 0
+    for row_number, row in iter_rows(path):
+        key = (
+            require_key(row, "id", path=path, row_number=row_number),
+            require_key(row, "model_id", path=path, row_number=row_number),
+        )
+        if key in rows:
+            raise UserError(
+                f"duplicate summary (id={key[0]!r}, model_id={key[1]!r}), first at row {rows[key]}",
+                path=path,
+                row=row_number,
+            )
+        annotations = _expert_annotations(row, path=path, row_number=row_number)
+        scores = [parse_score(a, score_field, path=path, row_number=row_number) for a in annotations]
+        scores = [value for value in scores if value is not None]
+        if len(scores) < len(annotations):
+            if on_missing == "error":
+                raise _nan_error(path, row_number, f"expert_annotations.{score_field}")
+            dropped += 1
+            if not scores:
+                continue
+        values[key] = float(np.mean(scores))
+        rows[key] = row_number
+    result = CellScores(str(path), values, rows)
+    result.notes.append(f"human: SummEval expert '{score_field}', averaged over each summary's expert annotators")
+    if dropped:
+        result.notes.append(f"human: {dropped} summaries had missing expert scores (averaged over the rest)")
+    return result
+
+
+def read_metric_scores(
+    path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error"
+) -> CellScores:
+    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``."""
+    _check_on_missing(on_missing)
+    values: dict[Key, float] = {}
+    rows: dict[Key, int] = {}
+    duplicated: set[Key] = set()
+    missing = 0
+    for row_number, row in iter_rows(path):
+        key = (
+            require_key(row, keys.doc, path=path, row_number=row_number),
+            require_key(row, keys.system, path=path, row_number=row_number),
+        )
+        value = parse_score(row, score_field, path=path, row_number=row_number)
+        if key in rows:
+            if on_missing == "error":
+                raise UserError(
+                    f"duplicate key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}), first at row {rows[key]} "
+                    "(a metric file needs one row per summary; --on-missing drop skips duplicated keys)",
+                    path=path,
+                    row=row_number,
+                )
+            duplicated.add(key)
+            continue
+        rows[key] = row_number
+        if value is None:
+            if on_missing == "error":
+                raise _nan_error(path, row_number, score_field)
+            missing += 1
+            continue
+        values[key] = value
+    for key in duplicated:
+        values.pop(key, None)
+    scores = CellScores(str(path), values, rows)
+    name = Path(path).name
+    if missing:
+        scores.notes.append(f"{name}: dropped {missing} row(s) with a missing/NaN '{score_field}'")
+    if duplicated:
+        scores.notes.append(f"{name}: dropped {len(duplicated)} duplicated key(s)")
+    return scores
+
+
+# --- alignment -------------------------------------------------------------------------------
+
+
+def _first_in_order(keys: Iterable[Key], rows: dict[Key, int]) -> Key:
+    return min(keys, key=lambda k: rows.get(k, 0))
+
+
+def _mismatch_error(human: CellScores, metric: CellScores, keys: KeyFields, only_human: set, only_metric: set):
+    if only_human:
+        key = _first_in_order(only_human, human.rows)
+        source, other, row = human, metric, human.rows.get(key)
+    else:
+        key = _first_in_order(only_metric, metric.rows)
+        source, other, row = metric, human, metric.rows.get(key)
+    return UserError(
+        f"key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}) has no score in {other.path} "
+        f"({len(only_human)} human key(s) lack a metric score, {len(only_metric)} metric key(s) lack a human "
+        "score; --on-missing drop skips them)",
+        path=source.path,
+        row=row,
+    )
+
+
+def _ordered_unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def align(
+    human: CellScores,
+    metrics: dict[str, CellScores],
+    keys: KeyFields = KeyFields(),
+    *,
+    on_missing: str = "error",
+) -> ScoreGrid:
+    """Put human and metric scores on one (documents x systems) grid, keeping keys present everywhere."""
+    _check_on_missing(on_missing)
+    shared = set(human.values)
+    notes = [*human.notes]
+    for name, metric in metrics.items():
+        notes.extend(metric.notes)
+        only_human = set(human.values) - set(metric.values)
+        only_metric = set(metric.values) - set(human.values)
+        if (only_human or only_metric) and on_missing == "error":
+            raise _mismatch_error(human, metric, keys, only_human, only_metric)
+        if only_human or only_metric:
+            notes.append(
+                f"{name}: dropped {len(only_human)} human key(s) without a metric score and "
+                f"{len(only_metric)} metric key(s) without a human score"
+            )
+        shared &= set(metric.values)
+    if not shared:
+        raise UserError(f"no ({keys.doc}, {keys.system}) key has both a human and a metric score", path=human.path)
+    ordered = sorted(shared, key=lambda k: human.rows.get(k, 0))
+    docs = _ordered_unique(k[0] for k in ordered)
+    systems = _ordered_unique(k[1] for k in ordered)
+    doc_index = {d: i for i, d in enumerate(docs)}
+    system_index = {s: j for j, s in enumerate(systems)}
+    rows_idx = np.array([doc_index[k[0]] for k in ordered])
+    cols_idx = np.array([system_index[k[1]] for k in ordered])
+
+    def to_grid(scores: CellScores) -> np.ndarray:
+        grid = np.full((len(docs), len(systems)), np.nan)
+        grid[rows_idx, cols_idx] = [scores.values[k] for k in ordered]
+        return grid
+
+    if len(shared) < len(docs) * len(systems):
+        notes.append(
+            f"{len(shared)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
+            "absent cells are left out of every statistic"
+        )
+    return ScoreGrid(docs, systems, to_grid(human), {name: to_grid(m) for name, m in metrics.items()}, notes)
+
+
+def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
+    """Display names for metric files: given names, else file stems (made unique)."""
+    if names:
+        if len(names) != len(paths):
+            raise UserError(f"--names gives {len(names)} name(s) for {len(paths)} metric file(s)")
+        if len(set(names)) != len(names):
+            raise UserError(f"--names must be distinct, got {list(names)}")
+        return list(names)
+    stems = [Path(p).stem for p in paths]
+    return [stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
+
+
+def load_grid(
+    human_path: str | Path,
+    metric_paths: Sequence[str | Path],
+    *,
+    human_field: str = "score",
+    metric_fields: Sequence[str] = ("score",),
+    keys: KeyFields = KeyFields(),
+    human_format: str = "rows",
+    on_missing: str = "error",
+    names: Sequence[str] | None = None,
+) -> ScoreGrid:
+    """Read a human file and one or more metric files and align them (what the CLI commands share)."""
+    if len(metric_fields) not in (1, len(metric_paths)):
+        raise UserError(
+            f"give --metric-field once or once per --metric ({len(metric_paths)}), got {len(metric_fields)}"
+        )
+    fields = list(metric_fields) * (len(metric_paths) if len(metric_fields) == 1 else 1)
+    human = read_human_scores(human_path, human_field, keys, fmt=human_format, on_missing=on_missing)
+    metrics = {
+        name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
+        for name, path, score_field in zip(metric_names(metric_paths, names), metric_paths, fields, strict=True)
+    }
+    return align(human, metrics, keys, on_missing=on_missing)
+
+
+# --- AUC and shuffle-test files --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelledScores:
+    """Rows of a faithfulness (AUC) file: score, 0/1 label, group and optional system per row."""
+
+    scores: np.ndarray
+    labels: np.ndarray
+    groups: list[str]
+    systems: list[str] | None
+
+
+def read_labelled_scores(
+    path: str | Path,
+    score_field: str = "score",
+    label_field: str = "label",
+    group_field: str | None = None,
+    system_field: str | None = None,
+) -> LabelledScores:
+    """Read an AUC input; without a group field every row belongs to one group, ``all``."""
+    scores, labels, groups, systems = [], [], [], []
+    for row_number, row in iter_rows(path):
+        value = parse_score(row, score_field, path=path, row_number=row_number)
+        if value is None:
+            raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
+        scores.append(value)
+        labels.append(parse_label(row, label_field, path=path, row_number=row_number))
+        groups.append(require_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
+        if system_field:
+            systems.append(require_key(row, system_field, path=path, row_number=row_number))
+    return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None)
+
+
+@dataclass(frozen=True)
+class ShuffleRows:
+    """Rows of a shuffle-test file: pair id, 1 = original / 0 = shuffled, score, optional length."""
+
+    pair_ids: list[str]
+    is_original: np.ndarray
+    scores: np.ndarray
+    lengths: np.ndarray | None
+    rows: list[int]
+
+
+def read_shuffle_rows(
+    path: str | Path,
+    *,
+    score_field: str = "score",
+    label_field: str = "label",
+    pair_field: str = "doc_id",
+    text_field: str | None = None,
+    length_field: str | None = None,
+) -> ShuffleRows:
+    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``."""
+    pair_ids, labels, scores, lengths, rows = [], [], [], [], []
+    for row_number, row in iter_rows(path):
+        pair_ids.append(require_key(row, pair_field, path=path, row_number=row_number))
+        labels.append(parse_label(row, label_field, path=path, row_number=row_number))
+        value = parse_score(row, score_field, path=path, row_number=row_number)
+        if value is None:
+            raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
+        scores.append(value)
+        rows.append(row_number)
+        if length_field:
+            length = parse_score(row, length_field, path=path, row_number=row_number)
+            if length is None or length < 0:
+                raise UserError("expected a non-negative length", path=path, row=row_number, field=length_field)
+            lengths.append(length)
+        elif text_field:
+            text = row.get(text_field)
+            if not isinstance(text, str):
+                raise UserError("missing text (needed for its length)", path=path, row=row_number, field=text_field)
+            lengths.append(len(text))
+    return ShuffleRows(
+        pair_ids, np.array(labels), np.array(scores), np.array(lengths, dtype=float) if lengths else None, rows
+    )

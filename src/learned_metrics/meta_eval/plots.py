@@ -1,0 +1,131 @@
+"""Figures for papers: bias matrix, score histograms by label, shuffle accuracy by length gap.
+
+matplotlib runs on the non-interactive Agg backend (no display on servers
+and CI) and is imported only when a plot is asked for. Files are written
+through a temporary file and renamed, so a failed plot leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.io import atomic_path
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def check_plot_path(path: str | Path) -> Path:
+    """Fail before any work when the plot file type is not one matplotlib writes here."""
+    path = Path(path)
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        raise UserError(
+            f"unsupported plot type '{path.suffix or '(none)'}', expected one of: {', '.join(PLOT_SUFFIXES)}", path=path
+        )
+    return path
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    path = check_plot_path(path)
+    plt = _pyplot()
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=150, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) -> Path:
+    """Circles per cell: area proportional to the pair count, colour = tau+/tau- on a diverging scale."""
+    plt = _pyplot()
+    n = len(matrix.systems)
+    size = max(4.0, 0.45 * n + 2.0)
+    fig, ax = plt.subplots(figsize=(size + 1.2, size))
+    rows, cols = np.nonzero(~np.isnan(matrix.tau))
+    counts = matrix.pairs[rows, cols].astype(float)
+    biggest = counts.max() if counts.size else 1.0
+    # Largest circle about one cell wide: area ~ (points per cell)**2.
+    cell_points = 72 * size * 0.8 / max(n, 1)
+    areas = (cell_points**2) * counts / biggest
+    points = ax.scatter(
+        cols, rows, s=areas, c=matrix.tau[rows, cols], cmap="RdBu", vmin=-1, vmax=1, edgecolors="0.3", linewidths=0.5
+    )
+    ax.set_xticks(range(n), matrix.systems, rotation=90)
+    ax.set_yticks(range(n), matrix.systems)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.grid(True, color="0.92", linewidth=0.5)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("system (ordered by mean human score, best first)")
+    ax.set_ylabel("system preferred by the humans")
+    bar = fig.colorbar(points, ax=ax, fraction=0.046, pad=0.04)
+    bar.set_label("2·acc − 1  (upper: tau+, lower: tau−)")
+    ax.set_title(title or f"Bias matrix (circle area = pairs, max {int(biggest)})")
+    return _save(fig, path)
+
+
+def plot_score_histograms(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    groups: list[str],
+    path: str | Path,
+    aucs: dict[str, float | None] | None = None,
+) -> Path:
+    """One panel per group: score histograms of label 1 (faithful) vs label 0 (unfaithful)."""
+    plt = _pyplot()
+    names = list(dict.fromkeys(groups))
+    groups_arr = np.asarray(groups)
+    columns = min(3, len(names))
+    n_rows = math.ceil(len(names) / columns)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows), squeeze=False)
+    for ax, name in zip(axes.ravel(), names, strict=False):
+        in_group = groups_arr == name
+        values = scores[in_group]
+        bins = np.histogram_bin_edges(values, bins=20)
+        ax.hist(values[labels[in_group] == 1], bins=bins, alpha=0.6, label="label 1 (faithful)", color="tab:blue")
+        ax.hist(values[labels[in_group] == 0], bins=bins, alpha=0.6, label="label 0 (unfaithful)", color="tab:red")
+        auc = (aucs or {}).get(name)
+        ax.set_title(name if auc is None else f"{name}  (AUC {auc:.3f})")
+        ax.set_xlabel("score")
+        ax.set_ylabel("rows")
+    for ax in axes.ravel()[len(names) :]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize="small")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_length_gap(report: Any, path: str | Path) -> Path:
+    """Shuffle-test accuracy per length-gap bucket, with the pair count per bucket as bars."""
+    plt = _pyplot()
+    buckets = [b for b in report.buckets if b.pairs]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    counts_ax = ax.twinx()
+    gaps = [b.gap for b in buckets]
+    counts_ax.bar(gaps, [b.pairs for b in buckets], width=16, color="0.85", zorder=0)
+    counts_ax.set_ylabel("comparisons")
+    ax.set_zorder(counts_ax.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    ax.plot(gaps, [b.accuracy for b in buckets], marker="o", color="tab:blue")
+    ax.axhline(0.5, color="0.4", linestyle="--", linewidth=1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(-210, 210)
+    ax.set_xlabel("length of original − length of shuffled (characters; ends clamped at ±200)")
+    ax.set_ylabel("accuracy (original scored higher)")
+    ax.set_title(f"Shuffle test by length gap (overall accuracy {report.accuracy.value:.3f})")
+    return _save(fig, path)

@@ -1,0 +1,162 @@
+"""Shuffle test: how often does a coherence measure score an original above a shuffled text?
+
+Input rows (one per scored text, e.g. the output of ``learned-metrics score
+coherence``) carry a pair id, a label (1 = original, 0 = shuffled) and a
+score. Each pair id has exactly one original and one or more shuffled texts;
+every (original, shuffled) comparison counts, a tie counts one half.
+
+Length-gap variant: pair each original with a shuffled *different* document;
+accuracy is then broken down by the length difference original - shuffled
+(characters) in buckets of 20 centred on multiples of 20 and clamped to
++-200, which shows whether the measure merely prefers longer (or shorter)
+texts. The CI comes from resampling pair ids with replacement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.data import ShuffleRows
+from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from
+
+BUCKET_WIDTH = 20
+BUCKET_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class ShufflePairs:
+    """Comparisons: original score, shuffled score, index of the pair id, length gap (or None)."""
+
+    original: np.ndarray
+    shuffled: np.ndarray
+    pair_index: np.ndarray
+    pair_ids: list[str]
+    length_gap: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class LengthBucket:
+    """Accuracy of the comparisons whose length gap falls in [low, high) (open-ended at the clamps)."""
+
+    gap: int
+    low: int | None
+    high: int | None
+    pairs: int
+    accuracy: float | None
+
+    def to_json(self) -> dict:
+        return {"gap": self.gap, "from": self.low, "to": self.high, "pairs": self.pairs, "accuracy": self.accuracy}
+
+
+@dataclass(frozen=True)
+class ShuffleReport:
+    """Accuracy with CI (``n`` comparisons), ties among them, pair ids, and length-gap buckets if asked."""
+
+    accuracy: Estimate
+    ties: int
+    pair_ids: int
+    buckets: list[LengthBucket] | None
+
+    def to_json(self) -> dict:
+        out = {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids}
+        if self.buckets is not None:
+            out["by_length_gap"] = [b.to_json() for b in self.buckets]
+        return out
+
+
+def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str = "doc_id") -> ShufflePairs:
+    """Match each pair id's original with its shuffled rows; exactly one original per pair id."""
+    originals: dict[str, int] = {}
+    shuffled: dict[str, list[int]] = {}
+    for i, (pair_id, label) in enumerate(zip(rows.pair_ids, rows.is_original, strict=True)):
+        if label == 1:
+            if pair_id in originals:
+                first = rows.rows[originals[pair_id]]
+                raise UserError(
+                    f"second original for {pair_field}={pair_id!r} (first at row {first})", path=path, row=rows.rows[i]
+                )
+            originals[pair_id] = i
+        else:
+            shuffled.setdefault(pair_id, []).append(i)
+    for pair_id, members in shuffled.items():
+        if pair_id not in originals:
+            raise UserError(
+                f"shuffled text of {pair_field}={pair_id!r} has no original", path=path, row=rows.rows[members[0]]
+            )
+    lonely = [p for p in originals if p not in shuffled]
+    if lonely:
+        raise UserError(
+            f"original of {pair_field}={lonely[0]!r} has no shuffled text ({len(lonely)} such pair id(s))",
+            path=path,
+            row=rows.rows[originals[lonely[0]]],
+        )
+    pair_ids = list(originals)
+    index = {p: k for k, p in enumerate(pair_ids)}
+    orig_rows = [originals[p] for p in pair_ids for _ in shuffled[p]]
+    shuf_rows = [j for p in pair_ids for j in shuffled[p]]
+    gaps = None
+    if rows.lengths is not None:
+        gaps = rows.lengths[orig_rows] - rows.lengths[shuf_rows]
+    return ShufflePairs(
+        rows.scores[orig_rows],
+        rows.scores[shuf_rows],
+        np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64),
+        pair_ids,
+        gaps,
+    )
+
+
+def gap_buckets(gaps: np.ndarray) -> np.ndarray:
+    """Bucket centre of each length gap: multiples of 20, [c-10, c+10), clamped to +-200."""
+    clamped = np.clip(gaps, -BUCKET_LIMIT, BUCKET_LIMIT)
+    return (BUCKET_WIDTH * np.floor(clamped / BUCKET_WIDTH + 0.5)).astype(int)
+
+
+def _bucket_table(outcome: np.ndarray, gaps: np.ndarray) -> list[LengthBucket]:
+    buckets = gap_buckets(gaps)
+    table = []
+    for centre in range(-BUCKET_LIMIT, BUCKET_LIMIT + 1, BUCKET_WIDTH):
+        members = buckets == centre
+        low = None if centre == -BUCKET_LIMIT else centre - BUCKET_WIDTH // 2
+        high = None if centre == BUCKET_LIMIT else centre + BUCKET_WIDTH // 2
+        accuracy = float(outcome[members].mean()) if members.any() else None
+        table.append(LengthBucket(centre, low, high, int(members.sum()), accuracy))
+    return table
+
+
+def shuffle_test(
+    original: object,
+    shuffled: object,
+    *,
+    pair_index: object = None,
+    length_gap: object = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> ShuffleReport:
+    """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
+
+    ``pair_index`` (one int per comparison) says which comparisons share an
+    original, so they are resampled together; by default each comparison is
+    its own. ``length_gap`` (original minus shuffled length, characters)
+    adds the per-bucket breakdown.
+    """
+    original = np.asarray(original, dtype=np.float64)
+    shuffled = np.asarray(shuffled, dtype=np.float64)
+    if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
+        raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
+    pair_index = np.arange(original.size) if pair_index is None else np.asarray(pair_index, dtype=np.int64)
+    outcome = np.where(original > shuffled, 1.0, np.where(original == shuffled, 0.5, 0.0))
+    n_pairs = int(pair_index.max()) + 1
+    wins_per_pair = np.bincount(pair_index, weights=outcome, minlength=n_pairs)
+    count_per_pair = np.bincount(pair_index, minlength=n_pairs).astype(np.float64)
+    samples = []
+    for counts, _ in bootstrap_weights(n_pairs, 1, resamples, "documents", seed):
+        samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
+    accuracy = estimate_from(
+        float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size)
+    )
+    buckets = None if length_gap is None else _bucket_table(outcome, np.asarray(length_gap, dtype=np.float64))
+    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets)
