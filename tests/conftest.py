@@ -32,3 +32,60 @@ def tiny_deberta_nli(tmp_path_factory):
 def tiny_roberta_nli(tmp_path_factory):
     """A tiny RoBERTa NLI model with the roberta-large-mnli order (contradiction=0, entailment=2)."""
     return build_model(tmp_path_factory.mktemp("tiny-roberta-nli"), "roberta", id2label=NLI_ORDER_ROBERTA)
+
+
+# --- data sets and Hydra composition shared by the training tests --------------------------------
+
+from pathlib import Path  # noqa: E402
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+
+@pytest.fixture(scope="session")
+def ccl_data_dir(tmp_path_factory):
+    """A small shuffle set built by the real data-prep code from generated documents."""
+    from learned_metrics.data.demo import build_coherence_demo_set
+
+    out = tmp_path_factory.mktemp("ccl-data") / "set"
+    build_coherence_demo_set(out, n_docs=80, seed=0)
+    return out
+
+
+@pytest.fixture(scope="session")
+def nli_data_dir(tmp_path_factory):
+    """A small augmented NLI set (generated triples in the ANLI layout, real augmentation)."""
+    from learned_metrics.data.demo import build_nli_demo_set
+
+    out = tmp_path_factory.mktemp("nli-data") / "set"
+    build_nli_demo_set(out, sizes={"train": 20, "dev": 8, "test": 8}, seed=0)
+    return out
+
+
+def compose_train_config(overrides: list[str]):
+    """Compose ``conf/train.yaml`` as ``python train.py OVERRIDES`` would, outside a Hydra run."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from omegaconf import open_dict
+
+    from learned_metrics.config import register_resolvers
+
+    register_resolvers()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):  # a real run hands the task its config without the `hydra` node
+        del cfg["hydra"]
+    return cfg
+
+
+@pytest.fixture
+def train_config(tmp_path):
+    """Factory: compose a config whose run folder is the test's tmp dir."""
+
+    def make(*overrides: str):
+        return compose_train_config([f"paths.output_dir={tmp_path / 'run'}", f"paths.checkpoints_dir={tmp_path}", *overrides])
+
+    return make
