@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,17 @@ def run_script(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] 
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+@contextlib.contextmanager
+def datasets_progress_bars_disabled() -> Iterator[None]:
+    """Silence ``datasets`` bars around steps that may stop on a user error, so it prints alone."""
+    from datasets.utils import logging as ds_logging
+
+    enabled = ds_logging.is_progress_bar_enabled()
+    ds_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            ds_logging.enable_progress_bar()

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from learned_metrics.data.common import save_dataset_with_report
+from learned_metrics.data.common import datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
@@ -93,11 +93,12 @@ def _documents_from_generator(kind: str, path: Path, splitter: str):
     generator = _jsonl_documents if kind == "jsonl" else _txtdir_documents
     features = datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
     try:
-        docs = datasets.Dataset.from_generator(
-            generator,
-            features=features,
-            gen_kwargs={"path": str(path), "splitter": splitter, "fingerprint": _source_fingerprint(path)},
-        )
+        with datasets_progress_bars_disabled():
+            docs = datasets.Dataset.from_generator(
+                generator,
+                features=features,
+                gen_kwargs={"path": str(path), "splitter": splitter, "fingerprint": _source_fingerprint(path)},
+            )
     except datasets.exceptions.DatasetGenerationError as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, UserError):

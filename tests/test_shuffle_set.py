@@ -1,0 +1,189 @@
+"""Shuffle-set data prep: split hygiene, negatives, determinism, sources, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+
+from learned_metrics.data import shuffle_set
+from learned_metrics.data.common import run_script
+from learned_metrics.data.demo import coherent_document, write_coherence_documents
+from learned_metrics.data.shuffle import document_rng, shuffled_negatives
+from learned_metrics.data.shuffle_set import build_shuffle_set
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _docs_file(tmp_path: Path, extra: list[dict] | None = None, n: int = 60) -> Path:
+    path = write_coherence_documents(tmp_path / "docs.jsonl", n, seed=1)
+    with path.open("a") as handle:
+        for row in extra or []:
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def _load(out: Path) -> datasets.DatasetDict:
+    return datasets.load_from_disk(str(out))
+
+
+def test_negatives_differ_from_original_even_with_repeated_sentences():
+    sentences = ["A.", "A.", "B."]  # 6 permutations, only 3 distinct texts
+    negatives = shuffled_negatives(sentences, 10, random.Random(0), "\n")
+    assert sorted(negatives) == sorted({"A.\nB.\nA.", "B.\nA.\nA."})
+    assert shuffled_negatives(["A.", "A."], 3, random.Random(0), "\n") == []
+
+
+def test_negatives_are_distinct_for_long_documents():
+    sentences = [f"Sentence {i}." for i in range(12)]
+    negatives = shuffled_negatives(sentences, 20, document_rng(0, "d"), " ")
+    assert len(negatives) == 20 == len(set(negatives))
+    assert " ".join(sentences) not in negatives
+
+
+def test_split_by_document_and_rows(tmp_path):
+    extra = [{"id": "rep", "sentences": ["Same.", "Same.", "Other."]}]
+    out = tmp_path / "set"
+    report = build_shuffle_set(f"jsonl:{_docs_file(tmp_path, extra)}", out, shuffles_per_doc=2, seed=3)
+    dd = _load(out)
+    assert set(dd) == {"train", "validation", "test"}
+    ids = {name: set(split["doc_id"]) for name, split in dd.items()}
+    assert not (ids["train"] & ids["validation"] or ids["train"] & ids["test"] or ids["validation"] & ids["test"])
+    for split in dd.values():
+        by_doc: dict[str, dict[int, list[str]]] = {}
+        for row in split:
+            by_doc.setdefault(row["doc_id"], {}).setdefault(row["label"], []).append(row["text"])
+        for doc in by_doc.values():
+            (original,) = doc[1]
+            assert 1 <= len(doc[0]) <= 2 and original not in doc[0] and len(set(doc[0])) == len(doc[0])
+    assert dd["train"].features["label"].names == ["incoherent", "coherent"]
+    assert report["documents_read"] == 61
+    assert report["rows"]["train"]["total"] == len(dd["train"])
+    assert json.loads((out / "report.json").read_text()) == report
+
+
+def test_single_sentence_documents_skipped_and_reported(tmp_path):
+    extra = [{"id": f"one-{i}", "sentences": ["Only one sentence."]} for i in range(5)]
+    extra.append({"id": "dup", "sentences": ["Twice.", "Twice."]})
+    report = build_shuffle_set(f"jsonl:{_docs_file(tmp_path, extra)}", tmp_path / "set")
+    assert report["skipped_fewer_than_2_distinct_sentences"]["total"] == 6
+    texts = [t for split in _load(tmp_path / "set").values() for t in split["text"]]
+    assert "Only one sentence." not in texts and "Twice.\nTwice." not in texts
+
+
+def test_deterministic_by_seed(tmp_path):
+    source = f"jsonl:{_docs_file(tmp_path)}"
+    build_shuffle_set(source, tmp_path / "a", seed=5)
+    build_shuffle_set(source, tmp_path / "b", seed=5)
+    build_shuffle_set(source, tmp_path / "c", seed=6)
+    a, b, c = (_load(tmp_path / x) for x in "abc")
+    for split in a:
+        assert a[split].to_list() == b[split].to_list()
+    assert a["train"].to_list() != c["train"].to_list()
+
+
+def test_text_field_with_pysbd_and_joiner(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"id": str(i), "text": "Dr. Smith arrived. He sat down. Then he left."}) for i in range(10))
+    )
+    build_shuffle_set(f"jsonl:{path}", tmp_path / "set", splitter="pysbd", joiner=" ", val_fraction=0.2, test_fraction=0.2)
+    originals = [r["text"] for s in _load(tmp_path / "set").values() for r in s if r["label"] == 1]
+    assert originals[0] == "Dr. Smith arrived. He sat down. Then he left."
+
+
+def test_txtdir_source(tmp_path):
+    folder = tmp_path / "wsj"
+    rng = random.Random(0)
+    for i in range(12):
+        sub = folder / f"{i // 6:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"wsj_{i:04d}.txt").write_text("\n".join(coherent_document(rng)) + "\n")
+    report = build_shuffle_set(f"txtdir:{folder}", tmp_path / "set", shuffles_per_doc=20, seed=0)
+    dd = _load(tmp_path / "set")
+    assert report["documents_read"] == 12
+    assert "00/wsj_0000" in set(dd["train"]["doc_id"]) | set(dd["validation"]["doc_id"]) | set(dd["test"]["doc_id"])
+    assert report["rows"]["train"]["incoherent"] > 5 * report["rows"]["train"]["coherent"]
+
+
+def test_cnn_dailymail_through_local_stand_in(tmp_path, monkeypatch):
+    """The hub path runs the real code; only `datasets.load_dataset` is replaced by local data."""
+    calls = []
+    rng = random.Random(0)
+
+    def fake_load_dataset(name, config=None, **kwargs):
+        calls.append((name, config))
+        def split(n):
+            return datasets.Dataset.from_dict(
+                {
+                    "article": ["..."] * n,
+                    "highlights": ["\n".join(coherent_document(rng)) for _ in range(n)],
+                    "id": [f"{rng.getrandbits(40):x}" for _ in range(n)],
+                }
+            )
+        return datasets.DatasetDict({"train": split(20), "validation": split(5), "test": split(5)})
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    report = build_shuffle_set("cnn_dailymail", tmp_path / "set")
+    assert calls == [("abisee/cnn_dailymail", "3.0.0")]
+    assert report["documents_per_split"] == {"train": 20, "validation": 5, "test": 5}
+    assert report["rows"]["validation"] == {"incoherent": 5, "coherent": 5, "total": 10}
+
+
+def test_cnn_dailymail_unreachable_is_one_line(tmp_path, monkeypatch, capsys):
+    def offline(*args, **kwargs):
+        raise ConnectionError("Couldn't reach the Hugging Face Hub\nmore lines")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    code = run_script(shuffle_set.main, ["--source", "cnn_dailymail", "--output", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "abisee/cnn_dailymail" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"id": "a", "sentences": ["A.", "B."]}\n{"id": "b", "title": "x"}\n', ["row 2", "sentences"]),
+        ('{"id": "a", "text": "   "}\n', ["row 1", "field 'text'", "empty"]),
+        ("", ["empty"]),
+        ('{"id": "a", "sentences": ["A.", "B."]}\n{"id": "b", "sentences": [\n', ["row 2", "invalid JSON"]),
+        ('{"id": "a", "sentences": ["A.", "B."]}\n{"id": "a", "sentences": ["C.", "D."]}\n', ["row 2", "duplicate id"]),
+    ],
+    ids=["missing-field", "empty-text", "empty-file", "broken-json", "duplicate-id"],
+)
+def test_bad_input_one_line_error_and_no_output(tmp_path, capsys, content, expected):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(content)
+    out = tmp_path / "out"
+    code = run_script(shuffle_set.main, ["--source", f"jsonl:{path}", "--output", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and str(path) in err
+    for part in expected:
+        assert part in err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+def test_bad_encoding_in_txtdir(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "bad.txt").write_bytes("Caf\xe9 au lait.\nSecond.".encode("latin-1"))
+    code = run_script(shuffle_set.main, ["--source", f"txtdir:{folder}", "--output", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "bad.txt" in err and "UTF-8" in err
+
+
+def test_unknown_source_via_script(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "data_prep" / "build_shuffle_set.py"), "--source", "wikipedia", "--output", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "unknown source 'wikipedia'" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
