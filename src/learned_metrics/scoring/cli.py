@@ -1,0 +1,170 @@
+"""``learned-metrics score coherence|faithfulness``: thin wrappers around :func:`score_file`.
+
+Works the same under ``accelerate launch -m learned_metrics.cli score ...``:
+the input is sharded across the processes and process 0 writes one output,
+identical to a single-process run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from learned_metrics.errors import UserError
+from learned_metrics.scoring.distributed import Processes, current_processes
+from learned_metrics.scoring.precision import DEVICES, PRECISIONS
+from learned_metrics.scoring.runner import DEFAULT_CHUNK_SIZE, InputFields, RunSummary, score_file
+from learned_metrics.scoring.scorer import MODES, PREMISE_STRATEGIES, load_scorer
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="export folder, plain transformers classifier folder, or Hub id")
+    parser.add_argument("--input", required=True, help="input .jsonl or .csv")
+    parser.add_argument("--output", required=True, help="output .jsonl or .csv (written atomically; by suffix)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="cap on rows per batch (default: only the token budget limits batches)")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="token budget per forward: rows x padded length (default 8192 on CPU, 32768 on GPU)")
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="tokens per input (default: the length the model was trained with, capped by its limit)")
+    parser.add_argument("--mc-samples", type=int, default=1,
+                        help="Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the MC dropout masks (reproducible runs)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="auto = bf16 on GPUs that support it, fp32 on CPU")
+    parser.add_argument("--device", default="auto", help=f"one of {', '.join(DEVICES)} or cuda:N")
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
+                        help="rows read, sorted and scored at a time (bounds memory)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(subparsers) -> None:
+    score = subparsers.add_parser(
+        "score",
+        help="score a .jsonl/.csv file with a coherence or faithfulness metric",
+        description="Score every row of a file; the output keeps every input row, in order, and adds score, "
+        "prob_<label> columns and (with --mc-samples K > 1) score_std.",
+    )
+    kinds = score.add_subparsers(dest="kind", metavar="KIND", required=True)
+    coherence = kinds.add_parser("coherence", help="P(coherent) of each text",
+                                 description="Score texts with a coherence classifier (CCL). The card's sentence "
+                                 "splitter and joiner are applied, as in training.")
+    _add_common(coherence)
+    coherence.add_argument("--text-field", default=None, help="field with the text (default: text)")
+    coherence.add_argument("--sentences-field", default=None,
+                           help="field with a list of sentences instead (default: sentences, if there is no text)")
+    coherence.set_defaults(func=_run_coherence)
+
+    faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
+                                    description="Score (grounding, generation) pairs with an NLI model: "
+                                    "e = P(entailment), e-c = P(entailment) - P(contradiction).")
+    _add_common(faithfulness)
+    faithfulness.add_argument("--premise-field", default="grounding", help="field with the grounding (premise)")
+    faithfulness.add_argument("--hypothesis-field", default="generation",
+                              help="field with the generation (hypothesis); TRUE files use generated_text")
+    faithfulness.add_argument("--mode", choices=MODES, default=None, help="score mode (default: the card's, else e-c)")
+    faithfulness.add_argument("--premise-strategy", choices=PREMISE_STRATEGIES, default="truncate",
+                              help="long groundings: truncate the premise (paper) or score premise chunks")
+    faithfulness.set_defaults(func=_run_faithfulness)
+
+
+def _run_coherence(args: argparse.Namespace) -> int:
+    fields = InputFields("coherence", text_field=args.text_field, sentences_field=args.sentences_field)
+    return _run(args, fields, {})
+
+
+def _run_faithfulness(args: argparse.Namespace) -> int:
+    fields = InputFields("faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
+    return _run(args, fields, {"mode": args.mode, "premise_strategy": args.premise_strategy})
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """The CLI reports its own progress and errors; transformers' bars and warnings are noise here.
+
+    The previous settings come back afterwards, for callers of ``main()`` in the same process.
+    """
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _share_cpu_threads(processes: Processes) -> None:
+    """Several CPU processes on one machine: split the cores instead of oversubscribing them."""
+    import torch
+
+    if processes.world > 1 and "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
+
+
+def _run(args: argparse.Namespace, fields: InputFields, options: dict) -> int:
+    processes = Processes()
+    try:
+        with _quiet_transformers():
+            processes = current_processes(cpu=args.device == "cpu")
+            _share_cpu_threads(processes)
+            scorer = load_scorer(args.model, kind=fields.kind, device=args.device, precision=args.precision,
+                                 mc_samples=args.mc_samples, max_tokens=args.max_tokens, batch_size=args.batch_size,
+                                 max_length=args.max_length, seed=args.seed + processes.rank, **options)
+            show = processes.is_main and not args.no_progress
+            with _progress_bar(show) as advance:
+                summary = score_file(scorer, args.input, args.output, fields, args.chunk_size, processes, advance)
+    except UserError:
+        if not processes.is_main:  # every process hits the same error; process 0 reports it once
+            raise SystemExit(2) from None
+        raise
+    if processes.is_main:
+        _report(summary, args.output, scorer.max_length, fields.kind)
+    return 0
+
+
+def _report(summary: RunSummary, output: str, max_length: int, kind: str) -> None:
+    if summary.replaced_columns:
+        print(f"note: input column(s) {summary.replaced_columns} were replaced by the new scores", file=sys.stderr)
+    if summary.truncated:
+        how = "the end of the text was cut" if kind == "coherence" else (
+            "the premise was truncated (--premise-strategy chunk scores whole groundings)"
+            if "chunked_rows" not in summary.details else "a chunk or sentence longer than the limit was cut")
+        print(f"warning: {summary.truncated:,} of {summary.rows:,} rows were longer than max_length={max_length} "
+              f"tokens; {how}", file=sys.stderr)
+    if summary.details.get("generation_truncated"):
+        print(f"warning: in {summary.details['generation_truncated']:,} rows the generation alone exceeded "
+              "max_length and was cut as well", file=sys.stderr)
+    if "chunked_rows" in summary.details:
+        print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
+              "scored pairs in total", file=sys.stderr)
+    print(summary.line(output), file=sys.stderr)
+
+
+@contextmanager
+def _progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A rich progress display on stderr: rows done, rows/s, elapsed time."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class RowsPerSecond(ProgressColumn):
+        def render(self, task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.1f} rows/s" if speed else "- rows/s", style="progress.data.speed")
+
+    columns = (SpinnerColumn(), TextColumn("scoring"), TextColumn("{task.completed:,.0f} rows"), RowsPerSecond(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("scoring", total=None)
+        yield lambda n: progress.advance(task, n)
+

@@ -1,0 +1,56 @@
+"""Sharding a chunk of rows across ``accelerate launch`` processes and gathering the results.
+
+Every process reads and validates the whole chunk (so a bad row stops every
+process at the same point, and none waits forever in a collective), scores
+its share, and all shares are gathered; process 0 writes the one output file
+in input order. Shares are dealt round-robin over the rows sorted by text
+length, so every process gets the same amount of work.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Processes:
+    """This process's place among the launched ones (1 process when not launched by accelerate)."""
+
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def share(self, sizes: Sequence[int]) -> np.ndarray:
+        """Input indices this process scores: round-robin over the rows ordered by ``sizes``."""
+        order = np.argsort(-np.asarray(sizes, dtype=np.int64), kind="stable")
+        return np.sort(order[self.rank :: self.world])
+
+    def gather(self, obj: Any) -> list[Any]:
+        """Every process's ``obj``, in rank order."""
+        if self.world == 1:
+            return [obj]
+        from accelerate.utils import gather_object
+
+        return gather_object([obj])
+
+
+def launched_world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def current_processes(cpu: bool = False) -> Processes:
+    """Join the process group that ``accelerate launch`` (or torchrun) set up; a plain run is one process."""
+    if launched_world_size() <= 1:
+        return Processes()
+    from accelerate import PartialState
+
+    state = PartialState(cpu=cpu)
+    return Processes(state.process_index, state.num_processes)

@@ -1,0 +1,150 @@
+"""Finding and loading a scoring model: an export, a plain transformers folder, or a Hub id.
+
+Everything a user can get wrong here (a path that does not exist, a folder
+that is not a model, a bare encoder without a trained classification head,
+labels that cannot be resolved) becomes a one-line :class:`UserError` instead
+of a traceback or, worse, scores from a randomly initialised head.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from learned_metrics.errors import UserError
+from learned_metrics.export import CARD_NAME
+from learned_metrics.labels import COHERENCE_LABELS, resolve_label_ids
+
+KINDS = ("coherence", "faithfulness")
+DEFAULT_MAX_LENGTH = 512
+# Hub files a scorer needs: config, weights, tokenizer and the learned-metrics card.
+_HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.vocab", "*.merges"]
+# Architectures whose position ids start after the padding index (``max_position_embeddings - 2`` usable).
+_OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm",
+                     "data2vec-text", "xmod", "ibert"}
+
+
+def looks_like_path(name: str) -> bool:
+    """A Hub id is ``name`` or ``owner/name``; anything else (``./x``, ``/x``, ``a/b/c``) is a path."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep != "/" and os.sep in name
+
+
+def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
+    """A local folder as is; a Hub id downloaded (config, safetensors weights, tokenizer, card) to the HF cache."""
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise UserError("expected a model folder (config.json, weights, tokenizer), got a file", path=path)
+        return path
+    name = str(name_or_path)
+    if looks_like_path(name):
+        raise UserError("model folder not found", path=path)
+    return _download_from_hub(name)
+
+
+def _download_from_hub(repo_id: str) -> Path:
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = Path(snapshot_download(repo_id, allow_patterns=_HUB_PATTERNS))
+        if not any(folder.glob("*.safetensors")):
+            folder = Path(snapshot_download(repo_id, allow_patterns=[*_HUB_PATTERNS, "*.bin"]))
+    except Exception as exc:  # offline mode, unknown repo, network: all reported the same way
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"'{repo_id}' is not a local folder and could not be fetched from the Hugging Face Hub ({first_line[:200]})"
+        ) from None
+    return folder
+
+
+def load_config(model_dir: Path):
+    from transformers import AutoConfig
+
+    if not (model_dir / "config.json").exists():
+        raise UserError("not a transformers model folder (no config.json)", path=model_dir)
+    try:
+        return AutoConfig.from_pretrained(model_dir)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read config.json ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
+
+
+def decide_kind(card: dict[str, Any] | None, requested: str | None, model_dir: Path) -> str:
+    """The card's kind; a plain folder is a faithfulness (NLI) model unless the caller asks for coherence."""
+    if requested is not None and requested not in KINDS:
+        raise UserError(f"unknown metric kind '{requested}', expected one of {', '.join(KINDS)}")
+    card_kind = (card or {}).get("kind")
+    if card_kind is not None and card_kind not in KINDS:
+        raise UserError(f"{CARD_NAME} has unknown kind '{card_kind}'", path=model_dir)
+    if card_kind and requested and card_kind != requested:
+        raise UserError(f"this is a {card_kind} model (per {CARD_NAME}); score it with `score {card_kind}`",
+                        path=model_dir)
+    return card_kind or requested or "faithfulness"
+
+
+def resolve_labels(config, kind: str) -> dict[str, int]:
+    """Canonical label -> class id, by name. NLI needs entailment and contradiction; neutral is kept if present."""
+    id2label = config.id2label
+    if kind == "coherence":
+        return resolve_label_ids(id2label, COHERENCE_LABELS)
+    required = resolve_label_ids(id2label, ("entailment", "contradiction"))
+    try:
+        neutral = resolve_label_ids(id2label, ("neutral",))
+    except UserError:
+        neutral = {}
+    ids = {"entailment": required["entailment"], **neutral, "contradiction": required["contradiction"]}
+    if len(id2label) != len(ids):
+        raise UserError(
+            f"the model has {len(id2label)} classes {dict(id2label)}; only {sorted(ids)} could be named, "
+            "so its probabilities cannot be reported by label"
+        )
+    return ids
+
+
+def load_tokenizer(model_dir: Path):
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(model_dir)
+    except (OSError, ValueError, TypeError) as exc:
+        raise UserError(f"cannot load the tokenizer ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
+
+
+def load_classifier(model_dir: Path, config, dtype: torch.dtype):
+    """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head."""
+    from transformers import AutoModelForSequenceClassification
+
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            model_dir, config=config, dtype=dtype, output_loading_info=True
+        )
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise UserError(f"cannot load the model weights ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
+    missing = sorted(info.get("missing_keys", []))
+    if missing:
+        architectures = config.architectures or ["unknown"]
+        shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise UserError(
+            f"no trained sequence-classification head (architectures {architectures}; weights missing: {shown}); "
+            "scoring would use a randomly initialised head. Point --model at a fine-tuned classifier or an export",
+            path=model_dir,
+        )
+    return model.eval()
+
+
+def model_input_limit(config, tokenizer) -> int:
+    """The longest input the model accepts: tokenizer limit and position embeddings, whichever is smaller."""
+    limits = []
+    if tokenizer.model_max_length and tokenizer.model_max_length < 1_000_000:
+        limits.append(int(tokenizer.model_max_length))
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions and getattr(config, "position_biased_input", True) is not False:
+        offset = (config.pad_token_id or 0) + 1 if config.model_type in _OFFSET_POSITIONS else 0
+        limits.append(int(positions) - offset)
+    return min(limits) if limits else DEFAULT_MAX_LENGTH
+
+
+def preprocessing_of(card: dict[str, Any] | None) -> dict[str, Any]:
+    return dict((card or {}).get("preprocessing") or {})

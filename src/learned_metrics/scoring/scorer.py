@@ -1,0 +1,345 @@
+"""The Python API: ``load_scorer(...)`` and ``Scorer.score(...)``.
+
+A scorer knows its metric kind, label ids, preprocessing and default mode from
+the export's ``learned_metric.json``; a plain transformers NLI folder (no card)
+is a faithfulness scorer with its labels resolved from ``id2label`` by name::
+
+    scorer = load_scorer("checkpoints/nli_anli_aug/latest/export", mc_samples=15)
+    result = scorer.score(groundings=[...], generations=[...])
+    result.scores, result.probabilities["entailment"], result.score_std
+
+Scores come back in input order whatever the internal batching.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from learned_metrics.data.sentences import DEFAULT_JOINER, get_splitter, join_sentences
+from learned_metrics.errors import UserError
+from learned_metrics.export import read_card
+from learned_metrics.scoring import loading
+from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
+from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
+from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
+from learned_metrics.scoring.precision import resolve_device, resolve_dtype
+
+MODES = ("e", "e-c")
+PREMISE_STRATEGIES = ("truncate", "chunk")
+DEFAULT_MAX_TOKENS = {"cpu": 8192, "cuda": 32768}
+# Column order of the probabilities in outputs.
+_COLUMN_ORDER = ("coherent", "incoherent", "entailment", "neutral", "contradiction")
+
+
+class TruncationWarning(UserWarning):
+    """Some inputs were longer than the model's limit and were truncated."""
+
+
+@dataclass
+class ScoreResult:
+    """Scores of one call, in input order.
+
+    ``probabilities`` maps each label name to its (MC-mean) probability;
+    ``score_std`` is the standard deviation of the score across the MC passes
+    (population std; zeros when ``passes == 1``). ``tokens`` counts model
+    input tokens (once per row, not per pass), ``truncated`` the rows cut to
+    the model's limit.
+    """
+
+    kind: str
+    scores: np.ndarray
+    probabilities: dict[str, np.ndarray]
+    score_std: np.ndarray
+    passes: int
+    mode: str | None = None
+    tokens: int = 0
+    truncated: int = 0
+    details: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @property
+    def columns(self) -> list[str]:
+        """Output columns: ``score``, ``prob_<label>`` ..., and ``score_std`` under MC dropout."""
+        cols = ["score", *(f"prob_{label}" for label in self.probabilities)]
+        return [*cols, "score_std"] if self.passes > 1 else cols
+
+    def row(self, i: int) -> dict[str, float]:
+        out = {"score": float(self.scores[i])}
+        out.update({f"prob_{label}": float(p[i]) for label, p in self.probabilities.items()})
+        if self.passes > 1:
+            out["score_std"] = float(self.score_std[i])
+        return out
+
+    def rows(self) -> list[dict[str, float]]:
+        return [self.row(i) for i in range(len(self))]
+
+    @classmethod
+    def merge(cls, parts: Sequence[tuple[np.ndarray, ScoreResult]], n_rows: int) -> ScoreResult:
+        """Reassemble shards scored elsewhere: ``(input indices, result)`` pairs -> one result in input order."""
+        first = parts[0][1]
+        scores = np.zeros(n_rows)
+        std = np.zeros(n_rows)
+        probs = {label: np.zeros(n_rows) for label in first.probabilities}
+        for indices, part in parts:
+            scores[indices] = part.scores
+            std[indices] = part.score_std
+            for label in probs:
+                probs[label][indices] = part.probabilities[label]
+        details: dict[str, int] = {}
+        for _, part in parts:
+            for key, value in part.details.items():
+                details[key] = details.get(key, 0) + value
+        return cls(first.kind, scores, probs, std, first.passes, first.mode,
+                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details)
+
+
+def _check_texts(values: Sequence[Any], name: str) -> list[str]:
+    """API inputs: strings, not empty, not None/NaN; errors name the argument and 1-based position."""
+    if isinstance(values, str):
+        raise UserError(f"{name} must be a list of strings, got a single string")
+    out = []
+    for i, value in enumerate(values, start=1):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            raise UserError("value is None/NaN", row=i, field=name)
+        if not isinstance(value, str):
+            raise UserError(f"expected a string, got {type(value).__name__}", row=i, field=name)
+        if not value.strip():
+            raise UserError("text is empty", row=i, field=name)
+        out.append(value)
+    return out
+
+
+def _check_sentence_lists(values: Sequence[Any], name: str) -> list[list[str]]:
+    out = []
+    for i, value in enumerate(values, start=1):
+        if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(s, str) for s in value):
+            raise UserError("expected a list of strings", row=i, field=name)
+        sentences = [s.strip() for s in value if s.strip()]
+        if not sentences:
+            raise UserError("no non-empty sentences", row=i, field=name)
+        out.append(sentences)
+    return out
+
+
+class Scorer:
+    """A loaded metric: call :meth:`score`. Build it with :func:`load_scorer`."""
+
+    def __init__(self, model, tokenizer, *, kind: str, label_ids: dict[str, int], card: dict[str, Any] | None,
+                 device: torch.device, dtype: torch.dtype, max_length: int, source: str,
+                 mode: str | None = None, mc_samples: int = 1, premise_strategy: str = "truncate",
+                 max_tokens: int | None = None, batch_size: int | None = None, seed: int | None = 0):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.kind = kind
+        self.label_ids = label_ids
+        self.card = card
+        self.device = device
+        self.dtype = dtype
+        self.max_length = max_length
+        self.source = source
+        preprocessing = loading.preprocessing_of(card)
+        self.splitter = preprocessing.get("splitter")
+        self.joiner = preprocessing.get("joiner")
+        card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
+        self.mode = self._check_mode(mode or card_mode or "e-c") if kind == "faithfulness" else None
+        self.mc_samples = self._check_passes(mc_samples)
+        self.premise_strategy = self._check_strategy(premise_strategy)
+        self.max_tokens = int(max_tokens or DEFAULT_MAX_TOKENS.get(device.type, DEFAULT_MAX_TOKENS["cpu"]))
+        if self.max_tokens < 1:
+            raise UserError(f"max_tokens must be positive, got {max_tokens}")
+        self.batch_size = batch_size
+        self.dropout_stream = DropoutStream(seed, device)
+
+    # -- settings checks -----------------------------------------------------------------------
+
+    @staticmethod
+    def _check_mode(mode: str) -> str:
+        if mode not in MODES:
+            raise UserError(f"unknown mode '{mode}', expected one of {', '.join(MODES)}")
+        return mode
+
+    @staticmethod
+    def _check_passes(mc_samples: int | None) -> int:
+        passes = int(mc_samples or 1)
+        if passes < 0:
+            raise UserError(f"mc_samples must be >= 0 (0 or 1 = deterministic), got {mc_samples}")
+        return max(1, passes)
+
+    @staticmethod
+    def _check_strategy(strategy: str) -> str:
+        if strategy not in PREMISE_STRATEGIES:
+            raise UserError(f"unknown premise strategy '{strategy}', expected one of {', '.join(PREMISE_STRATEGIES)}")
+        return strategy
+
+    @property
+    def label_names(self) -> list[str]:
+        """Label names in output column order (``coherent`` first; ``entailment, neutral, contradiction``)."""
+        return sorted(self.label_ids, key=_COLUMN_ORDER.index)
+
+    def __repr__(self) -> str:
+        return (f"Scorer(kind={self.kind!r}, source={self.source!r}, device={str(self.device)!r}, "
+                f"dtype={self.dtype}, max_length={self.max_length}, mode={self.mode!r}, mc_samples={self.mc_samples})")
+
+    # -- preprocessing -------------------------------------------------------------------------
+
+    def coherence_inputs(self, texts: Sequence[str] | None = None,
+                         sentences: Sequence[Sequence[str]] | None = None) -> list[str]:
+        """Model inputs as in training: ``text`` is split with the card's splitter and re-joined with its joiner;
+        a ``sentences`` list is joined with the joiner."""
+        joiner = self.joiner if self.joiner is not None else DEFAULT_JOINER
+        if sentences is not None:
+            return [join_sentences(s, joiner) for s in _check_sentence_lists(sentences, "sentences")]
+        checked = _check_texts(texts, "texts")
+        if self.splitter is None:
+            return checked
+        split = get_splitter(self.splitter)
+        return [join_sentences(split(text) or [text.strip()], joiner) for text in checked]
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def score(self, texts: Sequence[str] | None = None, *, sentences: Sequence[Sequence[str]] | None = None,
+              groundings: Sequence[str] | None = None, generations: Sequence[str] | None = None,
+              mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
+              seed: int | None = None, progress: Callable[[float], None] | None = None) -> ScoreResult:
+        """Score texts (coherence: ``texts`` or ``sentences``) or pairs (faithfulness: ``groundings``, ``generations``).
+
+        ``mode``, ``mc_samples`` and ``premise_strategy`` override the scorer's
+        settings for this call; ``seed`` restarts the dropout stream;
+        ``progress`` is called with the number of rows finished.
+        """
+        passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
+        if seed is not None:
+            self.dropout_stream.reseed(seed)
+        if self.kind == "coherence":
+            if groundings is not None or generations is not None:
+                raise UserError("this is a coherence model: pass texts= or sentences=, not groundings/generations")
+            if (texts is None) == (sentences is None):
+                raise UserError("pass exactly one of texts= or sentences=")
+            probs, tokens, truncated, details = self._run_texts(self.coherence_inputs(texts, sentences), passes,
+                                                                progress)
+            return self._result(probs, passes, None, tokens, truncated, details)
+        if texts is not None or sentences is not None:
+            raise UserError("this is a faithfulness (NLI) model: pass groundings= and generations=")
+        if groundings is None or generations is None:
+            raise UserError("pass both groundings= and generations=")
+        premises, hypotheses = _check_texts(groundings, "groundings"), _check_texts(generations, "generations")
+        if len(premises) != len(hypotheses):
+            raise UserError(f"groundings ({len(premises)}) and generations ({len(hypotheses)}) differ in length")
+        strategy = self._check_strategy(premise_strategy or self.premise_strategy)
+        probs, tokens, truncated, details = self._run_pairs(premises, hypotheses, strategy, passes, progress)
+        return self._result(probs, passes, self._check_mode(mode or self.mode), tokens, truncated, details)
+
+    def _batch_settings(self) -> BatchSettings:
+        return BatchSettings(
+            max_tokens=self.max_tokens,
+            max_rows=self.batch_size,
+            pad_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0,
+            padding_side=getattr(self.tokenizer, "padding_side", "right"),
+            pad_to_multiple_of=8 if self.device.type == "cuda" else None,
+        )
+
+    def _predict(self, encoded, passes: int, progress: Callable[[float], None] | None) -> np.ndarray:
+        settings = self._batch_settings()
+        if passes == 1:
+            self.model.eval()
+            return predict_probabilities(self.model, encoded, 1, settings, self.device, progress)
+        with self.dropout_stream.active(), mc_dropout_mode(self.model):
+            return predict_probabilities(self.model, encoded, passes, settings, self.device, progress)
+
+    def _run_texts(self, texts: list[str], passes: int, progress):
+        encoded = encode(self.tokenizer, texts, None, self.max_length)
+        probs = self._predict(encoded, passes, progress)
+        truncated = int(encoded.truncated.sum())
+        self._warn_truncated(truncated, len(texts), "the end of the text was cut")
+        return probs, encoded.tokens, truncated, {}
+
+    def _run_pairs(self, premises: list[str], hypotheses: list[str], strategy: str, passes: int, progress):
+        if strategy == "truncate":
+            encoded = encode(self.tokenizer, premises, hypotheses, self.max_length)
+            probs = self._predict(encoded, passes, progress)
+            truncated = int(encoded.truncated.sum())
+            both = int(encoded.second_truncated.sum())
+            how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
+            if both:
+                how += f"; in {both} of them the generation alone was too long and was cut as well"
+            self._warn_truncated(truncated, len(premises), how)
+            return probs, encoded.tokens, truncated, {"generation_truncated": both}
+        plan = plan_chunks(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"))
+        encoded = encode(self.tokenizer, plan.premises, plan.hypotheses, self.max_length)
+        scale = len(premises) / max(1, len(plan))
+        pair_probs = self._predict(encoded, passes, (lambda n: progress(n * scale)) if progress else None)
+        probs = aggregate_chunks(pair_probs, plan, self.label_ids["entailment"])
+        truncated_rows = np.unique(plan.row_of_sentence[plan.sentence_of_pair[encoded.truncated]])
+        self._warn_truncated(len(truncated_rows), len(premises), "a chunk or sentence longer than the limit was cut")
+        details = {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}
+        return probs, encoded.tokens, len(truncated_rows), details
+
+    def _warn_truncated(self, truncated: int, total: int, how: str) -> None:
+        if truncated:
+            warnings.warn(f"{truncated} of {total} rows were longer than max_length={self.max_length} tokens; {how}",
+                          TruncationWarning, stacklevel=4)
+
+    def _result(self, probs: np.ndarray, passes: int, mode: str | None, tokens: int, truncated: int,
+                details: dict[str, int]) -> ScoreResult:
+        """Average the probabilities over passes, then apply the mode; std of the per-pass scores."""
+        per_pass = self._scores_from_probs(probs, mode)
+        mean = probs.mean(axis=0)
+        std = per_pass.std(axis=0) if passes > 1 else np.zeros(probs.shape[1])
+        probabilities = {label: mean[:, self.label_ids[label]] for label in self.label_names}
+        return ScoreResult(self.kind, self._scores_from_probs(mean[None], mode)[0], probabilities, std, passes, mode,
+                           tokens, truncated, details)
+
+    def _scores_from_probs(self, probs: np.ndarray, mode: str | None) -> np.ndarray:
+        if self.kind == "coherence":
+            return probs[..., self.label_ids["coherent"]]
+        entailment = probs[..., self.label_ids["entailment"]]
+        if mode == "e":
+            return entailment
+        return entailment - probs[..., self.label_ids["contradiction"]]
+
+
+def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: str | torch.device = "auto",
+                precision: str = "auto", mode: str | None = None, mc_samples: int = 1,
+                premise_strategy: str = "truncate", max_tokens: int | None = None, batch_size: int | None = None,
+                max_length: int | None = None, seed: int | None = 0) -> Scorer:
+    """Load an export folder, a plain transformers classifier folder, or a Hugging Face Hub id.
+
+    ``kind`` is read from the export's card; a folder without a card is a
+    faithfulness (NLI) scorer unless ``kind="coherence"``. ``max_length``
+    defaults to the card's training length, capped by the model's own limit.
+    ``seed`` makes MC dropout reproducible (``None``: the global torch RNG).
+    """
+    model_dir = loading.resolve_model_dir(model)
+    card = read_card(model_dir)
+    config = loading.load_config(model_dir)
+    metric_kind = loading.decide_kind(card, kind, model_dir)
+    label_ids = loading.resolve_labels(config, metric_kind)
+    tokenizer = loading.load_tokenizer(model_dir)
+    target = resolve_device(device, _accelerate_device())
+    dtype = resolve_dtype(precision, target)
+    classifier = loading.load_classifier(model_dir, config, dtype).to(target)
+    limit = loading.model_input_limit(config, tokenizer)
+    trained_length = loading.preprocessing_of(card).get("max_length")
+    length = min(int(max_length or trained_length or limit), limit)
+    return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
+                  dtype=dtype, max_length=length, source=str(model), mode=mode, mc_samples=mc_samples,
+                  premise_strategy=premise_strategy, max_tokens=max_tokens, batch_size=batch_size, seed=seed)
+
+
+def _accelerate_device() -> torch.device | None:
+    """Under ``accelerate launch`` each process has its own device; None when not launched that way."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.cuda.is_available():
+        return None
+    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+
+
