@@ -104,7 +104,12 @@ def write_summeval_files(out: Path, rng: np.random.Generator) -> None:
 
 def write_faithfulness_file(out: Path, rng: np.random.Generator) -> None:
     """TRUE-style rows; corpora differ in size, class balance and difficulty."""
-    corpora = {"frank": (160, 0.35, 1.6), "summeval": (160, 0.8, 1.2), "qags_x": (120, 0.5, 0.6), "paws": (160, 0.45, 2.0)}
+    corpora = {
+        "frank": (160, 0.35, 1.6),
+        "summeval": (160, 0.8, 1.2),
+        "qags_x": (120, 0.5, 0.6),
+        "paws": (160, 0.45, 2.0),
+    }
     rows = []
     for corpus, (size, positive_rate, separation) in corpora.items():
         for i in range(size):
@@ -133,7 +138,7 @@ def shuffled_copy(sentences: list[str], rnd: random.Random) -> list[str]:
             return copy
 
 
-def write_shuffle_files(out: Path, rng: np.random.Generator, n_docs: int = 120) -> None:
+def write_shuffle_files(out: Path, rng: np.random.Generator, n_docs: int = 200) -> None:
     rnd = random.Random(0)
     documents = [coherent_document(rnd) for _ in range(n_docs)]
     shuffles = [shuffled_copy(doc, rnd) for doc in documents]
@@ -141,7 +146,10 @@ def write_shuffle_files(out: Path, rng: np.random.Generator, n_docs: int = 120) 
     for i, (doc, shuffle) in enumerate(zip(documents, shuffles, strict=True)):
         doc_id = f"doc{i:03d}"
         original = {"doc_id": doc_id, "label": 1, "score": order_score(doc, rng), "text": " ".join(doc)}
-        same += [original, {"doc_id": doc_id, "label": 0, "score": order_score(shuffle, rng), "text": " ".join(shuffle)}]
+        same += [
+            original,
+            {"doc_id": doc_id, "label": 0, "score": order_score(shuffle, rng), "text": " ".join(shuffle)},
+        ]
         other = shuffles[(i + 1 + rnd.randrange(n_docs - 1)) % n_docs]  # a different document's shuffle
         gap += [original, {"doc_id": doc_id, "label": 0, "score": order_score(other, rng), "text": " ".join(other)}]
     _write_jsonl(out / "shuffle.jsonl", same)

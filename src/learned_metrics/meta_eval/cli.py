@@ -263,8 +263,11 @@ def _register_shuffle(commands: Any) -> None:
 
 
 def _console(width: int | None = None) -> Any:
+    """A rich console on stdout; files and pipes get 120 columns so tables are not squeezed to 80."""
     from rich.console import Console
 
+    if width is None and not sys.stdout.isatty():
+        width = 120
     return Console(file=sys.stdout, highlight=False, width=width, soft_wrap=False)
 
 
