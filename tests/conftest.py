@@ -12,7 +12,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import pytest  # noqa: E402
-
 from tiny_models import NLI_ORDER_DEBERTA, NLI_ORDER_ROBERTA, build_model  # noqa: E402
 
 
@@ -66,7 +65,6 @@ def compose_train_config(overrides: list[str]):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
-
     from omegaconf import open_dict
 
     from learned_metrics.config import register_resolvers
@@ -86,6 +84,8 @@ def train_config(tmp_path):
     """Factory: compose a config whose run folder is the test's tmp dir."""
 
     def make(*overrides: str):
-        return compose_train_config([f"paths.output_dir={tmp_path / 'run'}", f"paths.checkpoints_dir={tmp_path}", *overrides])
+        return compose_train_config(
+            [f"paths.output_dir={tmp_path / 'run'}", f"paths.checkpoints_dir={tmp_path}", *overrides]
+        )
 
     return make

@@ -20,8 +20,17 @@ REAL_DEFAULTS = {
 
 
 def test_all_experiments_found():
-    expected = {"ccl_cnndm", "ccl_wsj", "ccl_demo", "nli_anli_aug", "nli_demo", "nli_anli_only",
-                "nli_statements", "nli_append", "nli_phrase_subset"}
+    expected = {
+        "ccl_cnndm",
+        "ccl_wsj",
+        "ccl_demo",
+        "nli_anli_aug",
+        "nli_demo",
+        "nli_anli_only",
+        "nli_statements",
+        "nli_append",
+        "nli_phrase_subset",
+    }
     assert expected <= set(EXPERIMENTS)
 
 

@@ -90,9 +90,13 @@ def test_deterministic_by_seed(tmp_path):
 def test_text_field_with_pysbd_and_joiner(tmp_path):
     path = tmp_path / "docs.jsonl"
     path.write_text(
-        "\n".join(json.dumps({"id": str(i), "text": "Dr. Smith arrived. He sat down. Then he left."}) for i in range(10))
+        "\n".join(
+            json.dumps({"id": str(i), "text": "Dr. Smith arrived. He sat down. Then he left."}) for i in range(10)
+        )
     )
-    build_shuffle_set(f"jsonl:{path}", tmp_path / "set", splitter="pysbd", joiner=" ", val_fraction=0.2, test_fraction=0.2)
+    build_shuffle_set(
+        f"jsonl:{path}", tmp_path / "set", splitter="pysbd", joiner=" ", val_fraction=0.2, test_fraction=0.2
+    )
     originals = [r["text"] for s in _load(tmp_path / "set").values() for r in s if r["label"] == 1]
     assert originals[0] == "Dr. Smith arrived. He sat down. Then he left."
 
@@ -118,6 +122,7 @@ def test_cnn_dailymail_through_local_stand_in(tmp_path, monkeypatch):
 
     def fake_load_dataset(name, config=None, **kwargs):
         calls.append((name, config))
+
         def split(n):
             return datasets.Dataset.from_dict(
                 {
@@ -126,6 +131,7 @@ def test_cnn_dailymail_through_local_stand_in(tmp_path, monkeypatch):
                     "id": [f"{rng.getrandbits(40):x}" for _ in range(n)],
                 }
             )
+
         return datasets.DatasetDict({"train": split(20), "validation": split(5), "test": split(5)})
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
@@ -180,7 +186,14 @@ def test_bad_encoding_in_txtdir(tmp_path, capsys):
 
 def test_unknown_source_via_script(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "data_prep" / "build_shuffle_set.py"), "--source", "wikipedia", "--output", str(tmp_path / "o")],
+        [
+            sys.executable,
+            str(ROOT / "data_prep" / "build_shuffle_set.py"),
+            "--source",
+            "wikipedia",
+            "--output",
+            str(tmp_path / "o"),
+        ],
         capture_output=True,
         text=True,
     )

@@ -45,8 +45,13 @@ def build_card(card: dict[str, Any], id2label: dict[int, str], source_checkpoint
     }
 
 
-def write_export(model, tokenizer_files: dict[str, str], card: dict[str, Any], out_dir: str | Path,
-                 source_checkpoint: str | None = None) -> Path:
+def write_export(
+    model,
+    tokenizer_files: dict[str, str],
+    card: dict[str, Any],
+    out_dir: str | Path,
+    source_checkpoint: str | None = None,
+) -> Path:
     """Write model (safetensors), tokenizer and card into ``out_dir`` atomically."""
     out_dir = Path(out_dir)
     with atomic_dir(out_dir) as tmp:
@@ -94,11 +99,13 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
     config = AutoConfig.for_model(hf_config.pop("model_type"), **hf_config)
     model = AutoModelForSequenceClassification.from_config(config)
     prefix = "model."
-    state = {k[len(prefix):]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
+    state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise UserError(f"checkpoint weights do not match its config ({str(exc).splitlines()[0][:200]})", path=path) from None
+        raise UserError(
+            f"checkpoint weights do not match its config ({str(exc).splitlines()[0][:200]})", path=path
+        ) from None
     return model.eval()
 
 
@@ -106,7 +113,9 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: 
     """Export any learned-metrics Lightning checkpoint to a transformers folder."""
     checkpoint = load_checkpoint(ckpt_path, allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
-    return write_export(model, checkpoint["tokenizer_files"], checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path))
+    return write_export(
+        model, checkpoint["tokenizer_files"], checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path)
+    )
 
 
 def read_card(model_dir: str | Path) -> dict[str, Any] | None:
@@ -137,7 +146,13 @@ def register(subparsers) -> None:
         "from any learned-metrics Lightning checkpoint, offline. Training runs already do this for the "
         "best checkpoint (checkpoints/<experiment>/<run>/export/).",
     )
-    parser.add_argument("checkpoint", help="path to a .ckpt file (e.g. checkpoints/ccl_cnndm/<run>/checkpoints/last.ckpt)")
+    parser.add_argument(
+        "checkpoint", help="path to a .ckpt file (e.g. checkpoints/ccl_cnndm/<run>/checkpoints/last.ckpt)"
+    )
     parser.add_argument("output", help="folder to write (replaced atomically if it exists)")
-    parser.add_argument("--allow-pickle", action="store_true", help="allow loading pickled objects from the checkpoint (only for trusted files)")
+    parser.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="allow loading pickled objects from the checkpoint (only for trusted files)",
+    )
     parser.set_defaults(func=_run_export)

@@ -96,9 +96,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         if self.path.exists():
             return
         if self.builder is None:
-            raise UserError(
-                "data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path
-            )
+            raise UserError("data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path)
         log.info("building data set into %s", self.path)
         self.builder(output=str(self.path))
 
@@ -108,7 +106,9 @@ class TextClassificationDataModule(L.LightningDataModule):
         import datasets
 
         if not (self.path / "dataset_dict.json").exists():
-            raise UserError("not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py", path=self.path)
+            raise UserError(
+                "not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py", path=self.path
+            )
         raw = datasets.load_from_disk(str(self.path))
         for split in ("train", "validation"):
             if split not in raw:
@@ -155,7 +155,9 @@ class TextClassificationDataModule(L.LightningDataModule):
                 canon = canonical_label(name)
                 if canon not in label2id:
                     raise UserError(
-                        f"label '{name}' is not one of the model's labels {sorted(label2id)}", path=path, field=label_field
+                        f"label '{name}' is not one of the model's labels {sorted(label2id)}",
+                        path=path,
+                        field=label_field,
                     )
                 labels.append(label2id[canon])
             over_set = set(over)
@@ -173,7 +175,11 @@ class TextClassificationDataModule(L.LightningDataModule):
             how = "premise only" if len(fields) == 2 else "end of text"
             log.warning(
                 "%s: %d of %d rows longer than max_length=%d were truncated (%s)",
-                split, n_truncated, len(encoded), max_length, how,
+                split,
+                n_truncated,
+                len(encoded),
+                max_length,
+                how,
             )
         columns = [c for c in (*TOKEN_COLUMNS, "labels") if c in encoded.column_names]
         encoded.set_format("torch", columns=columns, output_all_columns=False)

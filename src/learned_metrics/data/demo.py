@@ -44,7 +44,7 @@ def coherent_document(rng: random.Random) -> list[str]:
     steps = sorted(rng.sample(range(len(_STEPS)), n_sent))
     slots = {"n": rng.choice(NAMES), "p": rng.choice(PLACES), "i": rng.choice(ITEMS), "h": rng.randint(5, 9)}
     markers = ["First,", *_MIDDLE_MARKERS[: n_sent - 2], "Finally,"]
-    return [f"{marker} {_lower_first(_STEPS[s].format(**slots))}" for marker, s in zip(markers, steps)]
+    return [f"{marker} {_lower_first(_STEPS[s].format(**slots))}" for marker, s in zip(markers, steps, strict=True)]
 
 
 def write_coherence_documents(path: str | Path, n_docs: int, seed: int = 0) -> Path:
@@ -72,7 +72,11 @@ def nli_triple(rng: random.Random) -> dict[str, str]:
         other = rng.choice([c for c in range(2, 10) if c != count])
         other_day = rng.choice([d for d in DAYS if d != day])
         hypothesis = rng.choice(
-            [f"{name} bought {other} {item}.", f"{name} never went to the {place}.", f"{name} went there on {other_day}."]
+            [
+                f"{name} bought {other} {item}.",
+                f"{name} never went to the {place}.",
+                f"{name} went there on {other_day}.",
+            ]
         )
     else:
         hypothesis = rng.choice(

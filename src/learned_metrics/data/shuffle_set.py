@@ -61,7 +61,9 @@ def _jsonl_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dic
             raise UserError("missing field: expected 'sentences' (list) or 'text'", path=path, row=row_number)
         doc_id = str(row.get("id", f"row-{row_number}"))
         if doc_id in seen:
-            raise UserError(f"duplicate id '{doc_id}' (first on row {seen[doc_id]})", path=path, row=row_number, field="id")
+            raise UserError(
+                f"duplicate id '{doc_id}' (first on row {seen[doc_id]})", path=path, row=row_number, field="id"
+            )
         seen[doc_id] = row_number
         yield {"doc_id": doc_id, "sentences": sentences}
 
@@ -139,10 +141,7 @@ def load_cnndm_documents(splitter: str = "newline"):
         return {"doc_id": [str(i) for i in batch["id"]], "sentences": [split(h) for h in batch["highlights"]]}
 
     return datasets.DatasetDict(
-        {
-            name: raw[name].map(to_documents, batched=True, remove_columns=raw[name].column_names)
-            for name in SPLITS
-        }
+        {name: raw[name].map(to_documents, batched=True, remove_columns=raw[name].column_names) for name in SPLITS}
     )
 
 
@@ -154,7 +153,7 @@ def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
 
     def make_pairs(batch: dict[str, list]) -> dict[str, list]:
         out: dict[str, list] = {"doc_id": [], "text": [], "label": []}
-        for doc_id, sentences in zip(batch["doc_id"], batch["sentences"]):
+        for doc_id, sentences in zip(batch["doc_id"], batch["sentences"], strict=True):
             negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner)
             if not negatives:
                 continue
@@ -167,9 +166,7 @@ def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
 
 
 def _count_skipped(docs) -> int:
-    return sum(
-        distinct_sentence_count(s) < 2 for batch in docs.iter(batch_size=10_000) for s in batch["sentences"]
-    )
+    return sum(distinct_sentence_count(s) < 2 for batch in docs.iter(batch_size=10_000) for s in batch["sentences"])
 
 
 def build_shuffle_set(
@@ -199,7 +196,11 @@ def build_shuffle_set(
         docs = datasets.DatasetDict({k: v.select(range(min(len(v), max_docs_per_split))) for k, v in docs.items()})
 
     features = datasets.Features(
-        {"doc_id": datasets.Value("string"), "text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))}
+        {
+            "doc_id": datasets.Value("string"),
+            "text": datasets.Value("string"),
+            "label": datasets.ClassLabel(names=list(COHERENCE_LABELS)),
+        }
     )
     make_pairs = _make_pairs_fn(shuffles_per_doc, seed, joiner)
     built = datasets.DatasetDict(
@@ -263,15 +264,39 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "  python data_prep/build_shuffle_set.py --source jsonl:docs.jsonl --output data/mine --splitter pysbd",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'")
-    parser.add_argument("--output", required=True, help="folder for the DatasetDict (train/validation/test) and report.json")
-    parser.add_argument("--shuffles-per-doc", type=int, default=1, help="distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)")
-    parser.add_argument("--seed", type=int, default=42, help="seed of the split and the shuffles (same seed, same data)")
-    parser.add_argument("--val-fraction", type=float, default=0.1, help="share of documents for validation (local sources)")
+    parser.add_argument(
+        "--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'"
+    )
+    parser.add_argument(
+        "--output", required=True, help="folder for the DatasetDict (train/validation/test) and report.json"
+    )
+    parser.add_argument(
+        "--shuffles-per-doc",
+        type=int,
+        default=1,
+        help="distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=42, help="seed of the split and the shuffles (same seed, same data)"
+    )
+    parser.add_argument(
+        "--val-fraction", type=float, default=0.1, help="share of documents for validation (local sources)"
+    )
     parser.add_argument("--test-fraction", type=float, default=0.1, help="share of documents for test (local sources)")
-    parser.add_argument("--splitter", choices=SPLITTERS, default="newline", help="how 'text' fields and .txt files are split into sentences")
-    parser.add_argument("--joiner", default="\\n", help="string joining sentences into the model input (escapes allowed; default newline, as in the paper)")
-    parser.add_argument("--max-docs-per-split", type=int, default=None, help="use only the first N documents of each split (quick runs)")
+    parser.add_argument(
+        "--splitter",
+        choices=SPLITTERS,
+        default="newline",
+        help="how 'text' fields and .txt files are split into sentences",
+    )
+    parser.add_argument(
+        "--joiner",
+        default="\\n",
+        help="string joining sentences into the model input (escapes allowed; default newline, as in the paper)",
+    )
+    parser.add_argument(
+        "--max-docs-per-split", type=int, default=None, help="use only the first N documents of each split (quick runs)"
+    )
     parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
     return parser
 
