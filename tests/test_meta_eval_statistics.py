@@ -15,7 +15,14 @@ import pytest
 from scipy import stats as scipy_stats
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval import STATISTICS, bootstrap_indices, correlations, kendall_tau_b, percentile_interval
+from learned_metrics.meta_eval import (
+    STATISTICS,
+    bootstrap_indices,
+    coefficients,
+    correlations,
+    kendall_tau_b,
+    percentile_interval,
+)
 from learned_metrics.meta_eval.correlations import StatisticsEngine
 from learned_metrics.meta_eval.kendall import TieClasses
 from learned_metrics.meta_eval.resampling import index_counts
@@ -109,6 +116,18 @@ def test_every_bootstrap_resample_equals_direct_computation_on_the_resampled_mat
         expected = reference(human[doc_idx[r]][:, sys_idx[r]], metric[doc_idx[r]][:, sys_idx[r]], coefficient)
         for name in STATISTICS:
             assert_same(samples[name].value[r], expected[name], f"resample {r} {name}")
+
+
+def test_large_groups_take_the_scipy_path_with_identical_results(monkeypatch):
+    """Groups above LARGE_GROUP items use scipy on the expanded resample instead of m**2 sign products."""
+    rng = np.random.default_rng(5)
+    human, metric = tied_data(rng, 15, 6, holes=True)
+    quadratic = correlations(human, metric, resamples=40, seed=2)
+    monkeypatch.setattr(coefficients, "LARGE_GROUP", 5)
+    expansion = correlations(human, metric, resamples=40, seed=2)
+    for name in STATISTICS:
+        assert expansion.stats[name].value == pytest.approx(quadratic.stats[name].value, abs=1e-12)
+        assert expansion.stats[name].ci == pytest.approx(quadratic.stats[name].ci, abs=1e-12)
 
 
 def test_constant_groups_are_skipped_and_counted():
