@@ -84,6 +84,18 @@ def decide_kind(card: dict[str, Any] | None, requested: str | None, model_dir: P
     return card_kind or requested or "faithfulness"
 
 
+def require_classifier_architecture(config, model_dir: Path) -> None:
+    """Refuse a bare encoder (saved with ``AutoModel``) before anything else complains about its labels."""
+    architectures = config.architectures or []
+    if architectures and not any("ForSequenceClassification" in name for name in architectures):
+        raise UserError(
+            f"not a sequence classifier (architectures {architectures}): a bare encoder has no trained "
+            "classification head, and scoring with a random one would be meaningless. Point --model at a "
+            "fine-tuned classifier or an export",
+            path=model_dir,
+        )
+
+
 def resolve_labels(config, kind: str) -> dict[str, int]:
     """Canonical label -> class id, by name. NLI needs entailment and contradiction; neutral is kept if present."""
     id2label = config.id2label

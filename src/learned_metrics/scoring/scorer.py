@@ -323,6 +323,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: st
     card = read_card(model_dir)
     config = loading.load_config(model_dir)
     metric_kind = loading.decide_kind(card, kind, model_dir)
+    loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind)
     tokenizer = loading.load_tokenizer(model_dir)
     target = resolve_device(device, _accelerate_device())
