@@ -124,19 +124,20 @@ def peak_rss_mib(resamples: int) -> float | None:
 
 
 def machine() -> str:
+    """Cores, CPU, Python, and the load average: the development machine is shared with other work."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (
-        f"{cores} CPU cores ({platform.processor() or platform.machine()}), no GPU, Python {platform.python_version()}"
-    )
+    load = f", load average {os.getloadavg()[0]:.1f} at start (shared machine)" if hasattr(os, "getloadavg") else ""
+    cpu = platform.processor() or platform.machine()
+    return f"{cores} CPU cores ({cpu}), no GPU, Python {platform.python_version()}{load}"
 
 
-def render(rows: list[dict], agreement: dict, rss: dict, args: argparse.Namespace) -> str:
+def render(rows: list[dict], agreement: dict, rss: dict, args: argparse.Namespace, machine_text: str) -> str:
     """The markdown section for bench/README.md (also printed)."""
     naive, ours = rows
     lines = [
         SECTION,
         "",
-        f"Machine: {machine()}. Data: {N_SYSTEMS} systems x {N_DOCS} documents (human = mean of 3 Likert ratings, "
+        f"Machine: {machine_text}. Data: {N_SYSTEMS} systems x {N_DOCS} documents (human = mean of 3 Likert ratings, "
         "so many ties; continuous metric). All five statistics, Kendall tau-b, BOOT-BOTH resamples, seed "
         f"{args.seed}; both ways use the same resample index arrays.",
         "",
@@ -188,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     naive_resamples = args.naive_resamples or args.resamples
     human, metric = make_data()
+    started_on = machine()
 
     seconds, report = time_ours(human, metric, args.resamples, args.seed)
     start = time.perf_counter()
@@ -227,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     agreement = {"point": point_diff, "ci": ci_diff, "compared": compared, "mc_error": mc_error}
     rss = {k: v for k in (0, 1_000, 10_000) if (v := peak_rss_mib(k)) is not None}
-    section = render(rows, agreement, rss, args)
+    section = render(rows, agreement, rss, args, started_on)
     print(section)
     ok = seconds < 5 and rows[0]["projected"] / seconds >= 50 and point_diff < 1e-9 and ci_diff <= mc_error
     print("targets (< 5 s, >= 50x, equal points, CIs within Monte-Carlo error):", "met" if ok else "NOT met")

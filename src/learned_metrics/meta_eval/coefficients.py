@@ -29,6 +29,7 @@ COEFFICIENTS = ("kendall", "pearson", "spearman")
 # Above this many items per group, tau-b's m**2 sign products cost more than scipy's O(m log m)
 # merge sort on the expanded resample (measured crossover near 3,000 items on 2 cores).
 LARGE_GROUP = 3000
+_ROWWISE_ENTRIES = 4_000_000
 
 
 def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -126,6 +127,16 @@ def _snap(values: np.ndarray) -> np.ndarray:
 
 def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
     """Correlation per resample when values differ per resample: (R, m) each -> (R,), NaN where undefined."""
+    # The pair arrays are rows * m**2: cap them at a few million entries (many systems stay in memory).
+    rows = max(1, _ROWWISE_ENTRIES // max(1, x.shape[1] ** 2))
+    parts = [
+        _rowwise_block(x[i : i + rows], y[i : i + rows], weights[i : i + rows], coefficient)
+        for i in range(0, x.shape[0], rows)
+    ]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _rowwise_block(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
     x = _snap(np.where(weights > 0, x, 0.0))
     y = _snap(np.where(weights > 0, y, 0.0))
     sums = rowwise_sign_sums(x, y, weights)
