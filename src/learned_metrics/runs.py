@@ -1,0 +1,251 @@
+"""``learned-metrics runs list [DIR]``: a table of training runs and their best metric.
+
+A run folder is any folder under DIR holding ``run_info.json`` (written when a run
+starts) or ``export/learned_metric.json`` (written when it ends), at any depth, so
+single runs (``<experiment>/<timestamp>/``), Hydra multiruns
+(``<experiment>/multirun_<ts>/<trial>/``) and wandb sweep runs
+(``<experiment>/sweep_<id>/<run_id>/``) are all found. Everything is read from
+small files: the export card for the best value, ``csv/metrics.csv`` for a run
+that has not exported (still running or crashed), checkpoint *names* for the
+step; checkpoints themselves are never loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+from learned_metrics.io import write_json
+
+RUN_MARKERS = ("run_info.json", "export/learned_metric.json")
+TIMESTAMP_FORMAT = "%Y-%m-%d_%H-%M-%S"  # conf/hydra/default.yaml run folders
+_STEP = re.compile(r"step[=_-]?(\d+)")
+
+
+@dataclass
+class RunRow:
+    """One run as listed; the JSON output is a list of these."""
+
+    experiment: str
+    run: str
+    path: str
+    date: str | None
+    git_commit: str | None
+    seed: int | None
+    metric: str | None
+    mode: str | None
+    best: float | None
+    best_source: str | None  # "export" or "metrics.csv"
+    best_step: int | None
+    export: bool
+    validation: dict[str, float] = field(default_factory=dict)
+
+
+# --- finding runs --------------------------------------------------------------------------------
+
+
+def find_run_dirs(root: Path) -> list[Path]:
+    """Folders under ``root`` with a run marker; symlinks (``latest``) are not followed."""
+    found = []
+    for current, dirnames, _ in os.walk(root, followlinks=False):
+        folder = Path(current)
+        if any((folder / marker).is_file() for marker in RUN_MARKERS):
+            found.append(folder)
+            dirnames[:] = [d for d in dirnames if d not in ("export", "checkpoints", "wandb", "csv", ".hydra")]
+    return found
+
+
+# --- reading one run -----------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _monitor(config: dict[str, Any]) -> tuple[str | None, str | None]:
+    checkpoint = (config.get("callbacks") or {}).get("model_checkpoint") or {}
+    return checkpoint.get("monitor"), checkpoint.get("mode")
+
+
+def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
+    """Start time: the timestamp folder name, else when ``run_info.json`` was written, else the export."""
+    for name in (run_dir.name, run_dir.parent.name.removeprefix("multirun_")):
+        try:
+            return datetime.strptime(name, TIMESTAMP_FORMAT)
+        except ValueError:
+            continue
+    info = run_dir / "run_info.json"
+    if info.is_file():
+        return datetime.fromtimestamp(info.stat().st_mtime)
+    if card.get("exported_at"):
+        try:
+            return datetime.fromisoformat(card["exported_at"]).replace(tzinfo=None)
+        except ValueError:
+            return None
+    return None
+
+
+def _step_of(checkpoint_name: str | None) -> int | None:
+    match = _STEP.search(Path(checkpoint_name).name) if checkpoint_name else None
+    return int(match.group(1)) if match else None
+
+
+def _best_checkpoint_name(run_dir: Path, card: dict[str, Any]) -> str | None:
+    if card.get("source_checkpoint"):
+        return card["source_checkpoint"]
+    names = sorted(p.name for p in (run_dir / "checkpoints").glob("best*.ckpt"))
+    return names[-1] if names else None
+
+
+def best_from_metrics_csv(path: Path, metric: str, mode: str | None) -> float | None:
+    """Best logged value of ``metric`` in a Lightning CSV log (for runs without an export)."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            values = [float(row[metric]) for row in csv.DictReader(handle) if row.get(metric) not in (None, "")]
+    except (OSError, ValueError, KeyError):
+        return None
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return None
+    return min(values) if mode == "min" else max(values)
+
+
+def read_run(run_dir: Path, root: Path) -> RunRow:
+    """Everything the table shows about one run folder, from its small files only."""
+    info = _read_json(run_dir / "run_info.json")
+    card = _read_json(run_dir / "export" / "learned_metric.json")
+    config = info.get("config") or card.get("training_config") or {}
+    metric, mode = _monitor(config)
+    validation = {k: float(v) for k, v in (card.get("validation") or {}).items() if isinstance(v, int | float)}
+    best, source = (validation[metric], "export") if metric in validation else (None, None)
+    if best is None and metric:
+        best = best_from_metrics_csv(run_dir / "csv" / "metrics.csv", metric, mode)
+        source = "metrics.csv" if best is not None else None
+    date = _run_date(run_dir, card)
+    return RunRow(
+        experiment=info.get("experiment") or card.get("experiment") or config.get("task_name") or run_dir.parent.name,
+        run=str(run_dir.relative_to(root)),
+        path=str(run_dir.resolve()),
+        date=date.isoformat(sep=" ", timespec="minutes") if date else None,
+        git_commit=info.get("git_commit"),
+        seed=config.get("seed"),
+        metric=metric,
+        mode=mode,
+        best=best,
+        best_source=source,
+        best_step=_step_of(_best_checkpoint_name(run_dir, card)),
+        export=(run_dir / "export" / "learned_metric.json").is_file(),
+        validation=validation,
+    )
+
+
+def list_runs(root: str | Path) -> list[RunRow]:
+    """All runs under ``root``, sorted by experiment, then date, then folder."""
+    root = Path(root)
+    if not root.is_dir():
+        raise UserError("no such folder (training runs are written to checkpoints/)", path=root)
+    rows = [read_run(run_dir, root) for run_dir in find_run_dirs(root)]
+    if not rows:
+        raise UserError("no training runs found (no run_info.json or export/learned_metric.json below)", path=root)
+    return sorted(rows, key=lambda r: (r.experiment, r.date or "", r.run))
+
+
+# --- output --------------------------------------------------------------------------------------
+
+
+def _fmt_best(row: RunRow) -> str:
+    if row.best is None:
+        return "—"
+    return f"{row.best:.4f}" + ("" if row.best_source == "export" else " (csv)")
+
+
+def _fmt_metric(row: RunRow) -> str:
+    if not row.metric:
+        return "—"
+    return f"{row.metric} {'↑' if row.mode == 'max' else '↓' if row.mode == 'min' else ''}".strip()
+
+
+def _short_run(row: RunRow) -> str:
+    """The run folder without the experiment folder the previous column already names."""
+    return row.run.removeprefix(f"{row.experiment}/")
+
+
+def render_table(rows: list[RunRow], title: str):
+    """A rich table; ``(csv)`` marks a best value read from the log of a run that has not exported."""
+    from rich.table import Table
+
+    table = Table(title=title, show_header=True)
+    for name, justify in (
+        ("experiment", "left"),
+        ("run folder", "left"),
+        ("date", "left"),
+        ("commit", "left"),
+        ("seed", "right"),
+        ("metric", "left"),
+        ("best", "right"),
+        ("best step", "right"),
+        ("export", "center"),
+    ):
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "run folder")
+    for row in rows:
+        table.add_row(
+            row.experiment,
+            _short_run(row),
+            row.date or "—",
+            (row.git_commit or "—")[:7],
+            "—" if row.seed is None else str(row.seed),
+            _fmt_metric(row),
+            _fmt_best(row),
+            "—" if row.best_step is None else str(row.best_step),
+            "yes" if row.export else "no",
+        )
+    return table
+
+
+def _console():
+    """Files and pipes get 120 columns so the table is not squeezed to 80."""
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else 120
+    return Console(file=sys.stdout, highlight=False, width=width, soft_wrap=False)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows = list_runs(args.dir)
+    _console().print(render_table(rows, f"{len(rows)} run(s) under {args.dir}"))
+    if args.json:
+        write_json(args.json, [asdict(row) for row in rows])
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "runs",
+        help="list training runs and their best validation metric",
+        description="Inspect training run folders (checkpoints/<experiment>/<run>/).",
+    )
+    commands = parser.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
+    listing = commands.add_parser(
+        "list",
+        help="table of runs: experiment, folder, date, commit, monitored metric, best value, export",
+        description="List every run folder under DIR (single runs, Hydra multiruns, wandb sweep runs) with its "
+        "monitored metric and the best checkpoint's value from the export card (or, for a run that has not "
+        "exported yet, the best value in csv/metrics.csv, marked (csv)).",
+    )
+    listing.add_argument("dir", nargs="?", default="checkpoints", metavar="DIR", help="default: checkpoints/")
+    listing.add_argument("--json", metavar="OUT", help="also write the rows as a JSON list")
+    listing.set_defaults(func=run_list)

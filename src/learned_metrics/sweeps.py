@@ -1,0 +1,437 @@
+"""wandb sweeps over ``train.py``: sweep-file checks, the agent's command, the run's objective.
+
+A sweep file (``conf/sweep/*.yaml``) names Hydra overrides as its parameters and
+lets the agent pass them straight to ``train.py`` through the ``command:`` macro
+``${args_no_hyphens}`` (``model.lr=3e-06 seed=4``), so there is no argparse layer
+to keep in step with the configs. This module
+
+- loads and checks a sweep file (:func:`load_sweep`): method, metric, parameters,
+  and that every parameter is an override the composed config accepts, with the
+  sweep's metric being the metric the run selects its best checkpoint on;
+- builds the exact argv the agent runs for a parameter combination
+  (:func:`agent_command`), so tests and users can run it without a server;
+- reports the best checkpoint's value as the run's objective
+  (:func:`log_sweep_objective`) and ends the wandb run cleanly on success or on
+  a crash (:func:`finish_wandb`, :func:`finish_wandb_on_error`), so the agent
+  moves on and a Hydra multirun gives every trial its own wandb run.
+
+``python -m learned_metrics.sweeps conf/sweep/NAME.yaml`` checks a file offline
+and prints the commands the agent would run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+METHODS = ("grid", "random", "bayes")
+GOALS = {"maximize": "max", "minimize": "min"}
+ARGS_MACRO = "${args_no_hyphens}"
+REQUIRED_MACROS = ("${program}", ARGS_MACRO)
+DISTRIBUTIONS = {
+    "constant",
+    "categorical",
+    "int_uniform",
+    "uniform",
+    "q_uniform",
+    "log_uniform",
+    "log_uniform_values",
+    "q_log_uniform",
+    "q_log_uniform_values",
+    "inv_log_uniform",
+    "inv_log_uniform_values",
+    "normal",
+    "q_normal",
+    "log_normal",
+    "q_log_normal",
+}
+# The agent fills these macros (wandb/wandb_agent.py); anything else is passed through as is.
+AGENT_MACROS = {"${env}": ["/usr/bin/env"], "${interpreter}": ["python"]}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A checked sweep file: what the wandb server and agent will read from it."""
+
+    path: Path
+    method: str
+    metric: str
+    goal: str
+    program: str
+    parameters: dict[str, dict[str, Any]]
+    command: list[str]
+    config: dict[str, Any] = field(repr=False)
+
+    @property
+    def mode(self) -> str:
+        """``max``/``min``: the ModelCheckpoint mode matching the sweep's goal."""
+        return GOALS[self.goal]
+
+    def fixed_overrides(self) -> list[str]:
+        """Overrides the command adds to every run (``logger=wandb``, ``hydra.run.dir=...``)."""
+        return [part for part in self.command if not _is_macro(part)]
+
+    def grid_size(self) -> int | None:
+        """Number of runs of a grid sweep (``None`` when a parameter is a distribution)."""
+        sizes = [len(_discrete_values(spec)) for spec in self.parameters.values() if _discrete_values(spec)]
+        if len(sizes) != len(self.parameters):
+            return None
+        total = 1
+        for size in sizes:
+            total *= size
+        return total
+
+
+def _is_macro(part: str) -> bool:
+    return part.startswith("${") and part.endswith("}")
+
+
+def _discrete_values(spec: dict[str, Any]) -> list[Any]:
+    if "value" in spec:
+        return [spec["value"]]
+    return list(spec.get("values") or [])
+
+
+# --- loading and checking ------------------------------------------------------------------------
+
+
+def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | Path | None = None) -> Sweep:
+    """Read a sweep file and check it the way a run would fail late: at the server, or in run 37.
+
+    With ``check_config`` the Hydra config is composed for every discrete value and
+    every range end, so a misspelt key, an unknown experiment, or a sweep metric that
+    differs from the checkpoint monitor is reported now, as one line.
+    """
+    path = Path(path)
+    config = _read_yaml(path)
+    metric, goal = _check_metric(config, path)
+    sweep = Sweep(
+        path=path,
+        method=_check_method(config, path),
+        metric=metric,
+        goal=goal,
+        program=_check_program(config, path),
+        parameters=_check_parameters(config, path),
+        command=_check_command(config, path),
+        config=config,
+    )
+    if sweep.method == "grid" and sweep.grid_size() is None:
+        raise UserError("method 'grid' needs `values` (or `value`) for every parameter", path=path)
+    if check_config:
+        check_overrides(sweep, conf_dir=conf_dir)
+    return sweep
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    if not path.is_file():
+        raise UserError("sweep file not found", path=path)
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))  # as `wandb sweep` reads it
+    except yaml.YAMLError as exc:
+        raise UserError(f"not valid YAML: {str(exc).splitlines()[0]}", path=path) from None
+    if not isinstance(config, dict):
+        raise UserError("a sweep file is a YAML mapping (program, method, metric, parameters, command)", path=path)
+    return config
+
+
+def _check_method(config: dict[str, Any], path: Path) -> str:
+    method = config.get("method")
+    if method not in METHODS:
+        raise UserError(f"method must be one of {', '.join(METHODS)}, got {method!r}", path=path, field="method")
+    return method
+
+
+def _check_metric(config: dict[str, Any], path: Path) -> tuple[str, str]:
+    metric = config.get("metric")
+    if not isinstance(metric, dict) or not isinstance(metric.get("name"), str) or not metric["name"]:
+        raise UserError("metric needs a name (e.g. val/f1) and a goal", path=path, field="metric")
+    if metric.get("goal") not in GOALS:
+        raise UserError(f"metric.goal must be maximize or minimize, got {metric.get('goal')!r}", path=path)
+    return metric["name"], metric["goal"]
+
+
+def _check_program(config: dict[str, Any], path: Path) -> str:
+    program = config.get("program")
+    if program != "train.py":
+        raise UserError(f"program must be train.py (run from the repository root), got {program!r}", path=path)
+    return program
+
+
+def _check_parameters(config: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    parameters = config.get("parameters")
+    if not isinstance(parameters, dict) or not parameters:
+        raise UserError("parameters: at least one Hydra override key is needed", path=path, field="parameters")
+    for key, spec in parameters.items():
+        _check_parameter(str(key), spec, path)
+    return {str(k): dict(v) for k, v in parameters.items()}
+
+
+def _check_parameter(key: str, spec: Any, path: Path) -> None:
+    where = f"parameters.{key}"
+    if key.startswith(("-", "~")) or "=" in key:
+        raise UserError("a parameter is a Hydra key (model.lr, seed, experiment, +new.key)", path=path, field=where)
+    if not isinstance(spec, dict):
+        raise UserError("expected a mapping with value, values or distribution/min/max", path=path, field=where)
+    if "value" in spec or "values" in spec:
+        values = [spec["value"]] if "value" in spec else spec["values"]
+        if not isinstance(values, list) or not values:
+            raise UserError("values must be a non-empty list", path=path, field=where)
+        if not all(isinstance(v, str | int | float) for v in values):
+            raise UserError(f"values must be strings or numbers (the agent writes str(value)): {values}", path=path)
+        return
+    distribution = spec.get("distribution", "uniform" if "min" in spec else None)
+    if distribution not in DISTRIBUTIONS:
+        raise UserError(f"unknown or missing distribution {distribution!r}", path=path, field=where)
+    if distribution.endswith("normal"):
+        return
+    low, high = spec.get("min"), spec.get("max")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high)):
+        raise UserError(
+            f"min/max must be numbers, got {low!r}/{high!r} (YAML reads 1e-6 as text; write 1.0e-6)",
+            path=path,
+            field=where,
+        )
+    if low >= high:
+        raise UserError(f"min {low} must be below max {high}", path=path, field=where)
+
+
+def _check_command(config: dict[str, Any], path: Path) -> list[str]:
+    command = config.get("command")
+    if not isinstance(command, list) or not all(isinstance(part, str) for part in command):
+        raise UserError(
+            "command must list ${env} ${interpreter} ${program} ${args_no_hyphens} (Hydra-style key=value)",
+            path=path,
+            field="command",
+        )
+    missing = [macro for macro in REQUIRED_MACROS if macro not in command]
+    if missing:
+        raise UserError(f"command lacks {', '.join(missing)}", path=path, field="command")
+    if "${args}" in command:
+        raise UserError("command passes --key=value (${args}); train.py takes ${args_no_hyphens}", path=path)
+    return list(command)
+
+
+# --- composing the Hydra config ------------------------------------------------------------------
+
+
+def representative_combinations(sweep: Sweep) -> list[dict[str, Any]]:
+    """Every discrete value and both ends of every range, each at least once.
+
+    One combination per value of each parameter with the others at their first
+    value: cheap (a sum, not a product) and it reaches every experiment a sweep names.
+    """
+    choices = {key: _representative_values(spec) for key, spec in sweep.parameters.items()}
+    base = {key: values[0] for key, values in choices.items()}
+    combos = [base]
+    for key, values in choices.items():
+        combos += [{**base, key: value} for value in values[1:]]
+    return combos
+
+
+def _representative_values(spec: dict[str, Any]) -> list[Any]:
+    values = _discrete_values(spec)
+    if values:
+        return values
+    if "min" in spec:
+        return [spec["min"], spec["max"]]
+    return [spec.get("mu", 0.0)]
+
+
+def grid_combinations(sweep: Sweep) -> Iterator[dict[str, Any]]:
+    """All combinations of a grid sweep, in the order of the file."""
+    keys = list(sweep.parameters)
+    for values in itertools.product(*(_discrete_values(sweep.parameters[k]) for k in keys)):
+        yield dict(zip(keys, values, strict=True))
+
+
+def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None:
+    """Compose the config for each representative combination; one line per problem."""
+    conf = _conf_dir(sweep.path, conf_dir)
+    for params in representative_combinations(sweep):
+        try:
+            cfg = compose_config(conf, [*format_overrides(params), *sweep.fixed_overrides()])
+        except UserError as exc:
+            raise UserError(f"{' '.join(format_overrides(params))}: {exc.detail}", path=sweep.path) from None
+        _check_metric_matches_monitor(sweep, cfg, params)
+
+
+def _conf_dir(sweep_path: Path, conf_dir: str | Path | None) -> Path:
+    """``conf/`` next to ``conf/sweep/NAME.yaml`` unless given."""
+    conf = Path(conf_dir) if conf_dir else sweep_path.resolve().parent.parent
+    if not (conf / "train.yaml").is_file():
+        raise UserError("no train.yaml in the config folder; pass conf_dir", path=conf)
+    return conf
+
+
+def compose_config(conf_dir: Path, overrides: Sequence[str]):
+    """Compose ``train.yaml`` with ``overrides`` as ``python train.py OVERRIDES`` would (not resolved)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from learned_metrics.config import register_resolvers
+
+    register_resolvers()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base="1.3"):
+            return compose("train", overrides=list(overrides), return_hydra_config=True)
+    except (HydraException, OmegaConfBaseException) as exc:
+        message = " ".join(str(exc).split("Config search path")[0].split())
+        raise UserError(f"does not compose: {message}") from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _check_metric_matches_monitor(sweep: Sweep, cfg, params: dict[str, Any]) -> None:
+    """The sweep must optimise what the run keeps: the checkpoint monitor, in the same direction."""
+    from omegaconf import OmegaConf
+
+    monitor = OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor")
+    mode = OmegaConf.select(cfg, "callbacks.model_checkpoint.mode")
+    if monitor != sweep.metric or mode != sweep.mode:
+        raise UserError(
+            f"metric {sweep.metric} ({sweep.goal}) differs from the checkpoint monitor {monitor} ({mode}) "
+            f"with {' '.join(format_overrides(params))}",
+            path=sweep.path,
+            field="metric",
+        )
+
+
+# --- the agent's command -------------------------------------------------------------------------
+
+
+def format_overrides(params: dict[str, Any]) -> list[str]:
+    """``key=value`` exactly as the agent's ``${args_no_hyphens}`` writes them (``str(value)``)."""
+    return [f"{key}={value}" for key, value in params.items()]
+
+
+def agent_command(
+    sweep: Sweep, params: dict[str, Any], *, interpreter: str = "python", env: str = "/usr/bin/env"
+) -> list[str]:
+    """The argv ``wandb agent`` runs for ``params``: the ``command:`` list with its macros filled.
+
+    ``interpreter`` is ``python`` in the agent (whatever is first on PATH); tests pass
+    ``sys.executable``.
+    """
+    macros = {
+        "${env}": [env],
+        "${interpreter}": [interpreter],
+        "${program}": [sweep.program],
+        ARGS_MACRO: format_overrides(params),
+    }
+    argv: list[str] = []
+    for part in sweep.command:
+        argv += macros.get(part, [] if _is_macro(part) else [part])
+    return argv
+
+
+# --- inside a run: objective and clean finish ----------------------------------------------------
+
+
+def objective_names(cfg) -> list[str]:
+    """Metrics a sweep may optimise: the checkpoint monitor and ``optimized_metric`` (if set)."""
+    from omegaconf import OmegaConf
+
+    names = [OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor"), OmegaConf.select(cfg, "optimized_metric")]
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def log_sweep_objective(loggers: Iterable[Any], metrics: dict[str, float], cfg) -> dict[str, float]:
+    """Write the best checkpoint's metrics into the wandb run summary under their own names.
+
+    A wandb summary holds the *last* logged value; the sweep must see the value of the
+    checkpoint the run keeps and exports. Call once, after the best checkpoint's
+    validation, on rank 0. Returns what was written (also when no wandb logger is used).
+    """
+    objective = {name: float(metrics[name]) for name in objective_names(cfg) if name in metrics}
+    for run in _wandb_runs(loggers):
+        run.summary.update(objective)
+    return objective
+
+
+def _wandb_runs(loggers: Iterable[Any]) -> list[Any]:
+    if "wandb" not in sys.modules:
+        return []
+    from lightning.pytorch.loggers import WandbLogger
+    from lightning.pytorch.utilities import rank_zero_only
+
+    if rank_zero_only.rank != 0:
+        return []
+    return [logger.experiment for logger in loggers if isinstance(logger, WandbLogger)]
+
+
+def finish_wandb(exit_code: int = 0) -> None:
+    """End the active wandb run, so the next run of a multirun or agent starts its own.
+
+    Lightning's WandbLogger reuses ``wandb.run`` when one is active: without this,
+    every Optuna trial of one process would log into the first trial's run.
+    """
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and getattr(wandb, "run", None) is not None:
+        wandb.finish(exit_code=exit_code)
+
+
+def finish_wandb_on_error(exc: BaseException) -> None:
+    """Mark the run failed (exit code 1; 130 on Ctrl-C) and flush it before the error propagates.
+
+    The agent then records a finished, failed run and starts the next one, instead
+    of a run left "running" until its heartbeat times out.
+    """
+    finish_wandb(exit_code=130 if isinstance(exc, KeyboardInterrupt) else 1)
+
+
+@contextmanager
+def wandb_run_scope() -> Iterator[None]:
+    """``with wandb_run_scope(): ...`` finishes the wandb run on success and on any error."""
+    try:
+        yield
+    except BaseException as exc:
+        finish_wandb_on_error(exc)
+        raise
+    finish_wandb()
+
+
+# --- python -m learned_metrics.sweeps FILE ... ---------------------------------------------------
+
+
+def describe(sweep: Sweep, shown: int = 3) -> list[str]:
+    """A summary line and the commands the agent would start for the first checked settings."""
+    size = sweep.grid_size()
+    runs = f"{size} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
+    combos = representative_combinations(sweep)
+    lines = [
+        f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}; {len(combos)} settings checked, e.g."
+    ]
+    lines += ["  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown]]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check sweep files offline and print the commands the agent would run."""
+    paths = list(sys.argv[1:] if argv is None else argv)
+    if not paths:
+        print("usage: python -m learned_metrics.sweeps conf/sweep/NAME.yaml [...]", file=sys.stderr)
+        return 2
+    try:
+        for path in paths:
+            print("\n".join(describe(load_sweep(path))))
+    except UserError as exc:
+        print(f"sweep check: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
