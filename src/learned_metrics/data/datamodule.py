@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import torch
 from torch.utils.data import DataLoader
 
 from learned_metrics.data.common import load_report
@@ -27,6 +28,27 @@ from learned_metrics.labels import canonical_label
 log = logging.getLogger(__name__)
 
 TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class ResumableDataLoader(DataLoader):
+    """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``).
+
+    The position is restored through the datamodule's ``load_state_dict``
+    (Lightning builds the train loader for ``estimated_stepping_batches``
+    before it restores loop states, so a loader-level restore would come too
+    late); ``load_state_dict`` here applies the same position and is harmless
+    when both run.
+    """
+
+    def __init__(self, *args: Any, position: Callable[[], dict[str, int]], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._position = position
+
+    def state_dict(self) -> dict[str, int]:
+        return self._position()
+
+    def load_state_dict(self, state_dict: dict[str, int]) -> None:
+        self.batch_sampler.resume(state_dict["epoch"], state_dict["batches_done"])
 
 
 class TextClassificationDataModule(L.LightningDataModule):
@@ -70,6 +92,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         self.splits: dict[str, Any] = {}
         self.truncated: dict[str, int] = {}
         self._tokenizer = None
+        self._resume_position: dict[str, int] | None = None
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -192,6 +215,11 @@ class TextClassificationDataModule(L.LightningDataModule):
 
         return DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
 
+    def _train_position(self) -> dict[str, int]:
+        """Epoch and batches whose training step finished in it (Lightning's own count)."""
+        progress = self.trainer.fit_loop.epoch_loop.batch_progress.current
+        return {"epoch": int(self.trainer.current_epoch), "batches_done": int(progress.processed)}
+
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if split not in self.splits:
             raise UserError(f"split '{split}' missing", path=self.path)
@@ -200,13 +228,20 @@ class TextClassificationDataModule(L.LightningDataModule):
         sampler = LengthGroupedBatchSampler(
             lengths, self.batch_size if shuffle else self.eval_batch_size, shuffle=shuffle, seed=self.seed
         )
-        return DataLoader(
-            ds,
-            batch_sampler=sampler,
-            collate_fn=self._collate(),
-            num_workers=self.num_workers,
-            persistent_workers=self.num_workers > 0,
-        )
+        kwargs: dict[str, Any] = {
+            "batch_sampler": sampler,
+            "collate_fn": self._collate(),
+            "num_workers": self.num_workers,
+            "persistent_workers": self.num_workers > 0,
+            # own generator: creating iterators must not draw from the global RNG (dropout), or a
+            # resumed run would see different dropout masks than an uninterrupted one
+            "generator": torch.Generator().manual_seed(self.seed),
+        }
+        if shuffle and self.trainer is not None:
+            if self._resume_position is not None:
+                sampler.resume(self._resume_position["epoch"], self._resume_position["batches_done"])
+            return ResumableDataLoader(ds, position=self._train_position, **kwargs)
+        return DataLoader(ds, **kwargs)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)
@@ -218,4 +253,11 @@ class TextClassificationDataModule(L.LightningDataModule):
         return self._loader("test", shuffle=False)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"label2id": self.label2id, "truncated": self.truncated}
+        """Saved in every checkpoint: the train position lets a killed run resume mid-epoch."""
+        state: dict[str, Any] = {"label2id": self.label2id, "truncated": self.truncated}
+        if self.trainer is not None and self.trainer.training:
+            state["train_position"] = self._train_position()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self._resume_position = state_dict.get("train_position")

@@ -23,6 +23,16 @@ def _distributed_rank_and_world() -> tuple[int, int]:
     return 0, 1
 
 
+class _EpochForwarder:
+    """Lightning calls ``set_epoch`` on ``batch_sampler.sampler``, never on the batch sampler itself."""
+
+    def __init__(self, owner: LengthGroupedBatchSampler):
+        self._owner = owner
+
+    def set_epoch(self, epoch: int) -> None:
+        self._owner.set_epoch(epoch)
+
+
 class LengthGroupedBatchSampler(Sampler[list[int]]):
     """Yield lists of indices with similar lengths; seeded, epoch-aware, DDP-aware."""
 
@@ -42,10 +52,19 @@ class LengthGroupedBatchSampler(Sampler[list[int]]):
         self.mega_batch_factor = mega_batch_factor
         self.drop_last = drop_last
         self.epoch = 0
+        self._resume_at: tuple[int, int] | None = None
+        self.sampler = _EpochForwarder(self)  # without it every epoch would repeat epoch 0's order
+
+    def resume(self, epoch: int, batches_done: int) -> None:
+        """Skip the ``batches_done`` batches of ``epoch`` already trained before a crash."""
+        self.epoch = epoch
+        self._resume_at = (epoch, batches_done)
 
     def set_epoch(self, epoch: int) -> None:
         """Called by Lightning at each epoch start: a new, reproducible order per epoch."""
         self.epoch = epoch
+        if self._resume_at is not None and self._resume_at[0] != epoch:
+            self._resume_at = None
 
     def _all_batches(self) -> list[np.ndarray]:
         n = len(self.lengths)
@@ -75,10 +94,14 @@ class LengthGroupedBatchSampler(Sampler[list[int]]):
         return batches[rank::world]
 
     def __iter__(self) -> Iterator[list[int]]:
-        for batch in self._rank_batches():
+        batches = self._rank_batches()
+        # Lightning may create the iterator more than once on restart: skip on every one of this epoch
+        if self._resume_at is not None and self._resume_at[0] == self.epoch:
+            batches = batches[self._resume_at[1] :]
+        for batch in batches:
             yield batch.tolist()
 
-    def __len__(self) -> int:
+    def __len__(self) -> int:  # full epoch length: Lightning counts resumed batches itself
         _, world = _distributed_rank_and_world()
         n_batches = len(self.lengths) // self.batch_size if self.drop_last else -(-len(self.lengths) // self.batch_size)
         return -(-n_batches // world)

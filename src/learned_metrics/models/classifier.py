@@ -173,3 +173,23 @@ class SequenceClassifier(L.LightningModule):
         checkpoint["hf_config"] = self.model.config.to_dict()
         checkpoint["tokenizer_files"] = self.tokenizer_files
         checkpoint["learned_metric"] = self.card
+        checkpoint["rng_states"] = capture_rng_states()
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Resuming restores the dropout RNG too, so a resumed run matches an uninterrupted one."""
+        if "rng_states" in checkpoint:
+            restore_rng_states(checkpoint["rng_states"])
+
+
+def capture_rng_states() -> dict[str, Any]:
+    """Torch CPU/CUDA generator states (tensors only, so checkpoints load with ``weights_only``)."""
+    states: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng_states(states: dict[str, Any]) -> None:
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available() and len(states["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(states["cuda"])
