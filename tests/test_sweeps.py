@@ -167,6 +167,9 @@ def test_objective_is_the_best_value_and_a_crash_finishes_failed(tmp_path, train
     except RuntimeError as exc:
         finish_wandb_on_error(exc)
     finish_wandb()  # nothing left to finish: a no-op
+    import wandb
+
+    wandb.teardown()  # the wandb service writes the log asynchronously; teardown waits, as process exit does
 
     logged = read_offline_run(tmp_path)
     assert logged["summary"]["val/f1"] == 0.9 and logged["exit"]["exit_code"] == 1

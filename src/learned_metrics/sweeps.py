@@ -53,8 +53,6 @@ DISTRIBUTIONS = {
     "log_normal",
     "q_log_normal",
 }
-# The agent fills these macros (wandb/wandb_agent.py); anything else is passed through as is.
-AGENT_MACROS = {"${env}": ["/usr/bin/env"], "${interpreter}": ["python"]}
 
 
 @dataclass(frozen=True)
@@ -106,9 +104,10 @@ def _discrete_values(spec: dict[str, Any]) -> list[Any]:
 def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | Path | None = None) -> Sweep:
     """Read a sweep file and check it the way a run would fail late: at the server, or in run 37.
 
-    With ``check_config`` the Hydra config is composed for every discrete value and
-    every range end, so a misspelt key, an unknown experiment, or a sweep metric that
-    differs from the checkpoint monitor is reported now, as one line.
+    With ``check_config`` the Hydra config is composed for every config-group option
+    the sweep varies and one value of every other key, so a misspelt key, an unknown
+    experiment, or a sweep metric that differs from the checkpoint monitor is reported
+    now, as one line.
     """
     path = Path(path)
     config = _read_yaml(path)
@@ -224,18 +223,28 @@ def _check_command(config: dict[str, Any], path: Path) -> list[str]:
 # --- composing the Hydra config ------------------------------------------------------------------
 
 
-def representative_combinations(sweep: Sweep) -> list[dict[str, Any]]:
-    """Every discrete value and both ends of every range, each at least once.
+def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> list[dict[str, Any]]:
+    """The combinations worth composing: each option of a config group, one value of any other key.
 
-    One combination per value of each parameter with the others at their first
-    value: cheap (a sum, not a product) and it reaches every experiment a sweep names.
+    A group option (``experiment=nli_append``, ``trainer=ddp``) changes the whole tree,
+    so each is composed; for a plain key (``seed``, ``model.lr``) one value shows the key
+    exists. Others stay at their first value: a sum of options, not a product.
     """
-    choices = {key: _representative_values(spec) for key, spec in sweep.parameters.items()}
+    groups = _config_groups(conf_dir or _conf_dir(sweep.path, None))
+    choices = {
+        key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
+        for key, spec in sweep.parameters.items()
+    }
     base = {key: values[0] for key, values in choices.items()}
     combos = [base]
     for key, values in choices.items():
         combos += [{**base, key: value} for value in values[1:]]
     return combos
+
+
+def _config_groups(conf_dir: Path) -> set[str]:
+    """``experiment``, ``trainer``, ... and nested groups (``hydra/sweeper`` as ``hydra.sweeper``)."""
+    return {str(p.relative_to(conf_dir)).replace("/", ".") for p in conf_dir.rglob("*") if p.is_dir()}
 
 
 def _representative_values(spec: dict[str, Any]) -> list[Any]:
@@ -257,7 +266,7 @@ def grid_combinations(sweep: Sweep) -> Iterator[dict[str, Any]]:
 def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None:
     """Compose the config for each representative combination; one line per problem."""
     conf = _conf_dir(sweep.path, conf_dir)
-    for params in representative_combinations(sweep):
+    for params in representative_combinations(sweep, conf):
         try:
             cfg = compose_config(conf, [*format_overrides(params), *sweep.fixed_overrides()])
         except UserError as exc:
@@ -411,9 +420,8 @@ def describe(sweep: Sweep, shown: int = 3) -> list[str]:
     size = sweep.grid_size()
     runs = f"{size} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
     combos = representative_combinations(sweep)
-    lines = [
-        f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}; {len(combos)} settings checked, e.g."
-    ]
+    head = f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}"
+    lines = [f"{head}; {len(combos)} composition(s) checked; e.g."]
     lines += ["  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown]]
     return lines
 
