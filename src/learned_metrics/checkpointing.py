@@ -18,6 +18,8 @@ import torch
 from lightning.pytorch import Callback, Trainer
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
+from learned_metrics.io import apply_default_permissions
+
 
 class AtomicCheckpointIO(TorchCheckpointIO):
     """``TorchCheckpointIO`` whose files appear complete or not at all."""
@@ -33,6 +35,7 @@ class AtomicCheckpointIO(TorchCheckpointIO):
                 torch.save(checkpoint, handle)
                 handle.flush()
                 os.fsync(handle.fileno())
+            apply_default_permissions(tmp)
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):

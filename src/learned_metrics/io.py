@@ -149,6 +149,17 @@ def require_sentences(row: dict[str, Any], field: str, *, path: object, row_numb
     return sentences
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def apply_default_permissions(path: str | os.PathLike, directory: bool = False) -> None:
+    """mkstemp/mkdtemp create private (0600/0700) files; give results the usual umask-based mode."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~_current_umask())
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
@@ -159,6 +170,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        apply_default_permissions(tmp_path)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
@@ -177,6 +189,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        apply_default_permissions(tmp, directory=True)
         if path.exists():
             old = path.with_name(f".{path.name}.old")
             shutil.rmtree(old, ignore_errors=True)
