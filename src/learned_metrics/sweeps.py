@@ -393,7 +393,7 @@ def finish_wandb(exit_code: int = 0) -> None:
 
 
 def finish_wandb_on_error(exc: BaseException) -> None:
-    """Mark the run failed (exit code 1; 130 on Ctrl-C) and flush it before the error propagates.
+    """Mark the run failed (exit code 1; 130 on Ctrl-C) and finish it before the error propagates.
 
     The agent then records a finished, failed run and starts the next one, instead
     of a run left "running" until its heartbeat times out.
