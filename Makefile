@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: help venv demo test lint bench clean
+.PHONY: help venv demo demo-nli test lint bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -23,10 +23,20 @@ $(BIN)/.installed: pyproject.toml
 
 venv: $(BIN)/.installed  ## create .venv and install the project (CPU torch 2.13.0)
 
-demo: venv  ## offline demo: fine-tune the shipped MiniLM as a coherence classifier, export, score
+DEMO_RUN := checkpoints/ccl_demo/latest
+NLI_RUN := checkpoints/nli_demo/latest
+
+demo: venv  ## offline demo: train the shipped MiniLM as a coherence classifier, export, score held-out texts, shuffle test
 	$(BIN)/python train.py experiment=ccl_demo
-	$(BIN)/learned-metrics score coherence --model checkpoints/ccl_demo/latest/export \
-		--input examples/coherence_demo.jsonl --output checkpoints/ccl_demo/latest/demo_scores.jsonl
+	$(BIN)/learned-metrics score coherence --model $(DEMO_RUN)/export \
+		--input examples/coherence_demo.jsonl --output $(DEMO_RUN)/demo_scores.jsonl
+	$(BIN)/learned-metrics meta-eval shuffle-test --input $(DEMO_RUN)/demo_scores.jsonl
+
+demo-nli: venv  ## offline NLI demo: augmented generated NLI set, fine-tune, score with MC dropout, ROC AUC
+	$(BIN)/python train.py experiment=nli_demo
+	$(BIN)/learned-metrics score faithfulness --model $(NLI_RUN)/export --mc-samples 15 \
+		--input examples/faithfulness_demo.jsonl --output $(NLI_RUN)/demo_scores.jsonl
+	$(BIN)/learned-metrics meta-eval auc --input $(NLI_RUN)/demo_scores.jsonl --score-field score --label-field label
 
 test: venv  ## the whole offline test suite
 	$(BIN)/python -m pytest -q tests

@@ -1,0 +1,53 @@
+"""Write the demo scoring inputs (held-out generated texts, never seen in training).
+
+    python examples/make_demo_inputs.py
+
+- ``coherence_demo.jsonl``: per document, the original (label 1) and one shuffle (label 0),
+  fields ``doc_id``, ``label``, ``text`` (sentences joined by newlines, as the demo model
+  was trained). Score it, then run ``learned-metrics meta-eval shuffle-test`` on the output.
+- ``faithfulness_demo.jsonl``: ``grounding``/``generation`` pairs with ``label`` 1 (entailed)
+  or 0 (contradicted), for ``score faithfulness`` and ``meta-eval auc``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from learned_metrics.data.demo import coherent_document, nli_triple
+from learned_metrics.data.shuffle import shuffled_negatives
+
+HERE = Path(__file__).resolve().parent
+SEED = 2026  # the demo training sets use other seeds
+
+
+def coherence_rows(n_docs: int, rng: random.Random) -> list[dict]:
+    rows = []
+    for i in range(n_docs):
+        sentences = coherent_document(rng)
+        (shuffled,) = shuffled_negatives(sentences, 1, rng, "\n")
+        rows.append({"doc_id": f"demo{i:03d}", "label": 1, "text": "\n".join(sentences)})
+        rows.append({"doc_id": f"demo{i:03d}", "label": 0, "text": shuffled})
+    return rows
+
+
+def faithfulness_rows(n_rows: int, rng: random.Random) -> list[dict]:
+    rows = []
+    while len(rows) < n_rows:
+        triple = nli_triple(rng)
+        if triple["label"] != "n":
+            label = int(triple["label"] == "e")
+            rows.append({"grounding": triple["context"], "generation": triple["hypothesis"], "label": label})
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    rng = random.Random(SEED)
+    write_jsonl(HERE / "coherence_demo.jsonl", coherence_rows(100, rng))
+    write_jsonl(HERE / "faithfulness_demo.jsonl", faithfulness_rows(200, rng))
+    print(f"wrote {HERE / 'coherence_demo.jsonl'} and {HERE / 'faithfulness_demo.jsonl'}")
