@@ -229,6 +229,7 @@ def test_optuna_multirun_two_trials(tmp_path, tiny_roberta, ccl_data_dir):
         f"data.path={ccl_data_dir}",
         f"paths.checkpoints_dir={tmp_path}",
         "trainer.max_epochs=1",
+        "logger=wandb",
         *QUICK,
     ]
     out = subprocess.run(argv, cwd=REPO, env=_offline_env(), capture_output=True, text=True, timeout=300)
@@ -242,3 +243,5 @@ def test_optuna_multirun_two_trials(tmp_path, tiny_roberta, ccl_data_dir):
     results = yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
     assert results["best_value"] == pytest.approx(max(f1))
     assert set(results["best_params"]) == {"model.lr", "model.warmup_ratio", "model.weight_decay"}
+    for trial in trials:  # each trial finished its own wandb run instead of logging into trial 0's
+        assert len(list(trial.glob("wandb/offline-run-*/run-*.wandb"))) == 1, trial

@@ -26,6 +26,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.export import export_module
 from learned_metrics.io import write_json
 from learned_metrics.models.classifier import METRIC_KINDS
+from learned_metrics.sweeps import log_sweep_objective, wandb_run_scope
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,16 @@ def print_summary(title: str, rows: dict[str, Any]) -> None:
 
 
 def train(cfg: DictConfig) -> dict[str, float]:
-    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics."""
+    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
+
+    A wandb run is finished cleanly either way (exit code 1 on a crash), so a
+    sweep agent goes on with its next run and Optuna trials get one run each.
+    """
+    with wandb_run_scope():
+        return _fit_and_export(cfg)
+
+
+def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
     register_resolvers()
     started = time.time()
     output_dir = Path(cfg.paths.output_dir)
@@ -177,6 +187,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
     export_dir = output_dir / "export"
     if trainer.is_global_zero:
+        log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
         export_module(model, export_dir, source_checkpoint=best_path)
         _link_latest(output_dir)
         print_summary(
