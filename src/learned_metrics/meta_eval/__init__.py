@@ -12,48 +12,59 @@ results are dataclasses with ``to_json()``::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group
+from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
+from learned_metrics.meta_eval.correlations import (
+    STATISTICS,
+    CorrelationReport,
+    StatResult,
+    bootstrap_distribution,
+    correlations,
+)
+from learned_metrics.meta_eval.data import (
+    KeyFields,
+    ScoreGrid,
+    load_grid,
+    read_human_scores,
+    read_labelled_scores,
+    read_metric_scores,
+    read_shuffle_rows,
+)
+from learned_metrics.meta_eval.kendall import kendall_tau_b
+from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_score_histograms
+from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
+from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test
+from learned_metrics.meta_eval.significance import ComparisonReport, compare, williams_p
 
-# Exports are loaded on first use: the CLI imports submodules of this package, and eager
-# imports of scipy/sklearn/matplotlib here would make every `learned-metrics` call slow.
-_EXPORTS = {
-    "AucReport": "learned_metrics.meta_eval.auc",
-    "BiasMatrix": "learned_metrics.meta_eval.bias",
-    "ComparisonReport": "learned_metrics.meta_eval.significance",
-    "CorrelationReport": "learned_metrics.meta_eval.correlations",
-    "Estimate": "learned_metrics.meta_eval.resampling",
-    "GroupAuc": "learned_metrics.meta_eval.auc",
-    "KeyFields": "learned_metrics.meta_eval.data",
-    "STATISTICS": "learned_metrics.meta_eval.correlations",
-    "ScoreGrid": "learned_metrics.meta_eval.data",
-    "ShuffleReport": "learned_metrics.meta_eval.shuffle_test",
-    "StatResult": "learned_metrics.meta_eval.correlations",
-    "auc_by_group": "learned_metrics.meta_eval.auc",
-    "bias_matrix": "learned_metrics.meta_eval.bias",
-    "bootstrap_distribution": "learned_metrics.meta_eval.correlations",
-    "bootstrap_indices": "learned_metrics.meta_eval.resampling",
-    "compare": "learned_metrics.meta_eval.significance",
-    "correlations": "learned_metrics.meta_eval.correlations",
-    "kendall_tau_b": "learned_metrics.meta_eval.kendall",
-    "load_grid": "learned_metrics.meta_eval.data",
-    "pairs_from_rows": "learned_metrics.meta_eval.shuffle_test",
-    "percentile_interval": "learned_metrics.meta_eval.resampling",
-    "plot_bias_matrix": "learned_metrics.meta_eval.plots",
-    "plot_length_gap": "learned_metrics.meta_eval.plots",
-    "plot_score_histograms": "learned_metrics.meta_eval.plots",
-    "read_human_scores": "learned_metrics.meta_eval.data",
-    "read_labelled_scores": "learned_metrics.meta_eval.data",
-    "read_metric_scores": "learned_metrics.meta_eval.data",
-    "read_shuffle_rows": "learned_metrics.meta_eval.data",
-    "shuffle_test": "learned_metrics.meta_eval.shuffle_test",
-    "williams_p": "learned_metrics.meta_eval.significance",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = [
+    "STATISTICS",
+    "AucReport",
+    "BiasMatrix",
+    "ComparisonReport",
+    "CorrelationReport",
+    "Estimate",
+    "GroupAuc",
+    "KeyFields",
+    "ScoreGrid",
+    "ShuffleReport",
+    "StatResult",
+    "auc_by_group",
+    "bias_matrix",
+    "bootstrap_distribution",
+    "bootstrap_indices",
+    "compare",
+    "correlations",
+    "kendall_tau_b",
+    "load_grid",
+    "pairs_from_rows",
+    "percentile_interval",
+    "plot_bias_matrix",
+    "plot_length_gap",
+    "plot_score_histograms",
+    "read_human_scores",
+    "read_labelled_scores",
+    "read_metric_scores",
+    "read_shuffle_rows",
+    "shuffle_test",
+    "williams_p",
+]
