@@ -321,6 +321,18 @@ def test_chunk_strategy_scores_groundings_longer_than_the_model(tiny_deberta_nli
     assert truncate.truncated == 1
 
 
+def test_chunk_pairs_streamed_in_groups_give_the_same_scores(tiny_deberta_nli, monkeypatch):
+    long_grounding = " ".join(sentence for _ in range(4) for sentence in GROUNDINGS)
+    groundings = [long_grounding, *GROUNDINGS, long_grounding]
+    generations = ["Anna bought apples. Ben went to the library.", *GENERATIONS, "Elif bought bread."]
+    scorer = load_scorer(tiny_deberta_nli)
+    whole = scorer.score(groundings=groundings, generations=generations, premise_strategy="chunk")
+    monkeypatch.setattr("learned_metrics.scoring.scorer.MAX_PAIRS_PER_STREAM", 3)
+    grouped = scorer.score(groundings=groundings, generations=generations, premise_strategy="chunk")
+    np.testing.assert_allclose(grouped.scores, whole.scores, atol=1e-6)
+    assert grouped.details == whole.details and whole.details["chunked_rows"] == 2
+
+
 def test_chunk_aggregation_takes_the_best_chunk_per_sentence_then_the_mean():
     # one row, two hypothesis sentences, three chunks each; classes (entailment, neutral, contradiction)
     probs = np.array([[[.1, .1, .8], [.7, .2, .1], [.3, .3, .4],

@@ -46,6 +46,31 @@ class ChunkPlan:
     def __len__(self) -> int:
         return len(self.premises)
 
+    def split(self, max_pairs: int) -> list[tuple[slice, ChunkPlan]]:
+        """Consecutive groups of whole rows with at most ``max_pairs`` pairs each (a bigger row stands alone).
+
+        Pass probabilities are kept for every pair until its row is aggregated,
+        so streaming the pairs in groups bounds that memory.
+        """
+        row_of_pair = self.row_of_sentence[self.sentence_of_pair]
+        pair_start = np.searchsorted(row_of_pair, np.arange(self.n_rows + 1))
+        sentence_start = np.searchsorted(self.row_of_sentence, np.arange(self.n_rows + 1))
+        groups: list[tuple[slice, ChunkPlan]] = []
+        first = 0
+        while first < self.n_rows:
+            last = first + 1
+            while last < self.n_rows and pair_start[last + 1] - pair_start[first] <= max_pairs:
+                last += 1
+            pairs = slice(pair_start[first], pair_start[last])
+            sentences = sentence_start[first]
+            groups.append((slice(first, last), ChunkPlan(
+                self.premises[pairs], self.hypotheses[pairs], self.sentence_of_pair[pairs] - sentences,
+                self.row_of_sentence[sentences:sentence_start[last]] - first, last - first,
+                0,
+            )))
+            first = last
+        return groups
+
 
 def _token_lengths(tokenizer, texts: Sequence[str]) -> list[int]:
     if not texts:

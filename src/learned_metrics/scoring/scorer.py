@@ -34,6 +34,8 @@ from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
+# Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
+MAX_PAIRS_PER_STREAM = 100_000
 # Default token budget per forward, for a model of the reference hidden size; smaller models get a
 # proportionally larger budget (activation memory per token grows with the hidden size), within bounds.
 _BUDGET = {"cpu": (8192, 768, 2048, 65536), "cuda": (32768, 1024, 8192, 131072)}
@@ -284,14 +286,18 @@ class Scorer:
             self._warn_truncated(truncated, len(premises), how)
             return probs, encoded.tokens, truncated, {"generation_truncated": both}
         plan = plan_chunks(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"))
-        encoded = encode(self.tokenizer, plan.premises, plan.hypotheses, self.max_length)
+        probs = np.zeros((passes, len(premises), self.model.config.num_labels))
+        tokens, truncated = 0, 0
         scale = len(premises) / max(1, len(plan))
-        pair_probs = self._predict(encoded, passes, (lambda n: progress(n * scale)) if progress else None)
-        probs = aggregate_chunks(pair_probs, plan, self.label_ids["entailment"])
-        truncated_rows = np.unique(plan.row_of_sentence[plan.sentence_of_pair[encoded.truncated]])
-        self._warn_truncated(len(truncated_rows), len(premises), "a chunk or sentence longer than the limit was cut")
-        details = {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}
-        return probs, encoded.tokens, len(truncated_rows), details
+        advance = (lambda n: progress(n * scale)) if progress else None
+        for rows, group in plan.split(MAX_PAIRS_PER_STREAM):
+            encoded = encode(self.tokenizer, group.premises, group.hypotheses, self.max_length)
+            pair_probs = self._predict(encoded, passes, advance)
+            probs[:, rows, :] = aggregate_chunks(pair_probs, group, self.label_ids["entailment"])
+            tokens += encoded.tokens
+            truncated += len(np.unique(group.row_of_sentence[group.sentence_of_pair[encoded.truncated]]))
+        self._warn_truncated(truncated, len(premises), "a chunk or sentence longer than the limit was cut")
+        return probs, tokens, truncated, {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}
 
     def _warn_truncated(self, truncated: int, total: int, how: str) -> None:
         if truncated:
