@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from
@@ -39,6 +38,8 @@ class RaggedAuc:
         n_classes = int(class_sorted[-1]) + 1 if len(order) else 0
         self.class_group = np.zeros(n_classes, dtype=np.int64)
         self.class_group[class_sorted] = g_sorted
+        from scipy import sparse  # imported here, not at CLI start-up
+
         self.indicator = sparse.csr_matrix(
             (np.ones(len(order)), (np.arange(len(order)), class_of_row)), shape=(len(order), n_classes)
         )

@@ -15,7 +15,6 @@ items with weight; callers skip such groups and count them.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from learned_metrics.meta_eval.kendall import (
     SignProducts,
@@ -88,6 +87,8 @@ class FixedGroups:
 
     def _tau_b_by_expansion(self, weights: np.ndarray) -> np.ndarray:
         """Large groups: repeat each item by its weight and let scipy's O(m log m) tau-b count."""
+        from scipy import stats as scipy_stats  # imported here: scipy.stats costs ~1 s at CLI start-up
+
         out = np.full(weights.shape[:2], np.nan)
         counts = weights.astype(np.int64)
         for r, g in np.ndindex(*out.shape):

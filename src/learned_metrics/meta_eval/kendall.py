@@ -19,9 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 # float32 represents every integer below 2**24 exactly.
 _FLOAT32_EXACT = 2**24
@@ -59,6 +62,8 @@ class TieClasses:
         np.put_along_axis(local, order, local_sorted, axis=1)
         class_of_item = local + group_starts[:, None]
         n_classes = int(per_group.sum())
+        from scipy import sparse  # imported here, not at CLI start-up
+
         indicator = sparse.csr_matrix(
             (np.ones(n_groups * m), (np.arange(n_groups * m), class_of_item.ravel())),
             shape=(n_groups * m, n_classes),

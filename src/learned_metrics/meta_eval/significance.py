@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import STATISTICS, StatisticsEngine, as_grid, check_options
@@ -88,6 +87,8 @@ def williams_p(r12: float, r13: float, r23: float, n: int) -> float | None:
     if denominator <= 0:
         return None
     t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denominator)
+    from scipy import stats as scipy_stats  # imported here: scipy.stats costs ~1 s at CLI start-up
+
     return float(scipy_stats.t.sf(t, n - 3))
 
 
