@@ -27,6 +27,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import COEFFICIENTS, FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.resampling import (
     RESAMPLE_MODES,
+    Estimate,
     bootstrap_weights,
     percentile_interval,
     single_threaded_blas,
@@ -45,7 +46,7 @@ class StatSample:
 
 
 @dataclass(frozen=True)
-class StatResult:
+class StatResult(Estimate):
     """A statistic's point estimate with its bootstrap interval.
 
     ``n`` counts what the value averages over (systems for ``tau_sys``,
@@ -54,23 +55,7 @@ class StatResult:
     counts the undefined groups left out (human-tied pairs for ``acc_pair``).
     """
 
-    name: str
-    value: float | None
-    ci: tuple[float, float] | None
-    n: int
-    skipped: int
-    resamples: int
-    nan_resamples: int
-
-    def to_json(self) -> dict:
-        return {
-            "value": self.value,
-            "ci": None if self.ci is None else list(self.ci),
-            "n": self.n,
-            "skipped": self.skipped,
-            "resamples": self.resamples,
-            "nan_resamples": self.nan_resamples,
-        }
+    name: str = ""
 
 
 @dataclass(frozen=True)
