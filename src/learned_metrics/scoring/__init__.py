@@ -3,9 +3,22 @@
 ``load_scorer`` loads an export (or a plain transformers NLI folder, or a Hub
 id); ``Scorer.score`` returns a :class:`ScoreResult` in input order. Batching,
 MC dropout, premise chunking and device/precision handling live in the
-submodules of this package.
+submodules of this package. Names are loaded lazily so that the CLI's
+``--help`` does not import torch.
 """
 
-from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning, load_scorer
+from __future__ import annotations
 
-__all__ = ["load_scorer", "Scorer", "ScoreResult", "TruncationWarning"]
+from typing import Any
+
+_EXPORTS = ("load_scorer", "Scorer", "ScoreResult", "TruncationWarning")
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        from learned_metrics.scoring import scorer
+
+        return getattr(scorer, name)
+    raise AttributeError(f"module 'learned_metrics.scoring' has no attribute {name!r}")

@@ -15,9 +15,7 @@ from contextlib import contextmanager
 
 from learned_metrics.errors import UserError
 from learned_metrics.scoring.distributed import Processes, current_processes
-from learned_metrics.scoring.precision import DEVICES, PRECISIONS
-from learned_metrics.scoring.runner import DEFAULT_CHUNK_SIZE, InputFields, RunSummary, score_file
-from learned_metrics.scoring.scorer import MODES, PREMISE_STRATEGIES, load_scorer
+from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, DEVICES, MODES, PRECISIONS, PREMISE_STRATEGIES
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -73,11 +71,15 @@ def register(subparsers) -> None:
 
 
 def _run_coherence(args: argparse.Namespace) -> int:
+    from learned_metrics.scoring.runner import InputFields
+
     fields = InputFields("coherence", text_field=args.text_field, sentences_field=args.sentences_field)
     return _run(args, fields, {})
 
 
 def _run_faithfulness(args: argparse.Namespace) -> int:
+    from learned_metrics.scoring.runner import InputFields
+
     fields = InputFields("faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
     return _run(args, fields, {"mode": args.mode, "premise_strategy": args.premise_strategy})
 
@@ -109,7 +111,10 @@ def _share_cpu_threads(processes: Processes) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
 
 
-def _run(args: argparse.Namespace, fields: InputFields, options: dict) -> int:
+def _run(args: argparse.Namespace, fields, options: dict) -> int:
+    from learned_metrics.scoring.runner import score_file
+    from learned_metrics.scoring.scorer import load_scorer
+
     processes = Processes()
     try:
         with _quiet_transformers():
@@ -130,7 +135,7 @@ def _run(args: argparse.Namespace, fields: InputFields, options: dict) -> int:
     return 0
 
 
-def _report(summary: RunSummary, output: str, max_length: int, kind: str) -> None:
+def _report(summary, output: str, max_length: int, kind: str) -> None:
     if summary.replaced_columns:
         print(f"note: input column(s) {summary.replaced_columns} were replaced by the new scores", file=sys.stderr)
     if summary.truncated:

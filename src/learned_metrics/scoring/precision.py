@@ -11,9 +11,8 @@ from __future__ import annotations
 import torch
 
 from learned_metrics.errors import UserError
+from learned_metrics.scoring.options import DEVICES, PRECISIONS
 
-DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 

@@ -22,9 +22,8 @@ from typing import Any
 from learned_metrics.errors import UserError
 from learned_metrics.io import RowWriter, file_format, iter_row_chunks, require_sentences, require_text
 from learned_metrics.scoring.distributed import Processes
+from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
-
-DEFAULT_CHUNK_SIZE = 50_000
 
 
 @dataclass

@@ -30,10 +30,9 @@ from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
 from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
+from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 
-MODES = ("e", "e-c")
-PREMISE_STRATEGIES = ("truncate", "chunk")
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
 # Default token budget per forward, for a model of the reference hidden size; smaller models get a
