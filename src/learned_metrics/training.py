@@ -177,6 +177,8 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
 
     checkpoint_cb = _checkpoint_callback(callbacks)
     best_path = checkpoint_cb.best_model_path if checkpoint_cb and checkpoint_cb.best_model_path else None
+    if best_path is None:  # no validation during training (short run, fast_dev_run): keep the final weights
+        log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
     validation = trainer.validate(model, datamodule=datamodule, ckpt_path=best_path, verbose=False)
     model.card["validation"] = _as_floats(validation[0]) if validation else {}
     metrics = dict(model.card["validation"])
@@ -194,7 +196,7 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
             f"{cfg.task_name}: best checkpoint",
             {
                 **{k: v for k, v in metrics.items()},
-                "best checkpoint": best_path or "(none saved: fast_dev_run) - current weights",
+                "best checkpoint": best_path or "none (no validation during training): final weights",
                 "global steps": trainer.global_step,
                 "epochs": trainer.current_epoch,
                 "truncated rows (train)": datamodule.truncated.get("train", 0),
