@@ -26,12 +26,15 @@ from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from learned_metrics.errors import UserError
 from learned_metrics.labels import COHERENCE_LABELS, NLI_LABELS, id2label_for, resolve_label_ids
+from learned_metrics.safety import check_weights_are_safe, safetensors_kwargs
 
 METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
 _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 
-def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels: list[str] | None = None):
+def load_pretrained_classifier(
+    name_or_path: str, metric_kind: str, head_labels: list[str] | None = None, allow_pickle: bool = False
+):
     """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs.
 
     ``head_labels`` given (coherence: ``[incoherent, coherent]``): a fresh head
@@ -41,6 +44,8 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
     """
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
+    check_weights_are_safe(name_or_path, allow_pickle, flag="model.allow_pickle=true")
+    weights = safetensors_kwargs(allow_pickle)
     try:
         config = AutoConfig.from_pretrained(name_or_path)
     except OSError as exc:
@@ -58,11 +63,12 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
                 id2label=labels,
                 label2id={v: k for k, v in labels.items()},
                 ignore_mismatched_sizes=True,
+                **weights,
             )
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required)  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
-    return AutoModelForSequenceClassification.from_pretrained(name_or_path)
+    return AutoModelForSequenceClassification.from_pretrained(name_or_path, **weights)
 
 
 def _has_labels(id2label: dict, required) -> bool:
@@ -95,6 +101,7 @@ class SequenceClassifier(L.LightningModule):
         name_or_path: str,
         metric_kind: str = "coherence",
         head_labels: list[str] | None = None,
+        allow_pickle: bool = False,
         lr: float = 2e-6,
         weight_decay: float = 0.01,
         warmup_ratio: float = 0.0,
@@ -105,7 +112,7 @@ class SequenceClassifier(L.LightningModule):
         if metric_kind not in METRIC_KINDS:
             raise UserError(f"model.metric_kind must be one of {sorted(METRIC_KINDS)}, got '{metric_kind}'")
         self.save_hyperparameters()
-        self.model = load_pretrained_classifier(name_or_path, metric_kind, head_labels)
+        self.model = load_pretrained_classifier(name_or_path, metric_kind, head_labels, allow_pickle)
         self.model.train()  # from_pretrained returns eval mode; Lightning keeps module modes, so dropout would stay off
         self.label_ids = resolve_label_ids(self.model.config.id2label, METRIC_KINDS[metric_kind])
         self.tokenizer_files = read_tokenizer_files(name_or_path)
