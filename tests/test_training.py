@@ -52,7 +52,10 @@ def test_tiny_model_learns_and_export_matches_module(ccl_run, tiny_roberta):
     assert card["kind"] == "coherence" and card["preprocessing"]["joiner"] == "\n"
     assert card["preprocessing"]["splitter"] == "newline" and card["validation"]["val/acc"] == metrics["val/acc"]
     assert card["training_config"]["model"]["lr"] == 3e-3
-    assert (run_dir / "run_info.json").exists() and (run_dir.parent / "latest").resolve() == run_dir.resolve()
+    assert (run_dir.parent / "latest").resolve() == run_dir.resolve()
+    info = json.loads((run_dir / "run_info.json").read_text())
+    assert info["git_commit"] and info["packages"]["torch"] and info["config"]["model"]["lr"] == 3e-3
+    assert json.loads((run_dir / "data_report.json").read_text())["kind"] == "shuffle_set"
 
     texts = ["First, Ben woke up.\nThen he left.\nFinally, he slept.", "Finally, he slept.\nFirst, Ben woke up."]
     # the Lightning module with the best checkpoint's weights

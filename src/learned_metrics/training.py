@@ -172,6 +172,8 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
     if trainer.is_global_zero:
         write_json(output_dir / "run_info.json", run_info(cfg, datamodule.report))
+        if datamodule.report is not None:  # the data-prep report this run trained on, beside its results
+            write_json(output_dir / "data_report.json", datamodule.report)
 
     trainer.fit(model, datamodule=datamodule, ckpt_path=resolve_ckpt_path(cfg.get("ckpt_path"), cfg))
 

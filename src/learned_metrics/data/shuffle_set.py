@@ -224,7 +224,7 @@ def build_shuffle_set(
 def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind) -> dict:
     rows = {}
     for name, split in built.items():
-        labels = np.asarray(split["label"], dtype=np.int64)
+        labels = split.data.column("label").to_numpy()  # Arrow column: no Python list of every row
         counts = {label: int((labels == i).sum()) for i, label in enumerate(COHERENCE_LABELS)}
         rows[name] = {**counts, "total": len(split)}
     skipped = {name: _count_skipped(split) for name, split in docs.items()}
