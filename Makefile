@@ -47,6 +47,7 @@ lint: venv  ## ruff
 bench: venv  ## the benchmarks (project vs naive way, one run each)
 	$(BIN)/python bench/bench_scoring.py
 	$(BIN)/python bench/bench_meta_eval.py
+	$(BIN)/python bench/bench_data_prep.py
 
 clean:  ## remove the venv and caches (keeps checkpoints/)
 	rm -rf $(VENV) .pytest_cache .ruff_cache
