@@ -349,10 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", choices=("all", "throughput", "memory"), default="all",
                         help="what to measure; the README keeps the other part's last figures")
-    parser.add_argument("--tiny-rows", type=int, default=400)
-    parser.add_argument("--tiny-mc-rows", type=int, default=40)
-    parser.add_argument("--minilm-rows", type=int, default=24)
-    parser.add_argument("--minilm-mc-rows", type=int, default=4)
+    parser.add_argument("--tiny-rows", type=int, default=1000)
+    parser.add_argument("--tiny-mc-rows", type=int, default=100)
+    parser.add_argument("--minilm-rows", type=int, default=48)
+    parser.add_argument("--minilm-mc-rows", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per case; the best one counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for both ways (throughput part)")
     parser.add_argument("--memory-rows", type=int, nargs="*", default=[20_000, 200_000],
