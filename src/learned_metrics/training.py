@@ -175,13 +175,18 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
         if datamodule.report is not None:  # the data-prep report this run trained on, beside its results
             write_json(output_dir / "data_report.json", datamodule.report)
 
-    trainer.fit(model, datamodule=datamodule, ckpt_path=resolve_ckpt_path(cfg.get("ckpt_path"), cfg))
+    # checkpoints hold tensors and plain values only: load them without unpickling arbitrary objects
+    weights_only = not cfg.model.get("allow_pickle", False)
+    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
+    trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
 
     checkpoint_cb = _checkpoint_callback(callbacks)
     best_path = checkpoint_cb.best_model_path if checkpoint_cb and checkpoint_cb.best_model_path else None
     if best_path is None:  # no validation during training (short run, fast_dev_run): keep the final weights
         log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
-    validation = trainer.validate(model, datamodule=datamodule, ckpt_path=best_path, verbose=False)
+    validation = trainer.validate(
+        model, datamodule=datamodule, ckpt_path=best_path, verbose=False, weights_only=weights_only
+    )
     model.card["validation"] = _as_floats(validation[0]) if validation else {}
     metrics = dict(model.card["validation"])
     if cfg.get("test") and "test" in datamodule.splits:
