@@ -79,6 +79,14 @@ def require_key(row: dict[str, Any], name: str, *, path: object, row_number: int
     return str(value).strip()
 
 
+
+def cell_key(row: dict[str, Any], keys: KeyFields, *, path: object, row_number: int) -> Key:
+    """The (document, system) key of a row, both fields required."""
+    return (
+        require_key(row, keys.doc, path=path, row_number=row_number),
+        require_key(row, keys.system, path=path, row_number=row_number),
+    )
+
 def parse_score(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
     """A numeric field as float; ``None`` when null/empty/NaN (the caller decides: error or drop)."""
     if name not in row:
@@ -162,10 +170,7 @@ def read_human_scores(
     dropped = total = 0
     for row_number, row in iter_rows(path):
         total += 1
-        key = (
-            require_key(row, keys.doc, path=path, row_number=row_number),
-            require_key(row, keys.system, path=path, row_number=row_number),
-        )
+        key = cell_key(row, keys, path=path, row_number=row_number)
         value = parse_score(row, score_field, path=path, row_number=row_number)
         if value is None:
             if on_missing == "error":
@@ -257,10 +262,7 @@ def read_metric_scores(
     duplicated: set[Key] = set()
     missing = 0
     for row_number, row in iter_rows(path):
-        key = (
-            require_key(row, keys.doc, path=path, row_number=row_number),
-            require_key(row, keys.system, path=path, row_number=row_number),
-        )
+        key = cell_key(row, keys, path=path, row_number=row_number)
         value = parse_score(row, score_field, path=path, row_number=row_number)
         if key in rows:
             if on_missing == "error":
