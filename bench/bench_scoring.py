@@ -246,10 +246,15 @@ def cases_table(cases: list[Case]) -> Table:
     return table
 
 
+def rate(value: float) -> str:
+    """Three significant digits at least: MC rates of the naive way are well below 1 row/s."""
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
 def case_cells(c: Case) -> list[str]:
-    return [c.model, c.kind, str(c.passes), str(c.rows), f"{c.mean_tokens:.0f}", f"{c.rps(c.naive_cpu):,.1f}",
-            f"{c.rps(c.project_cpu):,.1f}", f"{c.ratio:,.1f}x", f"{c.rps(c.naive_wall):,.1f}",
-            f"{c.rps(c.project_wall):,.1f}", f"{c.wall_ratio:,.1f}x",
+    return [c.model, c.kind, str(c.passes), str(c.rows), f"{c.mean_tokens:.0f}", rate(c.rps(c.naive_cpu)),
+            rate(c.rps(c.project_cpu)), f"{c.ratio:,.1f}x", rate(c.rps(c.naive_wall)),
+            rate(c.rps(c.project_wall)), f"{c.wall_ratio:,.1f}x",
             "-" if c.max_diff is None else f"{c.max_diff:.1e}"]
 
 
