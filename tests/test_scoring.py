@@ -418,6 +418,10 @@ def test_precision_and_device_choices(tiny_deberta_nli):
     assert load_scorer(tiny_deberta_nli).dtype == torch.float32  # auto on CPU
     with pytest.raises(UserError, match="fp16 needs a GPU"):
         load_scorer(tiny_deberta_nli, precision="fp16")
+    with pytest.raises(UserError, match="batch_size must be positive"):
+        load_scorer(tiny_deberta_nli, batch_size=-1)
+    with pytest.raises(UserError, match="max_tokens must be positive"):
+        load_scorer(tiny_deberta_nli, max_tokens=-8)
     with pytest.raises(UserError, match="unknown device"):
         load_scorer(tiny_deberta_nli, device="tpu")
     if not torch.cuda.is_available():

@@ -171,6 +171,8 @@ class Scorer:
         self.max_tokens = int(max_tokens or default_max_tokens(model.config, device))
         if self.max_tokens < 1:
             raise UserError(f"max_tokens must be positive, got {max_tokens}")
+        if batch_size is not None and batch_size < 1:
+            raise UserError(f"batch_size must be positive, got {batch_size}")
         self.batch_size = batch_size
         self.dropout_stream = DropoutStream(seed, device)
 
