@@ -45,3 +45,27 @@ def test_training_loads_pickle_only_weights_when_allowed(pickle_only_model, tiny
 def test_no_code_trusts_remote_code():
     offenders = [p for p in SRC.rglob("*.py") if "trust_remote_code=True" in p.read_text()]
     assert offenders == []
+
+
+@pytest.fixture(scope="module")
+def pickle_only_nli_model(tiny_deberta_nli, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("pickle-only-nli")
+    for file in tiny_deberta_nli.iterdir():
+        if file.suffix != ".safetensors":
+            shutil.copy(file, folder / file.name)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_deberta_nli)
+    torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    return folder
+
+
+def test_scoring_refuses_pickle_only_weights_unless_allowed(pickle_only_nli_model, tmp_path, capsys):
+    from learned_metrics.cli import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"grounding": "The sky is blue.", "generation": "The sky is blue."}\n')
+    argv = ["score", "faithfulness", "--model", str(pickle_only_nli_model), "--input", str(source)]
+    assert main([*argv, "--output", str(tmp_path / "refused.jsonl"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--allow-pickle" in err and len(err.splitlines()) == 1 and not (tmp_path / "refused.jsonl").exists()
+    assert main([*argv, "--output", str(tmp_path / "ok.jsonl"), "--no-progress", "--allow-pickle"]) == 0
+    assert "score" in (tmp_path / "ok.jsonl").read_text()

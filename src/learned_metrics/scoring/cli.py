@@ -38,6 +38,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
                         help="rows read, sorted and scored at a time (bounds memory)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--allow-pickle", action="store_true",
+                        help="accept weights that exist only as pytorch_model.bin (a pickle: trusted files only)")
 
 
 def register(subparsers) -> None:
@@ -122,7 +124,8 @@ def _run(args: argparse.Namespace, fields, options: dict) -> int:
             _share_cpu_threads(processes)
             scorer = load_scorer(args.model, kind=fields.kind, device=args.device, precision=args.precision,
                                  mc_samples=args.mc_samples, max_tokens=args.max_tokens, batch_size=args.batch_size,
-                                 max_length=args.max_length, seed=args.seed + processes.rank, **options)
+                                 max_length=args.max_length, seed=args.seed + processes.rank,
+                                 allow_pickle=args.allow_pickle, **options)
             show = processes.is_main and not args.no_progress
             with _progress_bar(show) as advance:
                 summary = score_file(scorer, args.input, args.output, fields, args.chunk_size, processes, advance)

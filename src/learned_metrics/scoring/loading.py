@@ -17,6 +17,7 @@ import torch
 from learned_metrics.errors import UserError
 from learned_metrics.export import CARD_NAME
 from learned_metrics.labels import COHERENCE_LABELS, resolve_label_ids
+from learned_metrics.safety import check_weights_are_safe, safetensors_kwargs
 
 KINDS = ("coherence", "faithfulness")
 DEFAULT_MAX_LENGTH = 512
@@ -124,13 +125,17 @@ def load_tokenizer(model_dir: Path):
         raise UserError(f"cannot load the tokenizer ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
 
 
-def load_classifier(model_dir: Path, config, dtype: torch.dtype):
-    """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head."""
+def load_classifier(model_dir: Path, config, dtype: torch.dtype, allow_pickle: bool = False):
+    """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head.
+
+    Weights load from safetensors; a pickle-only folder is refused unless ``allow_pickle``.
+    """
     from transformers import AutoModelForSequenceClassification
 
+    check_weights_are_safe(model_dir, allow_pickle)
     try:
         model, info = AutoModelForSequenceClassification.from_pretrained(
-            model_dir, config=config, dtype=dtype, output_loading_info=True
+            model_dir, config=config, dtype=dtype, output_loading_info=True, **safetensors_kwargs(allow_pickle)
         )
     except (OSError, ValueError, RuntimeError) as exc:
         raise UserError(f"cannot load the model weights ({str(exc).splitlines()[0][:200]})", path=model_dir) from None

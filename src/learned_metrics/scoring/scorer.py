@@ -331,13 +331,14 @@ class Scorer:
 def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: str | torch.device = "auto",
                 precision: str = "auto", mode: str | None = None, mc_samples: int = 1,
                 premise_strategy: str = "truncate", max_tokens: int | None = None, batch_size: int | None = None,
-                max_length: int | None = None, seed: int | None = 0) -> Scorer:
+                max_length: int | None = None, seed: int | None = 0, allow_pickle: bool = False) -> Scorer:
     """Load an export folder, a plain transformers classifier folder, or a Hugging Face Hub id.
 
     ``kind`` is read from the export's card; a folder without a card is a
     faithfulness (NLI) scorer unless ``kind="coherence"``. ``max_length``
     defaults to the card's training length, capped by the model's own limit.
     ``seed`` makes MC dropout reproducible (``None``: the global torch RNG).
+    ``allow_pickle`` accepts a folder whose weights exist only as ``pytorch_model.bin``.
     """
     model_dir = loading.resolve_model_dir(model)
     card = read_card(model_dir)
@@ -348,7 +349,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: st
     tokenizer = loading.load_tokenizer(model_dir)
     target = resolve_device(device, _accelerate_device())
     dtype = resolve_dtype(precision, target)
-    classifier = loading.load_classifier(model_dir, config, dtype).to(target)
+    classifier = loading.load_classifier(model_dir, config, dtype, allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
     trained_length = loading.preprocessing_of(card).get("max_length")
     length = min(int(max_length or trained_length or limit), limit)
