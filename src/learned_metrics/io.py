@@ -87,6 +87,8 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def iter_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(row_number, row)`` pairs; an empty file is an error."""
     path = Path(path)
+    if path.is_dir():  # before the suffix check: "is a directory" says more than "unsupported file type"
+        raise UserError("is a directory, expected a .jsonl or .csv file", path=path)
     fmt = file_format(path)
     rows = _iter_jsonl(path) if fmt == "jsonl" else _iter_csv(path)
     empty = True
