@@ -15,16 +15,19 @@ from learned_metrics.models.classifier import SequenceClassifier
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-@pytest.fixture(scope="module")
-def pickle_only_model(tiny_roberta, tmp_path_factory) -> Path:
-    """The tiny model with its weights as pytorch_model.bin only (how old hub repos ship them)."""
-    folder = tmp_path_factory.mktemp("pickle-only")
-    for file in tiny_roberta.iterdir():
+def pickle_only_copy(source: Path, folder: Path) -> Path:
+    """A copy of a model folder with its weights as pytorch_model.bin only (how old hub repos ship them)."""
+    for file in source.iterdir():
         if file.suffix != ".safetensors":
             shutil.copy(file, folder / file.name)
-    model = AutoModelForSequenceClassification.from_pretrained(tiny_roberta)
+    model = AutoModelForSequenceClassification.from_pretrained(source)
     torch.save(model.state_dict(), folder / "pytorch_model.bin")
     return folder
+
+
+@pytest.fixture(scope="module")
+def pickle_only_model(tiny_roberta, tmp_path_factory) -> Path:
+    return pickle_only_copy(tiny_roberta, tmp_path_factory.mktemp("pickle-only"))
 
 
 def test_training_refuses_pickle_only_weights(pickle_only_model):
@@ -49,13 +52,7 @@ def test_no_code_trusts_remote_code():
 
 @pytest.fixture(scope="module")
 def pickle_only_nli_model(tiny_deberta_nli, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("pickle-only-nli")
-    for file in tiny_deberta_nli.iterdir():
-        if file.suffix != ".safetensors":
-            shutil.copy(file, folder / file.name)
-    model = AutoModelForSequenceClassification.from_pretrained(tiny_deberta_nli)
-    torch.save(model.state_dict(), folder / "pytorch_model.bin")
-    return folder
+    return pickle_only_copy(tiny_deberta_nli, tmp_path_factory.mktemp("pickle-only-nli"))
 
 
 def test_scoring_refuses_pickle_only_weights_unless_allowed(pickle_only_nli_model, tmp_path, capsys):
