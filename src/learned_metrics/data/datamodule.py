@@ -116,12 +116,18 @@ class TextClassificationDataModule(L.LightningDataModule):
     # -- Lightning hooks -----------------------------------------------------------------------
 
     def prepare_data(self) -> None:
+        """Build the set on first use; a file lock lets parallel runs (sweep agents) build it once."""
         if self.path.exists():
             return
         if self.builder is None:
             raise UserError("data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path)
-        log.info("building data set into %s", self.path)
-        self.builder(output=str(self.path))
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            if not self.path.exists():  # another process may have built it while this one waited
+                log.info("building data set into %s", self.path)
+                self.builder(output=str(self.path))
 
     def setup(self, stage: str | None = None) -> None:
         if self.splits:
