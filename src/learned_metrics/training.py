@@ -9,9 +9,7 @@ checkpoint as a plain transformers folder.
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import logging
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -65,8 +63,8 @@ def _git_commit() -> str | None:
         return None
 
 
-def run_info(cfg: DictConfig, report: dict[str, Any] | None) -> dict[str, Any]:
-    """What is needed to reproduce a run: commit, versions, config, data report."""
+def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:
+    """What is needed to reproduce a run: commit, versions, resolved config, data report."""
     versions = {}
     for name in _VERSIONED_PACKAGES:
         try:
@@ -77,14 +75,16 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None) -> dict[str, Any]:
         "experiment": cfg.task_name,
         "git_commit": _git_commit(),
         "packages": versions,
-        "config": OmegaConf.to_container(cfg, resolve=True),
+        "config": resolved,
         "data_report": report,
     }
 
 
-def build_card(cfg: DictConfig, datamodule) -> dict[str, Any]:
-    """The metric card recorded in every checkpoint and export."""
-    report = datamodule.report or {}
+def training_card(
+    cfg: DictConfig, datamodule, report: dict[str, Any] | None, resolved: dict[str, Any]
+) -> dict[str, Any]:
+    """The metric card recorded in every checkpoint and export (completed by ``export.build_card``)."""
+    report = report or {}
     kind = cfg.model.metric_kind
     pair = len(datamodule.text_fields) == 2
     preprocessing = {
@@ -104,7 +104,7 @@ def build_card(cfg: DictConfig, datamodule) -> dict[str, Any]:
         "scoring": {"default_mode": "e-c"} if kind == "faithfulness" else {"score": "P(coherent)"},
         "augmentation": report.get("augmentation"),
         "data_report": report or None,
-        "training_config": OmegaConf.to_container(cfg, resolve=True),
+        "training_config": resolved,
     }
 
 
@@ -162,18 +162,19 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
     datamodule = instantiate(cfg.data)
     datamodule.set_label_ids(model.label_ids)
     datamodule.prepare_data()
-    model.card = build_card(cfg, datamodule)
+    report = datamodule.report  # read once: card, run info and the run folder's copy share it
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    model.card = training_card(cfg, datamodule, report, resolved)
 
     callbacks = _instantiate_all(cfg.get("callbacks"))
     loggers = _instantiate_all(cfg.get("logger"))
-    resolved = OmegaConf.to_container(cfg, resolve=True)
     for logger in loggers:
         logger.log_hyperparams(resolved)
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
     if trainer.is_global_zero:
-        write_json(output_dir / "run_info.json", run_info(cfg, datamodule.report))
-        if datamodule.report is not None:  # the data-prep report this run trained on, beside its results
-            write_json(output_dir / "data_report.json", datamodule.report)
+        write_json(output_dir / "run_info.json", run_info(cfg, report, resolved))
+        if report is not None:  # the data-prep report this run trained on, beside its results
+            write_json(output_dir / "data_report.json", report)
 
     # checkpoints hold tensors and plain values only: load them without unpickling arbitrary objects
     weights_only = not cfg.model.get("allow_pickle", False)
@@ -202,7 +203,7 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
         print_summary(
             f"{cfg.task_name}: best checkpoint",
             {
-                **{k: v for k, v in metrics.items()},
+                **metrics,
                 "best checkpoint": best_path or "none (no validation during training): final weights",
                 "global steps": trainer.global_step,
                 "epochs": trainer.current_epoch,
@@ -211,8 +212,6 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
                 "elapsed": f"{time.time() - started:.0f} s",
             },
         )
-        if os.environ.get("LEARNED_METRICS_RESULT_FILE"):  # lets a parent process read the result
-            Path(os.environ["LEARNED_METRICS_RESULT_FILE"]).write_text(json.dumps(metrics))
     return metrics
 
 
