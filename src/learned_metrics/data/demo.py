@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
 from pathlib import Path
 
 NAMES = ["Anna", "Ben", "Carla", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Kira", "Liam"]
@@ -105,8 +106,6 @@ def write_anli_layout(root: str | Path, sizes: dict[str, int] | None = None, see
 
 def build_coherence_demo_set(output: str | Path, n_docs: int = 600, seed: int = 0) -> dict:
     """Generate documents, then build the shuffle set with the real data-prep code."""
-    import tempfile
-
     from learned_metrics.data.shuffle_set import build_shuffle_set
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,8 +126,6 @@ def build_nli_demo_set(
     phrase_subset, augment), so the ablation switches work on the demo too;
     ``source`` only names the origin (the triples are always generated).
     """
-    import tempfile
-
     from learned_metrics.data.anli import build_anli_augmented
 
     if source != "generated":
