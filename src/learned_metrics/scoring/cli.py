@@ -25,8 +25,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=None,
                         help="cap on rows per batch (default: only the token budget limits batches)")
     parser.add_argument("--max-tokens", type=int, default=None,
-                        help="token budget per forward: rows x padded length (default 4096 on CPU; on GPU 32768 for "
-                        "large models, more for smaller hidden sizes)")
+                        help="token budget per forward: rows x padded length (default on CPU 1024 for base-sized "
+                        "and larger models, up to 4096 for tiny ones; on GPU 32768 for large models, more for "
+                        "smaller ones)")
     parser.add_argument("--max-length", type=int, default=None,
                         help="tokens per input (default: the length the model was trained with, capped by its limit)")
     parser.add_argument("--mc-samples", type=int, default=1,
