@@ -303,7 +303,20 @@ def throughput_markdown(cases: list[Case], command: str) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += ["| " + " | ".join(case_cells(c)) + " |" for c in cases]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ["", speedup_summary(cases)]) + "\n"
+
+
+def speedup_summary(cases: list[Case]) -> str:
+    """One sentence per input length: the range of speed-ups, deterministic and MC, over models and metrics."""
+    parts = []
+    for length in dict.fromkeys(c.length for c in cases):
+        ranges = []
+        for label, mc in (("deterministic", False), (f"MC K={K}", True)):
+            ratios = [c.ratio for c in cases if c.length == length and (c.passes > 1) == mc]
+            if ratios:
+                ranges.append(f"{label} {min(ratios):.1f}-{max(ratios):.1f}x")
+        parts.append(f"{length}: " + ", ".join(ranges))
+    return "Speed-up in CPU seconds by input length, over models and metrics: " + "; ".join(parts) + "."
 
 
 def memory_markdown(memory: list[tuple[int, int, float, float]], command: str) -> str:
