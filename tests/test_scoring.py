@@ -26,6 +26,7 @@ from learned_metrics.scoring import ScoreResult, TruncationWarning, load_scorer
 from learned_metrics.scoring.batching import encode, plan_batches
 from learned_metrics.scoring.chunking import ChunkPlan, aggregate_chunks, pack_sentences
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
+from learned_metrics.scoring.scorer import default_max_tokens
 
 COHERENCE_ORDER = {0: "incoherent", 1: "coherent"}
 GROUNDINGS = [
@@ -212,6 +213,15 @@ def test_plan_batches_respects_the_token_budget_and_covers_every_row():
         assert len(rows) <= 3
         assert len(rows) == 1 or len(rows) * lengths[rows].max() <= 128
     assert lengths[batches[0][0]] == lengths.max()  # longest first: out-of-memory shows at once
+
+
+@pytest.mark.parametrize(("device", "hidden", "budget"), [
+    ("cpu", 32, 4096), ("cpu", 384, 1024), ("cpu", 1024, 1024),
+    ("cuda", 1024, 32768), ("cuda", 384, 87381), ("cuda", 32, 131072), ("cuda", 8192, 8192),
+])
+def test_default_token_budget_follows_device_and_hidden_size(device, hidden, budget):
+    config = AutoConfig.for_model("bert", hidden_size=hidden)
+    assert default_max_tokens(config, torch.device(device)) == budget
 
 
 def test_tokenization_truncates_premise_only_and_counts_it(tiny_deberta_nli):
