@@ -59,7 +59,7 @@ class LastCheckpoint(Callback):
     def _save(self, trainer: Trainer) -> None:
         if trainer.sanity_checking or trainer.global_step == self._saved_at_step:
             return
-        trainer.save_checkpoint(self.path)
+        trainer.save_checkpoint(self.path, weights_only=False)  # full state: optimizer, loops, data position
         self._saved_at_step = trainer.global_step
 
     def on_train_batch_end(self, trainer: Trainer, *args: Any) -> None:
