@@ -28,6 +28,11 @@ _COMMAND_MODULES = (
 EXIT_USER_ERROR = 2
 
 
+def help_formatter(prog: str) -> argparse.HelpFormatter:
+    """Subcommand help: keeps the line breaks of the examples in epilogs, with a wider option column."""
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="learned-metrics",

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from learned_metrics.cli import help_formatter
 from learned_metrics.errors import UserError
 from learned_metrics.io import write_json
 
@@ -121,10 +122,6 @@ def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _formatter(prog: str) -> argparse.HelpFormatter:
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
-
-
 def _register_correlations(commands: Any) -> None:
     parser = commands.add_parser(
         "correlations",
@@ -132,7 +129,7 @@ def _register_correlations(commands: Any) -> None:
         description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
         "95% confidence intervals.",
         epilog=CORRELATIONS_EPILOG,
-        formatter_class=_formatter,
+        formatter_class=help_formatter,
     )
     _add_grid_inputs(parser)
     _add_stat_options(parser)
@@ -158,7 +155,7 @@ def _register_compare(commands: Any) -> None:
         "(n = items of one correlation; not defined for acc_pair).",
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
         "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.jsonl",
-        formatter_class=_formatter,
+        formatter_class=help_formatter,
     )
     _add_grid_inputs(parser, many_metrics=True)
     _add_stat_options(parser)
@@ -188,7 +185,7 @@ def _register_bias(commands: Any) -> None:
         "pairs where the humans prefer a to b, 2*acc-1 with acc the share the metric orders the same way (a tie "
         "counts wrong). Upper triangle: tau+ (humans agree with the overall order), lower: tau-. Empty when there "
         "are no such pairs.",
-        formatter_class=_formatter,
+        formatter_class=help_formatter,
     )
     _add_grid_inputs(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="circle plot: area = pair count, colour = tau (png/pdf/svg)")
@@ -205,7 +202,7 @@ def _register_auc(commands: Any) -> None:
         "field is given (systems whose rows have one class only are skipped and counted).",
         epilog="example:\n  learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl "
         "--group-field corpus --system-field system --plot out/auc.png",
-        formatter_class=_formatter,
+        formatter_class=help_formatter,
     )
     parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
     parser.add_argument("--score-field", default="score", metavar="F", help="score field (default: score)")
@@ -241,7 +238,7 @@ def _register_shuffle(commands: Any) -> None:
         help="accuracy that originals outscore their shuffled copies (coherence)",
         description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
         epilog=SHUFFLE_EPILOG,
-        formatter_class=_formatter,
+        formatter_class=help_formatter,
     )
     parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
     parser.add_argument("--score-field", default="score", metavar="F", help="score field (default: score)")

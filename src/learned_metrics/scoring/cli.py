@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from learned_metrics.cli import help_formatter
 from learned_metrics.errors import UserError
 from learned_metrics.scoring.distributed import Processes, current_processes
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, DEVICES, MODES, PRECISIONS, PREMISE_STRATEGIES
@@ -43,6 +44,25 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="accept weights that exist only as pytorch_model.bin (a pickle: trusted files only)")
 
 
+COHERENCE_EPILOG = """examples:
+  learned-metrics score coherence --model checkpoints/ccl_demo/latest/export \\
+      --input examples/coherence_demo.jsonl --output scored.jsonl
+  learned-metrics score coherence --model EXPORT --input summaries.csv --output scored.csv \\
+      --text-field summary --device cuda --precision bf16
+
+input: one JSON object per line (.jsonl) or a CSV with a header; every field is kept in the output."""
+
+FAITHFULNESS_EPILOG = """examples:
+  learned-metrics score faithfulness --model checkpoints/nli_demo/latest/export \\
+      --input examples/faithfulness_demo.jsonl --output scored.jsonl --mc-samples 15 --mode e-c
+  learned-metrics score faithfulness --model /models/roberta-large-mnli --input pairs.jsonl --output out.jsonl
+  learned-metrics score faithfulness --model EXPORT --input frank.csv --output frank.scored.csv \\
+      --premise-field grounding --hypothesis-field generated_text --premise-strategy chunk
+  accelerate launch --num_processes 4 -m learned_metrics.cli score faithfulness ...   # same output file
+
+A plain transformers NLI folder (no learned_metric.json) works: labels are found in id2label by name."""
+
+
 def register(subparsers) -> None:
     score = subparsers.add_parser(
         "score",
@@ -53,7 +73,8 @@ def register(subparsers) -> None:
     kinds = score.add_subparsers(dest="kind", metavar="KIND", required=True)
     coherence = kinds.add_parser("coherence", help="P(coherent) of each text",
                                  description="Score texts with a coherence classifier (CCL). The card's sentence "
-                                 "splitter and joiner are applied, as in training.")
+                                 "splitter and joiner are applied, as in training.",
+                                 epilog=COHERENCE_EPILOG, formatter_class=help_formatter)
     _add_common(coherence)
     coherence.add_argument("--text-field", default=None, help="field with the text (default: text)")
     coherence.add_argument("--sentences-field", default=None,
@@ -62,7 +83,8 @@ def register(subparsers) -> None:
 
     faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
                                     description="Score (grounding, generation) pairs with an NLI model: "
-                                    "e = P(entailment), e-c = P(entailment) - P(contradiction).")
+                                    "e = P(entailment), e-c = P(entailment) - P(contradiction).",
+                                    epilog=FAITHFULNESS_EPILOG, formatter_class=help_formatter)
     _add_common(faithfulness)
     faithfulness.add_argument("--premise-field", default="grounding", help="field with the grounding (premise)")
     faithfulness.add_argument("--hypothesis-field", default="generation",
