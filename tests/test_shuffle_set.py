@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import datasets
 import pytest
+import scipy.stats
 
 from learned_metrics.data import shuffle_set
 from learned_metrics.data.common import run_script
 from learned_metrics.data.demo import coherent_document, write_coherence_documents
-from learned_metrics.data.shuffle import document_rng, shuffled_negatives
+from learned_metrics.data.shuffle import distinct_orderings, document_rng, multiset_permutations, shuffled_negatives
 from learned_metrics.data.shuffle_set import build_shuffle_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +47,30 @@ def test_negatives_are_distinct_for_long_documents():
     negatives = shuffled_negatives(sentences, 20, document_rng(0, "d"), " ")
     assert len(negatives) == 20 == len(set(negatives))
     assert " ".join(sentences) not in negatives
+
+
+@pytest.mark.parametrize(
+    "sentences", [["A.", "B.", "C."], ["A.", "A.", "B.", "B."], ["A."] * 11 + ["B."], list("ABCDEFG")]
+)
+def test_distinct_orderings_are_counted_and_listed_exactly(sentences):
+    distinct = set(itertools.permutations(sentences)) if len(sentences) <= 8 else None
+    listed = [tuple(order) for order in multiset_permutations(sentences)]
+    assert len(listed) == len(set(listed)) == distinct_orderings(sentences)
+    if distinct is not None:
+        assert set(listed) == distinct
+
+
+def test_negatives_are_uniform_over_distinct_texts():
+    sentences = ["A.", "A.", "B.", "C."]  # 12 distinct texts, 11 negatives: sampled by rejection
+    counts = Counter(shuffled_negatives(sentences, 1, document_rng(0, str(i)), " ")[0] for i in range(5500))
+    assert len(counts) == 11 and " ".join(sentences) not in counts
+    assert scipy.stats.chisquare(list(counts.values())).pvalue > 0.001
+
+
+def test_few_orderings_of_many_sentences_are_all_found():
+    sentences = ["Same."] * 11 + ["Other."]  # 12! permutations, 12 distinct texts
+    negatives = shuffled_negatives(sentences, 20, random.Random(0), " ")
+    assert len(negatives) == 11 == len(set(negatives))
 
 
 def test_split_by_document_and_rows(tmp_path):

@@ -8,12 +8,14 @@ the original text exactly, which would put the same text under both labels.
 from __future__ import annotations
 
 import hashlib
-import itertools
+import math
 import random
+from collections import Counter
+from collections.abc import Iterator
 
-# Below this many sentences all permutations are enumerated (6! = 720), so the
-# negatives are drawn uniformly from every distinct text; above, rejection sampling.
-_ENUMERATE_UP_TO = 6
+# Rejection sampling needs this many distinct orderings per negative asked for; with fewer, every
+# distinct ordering is listed and sampled from (e.g. 3 sentences: 5 negatives at most).
+_ORDERINGS_PER_NEGATIVE = 4
 _MAX_TRIES_PER_NEGATIVE = 50
 
 
@@ -27,18 +29,44 @@ def distinct_sentence_count(sentences: list[str]) -> int:
     return len(set(sentences))
 
 
+def distinct_orderings(sentences: list[str]) -> int:
+    """Distinct texts a permutation can give: n! / prod(m!) over the multiplicities m of repeated sentences."""
+    return math.factorial(len(sentences)) // math.prod(math.factorial(m) for m in Counter(sentences).values())
+
+
+def multiset_permutations(items: list[str]) -> Iterator[list[str]]:
+    """Every distinct ordering once, in lexicographic order (next-permutation), never the n! with repeats."""
+    order = sorted(items)
+    while True:
+        yield list(order)
+        i = len(order) - 2
+        while i >= 0 and order[i] >= order[i + 1]:
+            i -= 1
+        if i < 0:
+            return
+        j = len(order) - 1
+        while order[j] <= order[i]:
+            j -= 1
+        order[i], order[j] = order[j], order[i]
+        order[i + 1 :] = reversed(order[i + 1 :])
+
+
 def shuffled_negatives(sentences: list[str], n: int, rng: random.Random, joiner: str) -> list[str]:
-    """Up to ``n`` distinct shuffled texts, none equal to the original text.
+    """Up to ``n`` distinct shuffled texts, none equal to the original text, drawn uniformly.
 
     Returns fewer than ``n`` when the document has fewer distinct orderings
     (e.g. 3 sentences give at most 5 negatives), and none when it has fewer
-    than 2 distinct sentences.
+    than 2 distinct sentences. A uniform permutation gives every distinct text
+    with the same probability (each arises from prod(m!) permutations), so
+    rejecting repeats and the original samples uniformly without replacement;
+    when the orderings are few, they are listed instead.
     """
     if n <= 0 or distinct_sentence_count(sentences) < 2:
         return []
     original = joiner.join(sentences)
-    if len(sentences) <= _ENUMERATE_UP_TO:
-        texts = sorted({joiner.join(p) for p in itertools.permutations(sentences)} - {original})
+    if distinct_orderings(sentences) - 1 < _ORDERINGS_PER_NEGATIVE * n:
+        # dict: distinct orderings can still join to one text ("a" + "a a" vs "a a" + "a")
+        texts = [text for text in dict.fromkeys(map(joiner.join, multiset_permutations(sentences))) if text != original]
         return rng.sample(texts, min(n, len(texts)))
     found: list[str] = []
     seen = {original}
