@@ -192,7 +192,7 @@ class Case:
 def run_case(name: str, model_dir: Path, kind: str, length: str, inputs: list[tuple[str, ...]], passes: int,
              rounds: int) -> Case:
     """Both ways on the same inputs, interleaved over ``rounds``; each way's best round counts."""
-    scorer = load_scorer(model_dir, kind=kind)
+    scorer = load_scorer(model_dir, kind=kind, device="cpu")  # the CPU table, also on a GPU machine
     naive = Naive(model_dir, kind, scorer.label_ids, min(NAIVE_PAD, scorer.max_length))
     naive_cpu, naive_wall, project_cpu, project_wall, diffs = [], [], [], [], []
     for _ in range(rounds):
