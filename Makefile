@@ -36,7 +36,8 @@ demo-nli: venv  ## offline NLI demo: augmented generated NLI set, fine-tune, sco
 	$(BIN)/python train.py experiment=nli_demo
 	$(BIN)/learned-metrics score faithfulness --model $(NLI_RUN)/export --mc-samples 15 \
 		--input examples/faithfulness_demo.jsonl --output $(NLI_RUN)/demo_scores.jsonl
-	$(BIN)/learned-metrics meta-eval auc --input $(NLI_RUN)/demo_scores.jsonl --score-field score --label-field label
+	$(BIN)/learned-metrics meta-eval auc --input $(NLI_RUN)/demo_scores.jsonl --score-field score --label-field label \
+		--roc-plot $(NLI_RUN)/roc.png
 
 test: venv  ## the whole offline test suite
 	$(BIN)/python -m pytest -q tests

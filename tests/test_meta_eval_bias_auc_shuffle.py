@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import roc_auc_score, roc_curve
 
+from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import (
     auc_by_group,
     bias_matrix,
     plot_bias_matrix,
     plot_length_gap,
+    plot_roc_curves,
     plot_score_histograms,
+    roc_points,
     shuffle_test,
 )
 from learned_metrics.meta_eval.shuffle_test import gap_buckets
@@ -105,6 +108,22 @@ def test_length_gap_buckets_are_centred_and_clamped():
     assert len(report.buckets) == 21
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_roc_points_equal_sklearn_and_enclose_the_auc(ties):
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 2, 300)
+    scores = rng.normal(size=300) + labels
+    if ties:
+        scores = np.round(scores, 1)  # many tied scores: diagonal steps
+    fpr, tpr = roc_points(scores, labels)
+    expected_fpr, expected_tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, expected_fpr)
+    np.testing.assert_allclose(tpr, expected_tpr)
+    assert np.trapezoid(tpr, fpr) == pytest.approx(roc_auc_score(labels, scores))
+    with pytest.raises(UserError, match="both labels"):
+        roc_points(scores[labels == 1], labels[labels == 1])
+
+
 def test_plots_are_valid_png_files(tmp_path):
     plot_bias_matrix(bias_matrix(HUMAN, METRIC, list("ABCD")), tmp_path / "bias.png")
     rng = np.random.default_rng(2)
@@ -112,8 +131,10 @@ def test_plots_are_valid_png_files(tmp_path):
     scores = rng.normal(size=60) + labels
     groups = ["x"] * 30 + ["y"] * 30
     plot_score_histograms(scores, labels, groups, tmp_path / "hist.png", {"x": 0.8, "y": None})
+    # a group with one label has no curve (its AUC is undefined) and is left out, not an error
+    plot_roc_curves(np.r_[scores, 0.5], np.r_[labels, 1], groups + ["one-label"], tmp_path / "roc.png", {"x": 0.8})
     report = shuffle_test(rng.normal(size=50) + 1, rng.normal(size=50), length_gap=rng.integers(-250, 250, 50))
     plot_length_gap(report, tmp_path / "gap.png")
-    for name in ("bias.png", "hist.png", "gap.png"):
+    for name in ("bias.png", "hist.png", "roc.png", "gap.png"):
         assert_png(tmp_path / name)
     assert not list(tmp_path.glob(".*.tmp"))

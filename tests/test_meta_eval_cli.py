@@ -221,10 +221,10 @@ def test_bad_plot_suffix_fails_before_any_output(scores, capsys):
 
 
 def test_auc_command_on_the_shipped_example(tmp_path, capsys):
-    out_json, plot = tmp_path / "auc.json", tmp_path / "auc.png"
+    out_json, plot, roc = tmp_path / "auc.json", tmp_path / "auc.png", tmp_path / "roc.png"
     code, out, _ = run(
         capsys, "auc", "--input", EXAMPLES / "faithfulness.jsonl", "--group-field", "corpus",
-        "--system-field", "system", "--resamples", "100", "--json", out_json, "--plot", plot,
+        "--system-field", "system", "--resamples", "100", "--json", out_json, "--plot", plot, "--roc-plot", roc,
     )  # fmt: skip
     assert code == 0 and "mean (unweighted)" in out
     data = json.loads(out_json.read_text())
@@ -232,6 +232,7 @@ def test_auc_command_on_the_shipped_example(tmp_path, capsys):
     group_values = [g["value"] for g in data["groups"].values()]
     assert data["mean"]["value"] == pytest.approx(np.mean(group_values))
     assert "intra_system" in data["groups"]["frank"] and plot.read_bytes()[:4] == b"\x89PNG"
+    assert roc.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_auc_bad_label_is_a_one_line_error(tmp_path, capsys):

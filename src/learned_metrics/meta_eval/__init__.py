@@ -12,7 +12,7 @@ results are dataclasses with ``to_json()``::
 
 from __future__ import annotations
 
-from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group
+from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group, roc_points
 from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
 from learned_metrics.meta_eval.correlations import (
     STATISTICS,
@@ -31,7 +31,7 @@ from learned_metrics.meta_eval.data import (
     read_shuffle_rows,
 )
 from learned_metrics.meta_eval.kendall import kendall_tau_b
-from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_score_histograms
+from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
 from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test
 from learned_metrics.meta_eval.significance import ComparisonReport, compare, williams_p
@@ -60,11 +60,13 @@ __all__ = [
     "percentile_interval",
     "plot_bias_matrix",
     "plot_length_gap",
+    "plot_roc_curves",
     "plot_score_histograms",
     "read_human_scores",
     "read_labelled_scores",
     "read_metric_scores",
     "read_shuffle_rows",
+    "roc_points",
     "shuffle_test",
     "williams_p",
 ]

@@ -201,7 +201,7 @@ def _register_auc(commands: Any) -> None:
         "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
         "field is given (systems whose rows have one class only are skipped and counted).",
         epilog="example:\n  learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl "
-        "--group-field corpus --system-field system --plot out/auc.png",
+        "--group-field corpus --system-field system \\\n      --plot out/auc.png --roc-plot out/roc.png",
         formatter_class=help_formatter,
     )
     parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
@@ -213,6 +213,7 @@ def _register_auc(commands: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
     parser.add_argument("--json", metavar="OUT", help="write per-group and mean AUCs with CIs")
     parser.add_argument("--plot", metavar="OUT.png", help="histograms of scores by label, one panel per group")
+    parser.add_argument("--roc-plot", metavar="OUT.png", help="ROC curves, one per group, AUC in the legend")
     parser.set_defaults(func=run_auc)
 
 
@@ -288,8 +289,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Reject bad output paths before any work, so an error never follows a long computation."""
     from learned_metrics.meta_eval.plots import check_plot_path
 
-    if getattr(args, "plot", None):
-        check_plot_path(args.plot)
+    for plot in (getattr(args, "plot", None), getattr(args, "roc_plot", None)):
+        if plot:
+            check_plot_path(plot)
     json_path = getattr(args, "json", None)
     if json_path and Path(json_path).is_dir():
         raise UserError("is a directory, expected a file name for the JSON output", path=json_path)
@@ -445,7 +447,7 @@ def run_auc(args: argparse.Namespace) -> int:
 
     from learned_metrics.meta_eval.auc import auc_by_group
     from learned_metrics.meta_eval.data import read_labelled_scores
-    from learned_metrics.meta_eval.plots import plot_score_histograms
+    from learned_metrics.meta_eval.plots import plot_roc_curves, plot_score_histograms
 
     _check_outputs(args)
     rows = read_labelled_scores(args.input, args.score_field, args.label_field, args.group_field, args.system_field)
@@ -471,10 +473,13 @@ def run_auc(args: argparse.Namespace) -> int:
         console.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
     if args.json:
         write_json(args.json, report.to_json())
+    aucs = {g.group: g.auc.value for g in report.groups}
     if args.plot:
-        aucs = {g.group: g.auc.value for g in report.groups}
         plot_score_histograms(rows.scores, rows.labels, rows.groups, args.plot, aucs)
         console.print(f"plot: {args.plot}")
+    if args.roc_plot:
+        plot_roc_curves(rows.scores, rows.labels, rows.groups, args.roc_plot, aucs)
+        console.print(f"ROC curves: {args.roc_plot}")
     return 0
 
 

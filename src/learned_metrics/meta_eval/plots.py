@@ -110,6 +110,38 @@ def plot_score_histograms(
     return _save(fig, path)
 
 
+def plot_roc_curves(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    groups: list[str],
+    path: str | Path,
+    aucs: dict[str, float | None] | None = None,
+) -> Path:
+    """ROC curve of every group with both labels on one set of axes, AUC in the legend."""
+    from learned_metrics.meta_eval.auc import roc_points
+
+    plt = _pyplot()
+    groups_arr = np.asarray(groups)
+    fig, ax = plt.subplots(figsize=(5.5, 5.0))
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="chance")
+    for name in dict.fromkeys(groups):
+        in_group = groups_arr == name
+        if len(set(labels[in_group].tolist())) < 2:
+            continue  # AUC undefined: the table says so
+        fpr, tpr = roc_points(scores[in_group], labels[in_group])
+        auc = (aucs or {}).get(name)
+        ax.plot(fpr, tpr, linewidth=1.5, label=name if auc is None else f"{name} (AUC {auc:.3f})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("false-positive rate (unfaithful rows accepted)")
+    ax.set_ylabel("true-positive rate (faithful rows accepted)")
+    ax.set_title("ROC curves by group")
+    ax.legend(fontsize="small", loc="lower right")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def plot_length_gap(report: Any, path: str | Path) -> Path:
     """Shuffle-test accuracy per length-gap bucket, with the pair count per bucket as bars."""
     plt = _pyplot()
