@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from learned_metrics.errors import UserError
-from learned_metrics.scoring.options import DEVICES, PRECISIONS
+from learned_metrics.scoring.options import DEVICES, PRECISIONS, one_of
 
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -48,8 +48,7 @@ def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:
         if device.type == "cuda" and torch.cuda.is_bf16_supported():
             return torch.bfloat16
         return torch.float32
-    if precision not in _DTYPES:
-        raise UserError(f"unknown precision '{precision}', expected one of {', '.join(PRECISIONS)}")
+    one_of(precision, PRECISIONS, "precision")
     if precision == "fp16" and device.type == "cpu":
         raise UserError("--precision fp16 needs a GPU; use fp32 (or bf16) on CPU")
     if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():

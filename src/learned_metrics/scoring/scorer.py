@@ -30,7 +30,7 @@ from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
 from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
-from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES
+from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, one_of
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
@@ -168,9 +168,9 @@ class Scorer:
         self.splitter = preprocessing.get("splitter")
         self.joiner = preprocessing.get("joiner")
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
-        self.mode = self._check_mode(mode or card_mode or "e-c") if kind == "faithfulness" else None
+        self.mode = one_of(mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
         self.mc_samples = self._check_passes(mc_samples)
-        self.premise_strategy = self._check_strategy(premise_strategy)
+        self.premise_strategy = one_of(premise_strategy, PREMISE_STRATEGIES, "premise strategy")
         self.max_tokens = int(max_tokens or default_max_tokens(model.config, device))
         if self.max_tokens < 1:
             raise UserError(f"max_tokens must be positive, got {max_tokens}")
@@ -182,23 +182,11 @@ class Scorer:
     # -- settings checks -----------------------------------------------------------------------
 
     @staticmethod
-    def _check_mode(mode: str) -> str:
-        if mode not in MODES:
-            raise UserError(f"unknown mode '{mode}', expected one of {', '.join(MODES)}")
-        return mode
-
-    @staticmethod
     def _check_passes(mc_samples: int | None) -> int:
         passes = int(mc_samples or 1)
         if passes < 0:
             raise UserError(f"mc_samples must be >= 0 (0 or 1 = deterministic), got {mc_samples}")
         return max(1, passes)
-
-    @staticmethod
-    def _check_strategy(strategy: str) -> str:
-        if strategy not in PREMISE_STRATEGIES:
-            raise UserError(f"unknown premise strategy '{strategy}', expected one of {', '.join(PREMISE_STRATEGIES)}")
-        return strategy
 
     @property
     def label_names(self) -> list[str]:
@@ -254,9 +242,9 @@ class Scorer:
         premises, hypotheses = _check_texts(groundings, "groundings"), _check_texts(generations, "generations")
         if len(premises) != len(hypotheses):
             raise UserError(f"groundings ({len(premises)}) and generations ({len(hypotheses)}) differ in length")
-        strategy = self._check_strategy(premise_strategy or self.premise_strategy)
+        strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
         probs, tokens, truncated, details = self._run_pairs(premises, hypotheses, strategy, passes, progress)
-        return self._result(probs, passes, self._check_mode(mode or self.mode), tokens, truncated, details)
+        return self._result(probs, passes, one_of(mode or self.mode, MODES, "mode"), tokens, truncated, details)
 
     def _batch_settings(self) -> BatchSettings:
         return BatchSettings(
