@@ -79,6 +79,12 @@ def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) ->
     return _save(fig, path)
 
 
+def _rows_of_each_group(groups: list[str]) -> list[tuple[str, np.ndarray]]:
+    """(group name, row mask) in order of first appearance."""
+    groups_arr = np.asarray(groups)
+    return [(name, groups_arr == name) for name in dict.fromkeys(groups)]
+
+
 def plot_score_histograms(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -88,13 +94,11 @@ def plot_score_histograms(
 ) -> Path:
     """One panel per group: score histograms of label 1 (faithful) vs label 0 (unfaithful)."""
     plt = _pyplot()
-    names = list(dict.fromkeys(groups))
-    groups_arr = np.asarray(groups)
-    columns = min(3, len(names))
-    n_rows = math.ceil(len(names) / columns)
+    panels = _rows_of_each_group(groups)
+    columns = min(3, len(panels))
+    n_rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows), squeeze=False)
-    for ax, name in zip(axes.ravel(), names, strict=False):
-        in_group = groups_arr == name
+    for ax, (name, in_group) in zip(axes.ravel(), panels, strict=False):
         values = scores[in_group]
         bins = np.histogram_bin_edges(values, bins=20)
         ax.hist(values[labels[in_group] == 1], bins=bins, alpha=0.6, label="label 1 (faithful)", color="tab:blue")
@@ -103,7 +107,7 @@ def plot_score_histograms(
         ax.set_title(name if auc is None else f"{name}  (AUC {auc:.3f})")
         ax.set_xlabel("score")
         ax.set_ylabel("rows")
-    for ax in axes.ravel()[len(names) :]:
+    for ax in axes.ravel()[len(panels) :]:
         ax.axis("off")
     axes.ravel()[0].legend(fontsize="small")
     fig.tight_layout()
@@ -121,11 +125,9 @@ def plot_roc_curves(
     from learned_metrics.meta_eval.auc import roc_points
 
     plt = _pyplot()
-    groups_arr = np.asarray(groups)
     fig, ax = plt.subplots(figsize=(5.5, 5.0))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="chance")
-    for name in dict.fromkeys(groups):
-        in_group = groups_arr == name
+    for name, in_group in _rows_of_each_group(groups):
         if len(set(labels[in_group].tolist())) < 2:
             continue  # AUC undefined: the table says so
         fpr, tpr = roc_points(scores[in_group], labels[in_group])
