@@ -40,35 +40,22 @@ def measure(argv: list[str]) -> tuple[float, float]:
     return wall, peak_kib / 1024
 
 
+def builder_command(script: str, source: str, output: Path) -> list[str]:
+    """The command line of one ``data_prep`` builder run, in a fresh interpreter."""
+    return [sys.executable, str(ROOT / "data_prep" / script), "--source", source, "--output", str(output)]
+
+
 def run(docs: int, anli_rows: int) -> list[tuple[str, int, float, float]]:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for n in (docs // 10, docs):
             source = write_coherence_documents(tmp / f"docs{n}.jsonl", n, seed=0)
-            wall, rss = measure(
-                [
-                    sys.executable,
-                    str(ROOT / "data_prep" / "build_shuffle_set.py"),
-                    "--source",
-                    f"jsonl:{source}",
-                    "--output",
-                    str(tmp / f"ccl{n}"),
-                ]
-            )
+            wall, rss = measure(builder_command("build_shuffle_set.py", f"jsonl:{source}", tmp / f"ccl{n}"))
             results.append(("shuffle set (documents)", n, wall, rss))
         for n in (anli_rows // 10, anli_rows):
             layout = write_anli_layout(tmp / f"anli{n}", {"train": n, "dev": 1000, "test": 1000}, seed=0)
-            wall, rss = measure(
-                [
-                    sys.executable,
-                    str(ROOT / "data_prep" / "build_anli_augmented.py"),
-                    "--source",
-                    f"jsonl:{layout}",
-                    "--output",
-                    str(tmp / f"nli{n}"),
-                ]
-            )
+            wall, rss = measure(builder_command("build_anli_augmented.py", f"jsonl:{layout}", tmp / f"nli{n}"))
             results.append(("augmented ANLI (train rows, 3 rounds)", 3 * n, wall, rss))
     return results
 

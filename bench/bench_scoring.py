@@ -49,8 +49,10 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from learned_metrics.data.demo import coherent_document, nli_triple  # noqa: E402
-from learned_metrics.scoring import load_scorer  # noqa: E402
+from learned_metrics.scoring import load_scorer, loading  # noqa: E402
+from learned_metrics.scoring.batching import encode  # noqa: E402
 from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
+from learned_metrics.scoring.precision import precision_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "bench" / "README.md"
@@ -294,18 +296,19 @@ def large_precisions(device: torch.device) -> list[str]:
 def run_large(name: str, model_dir: Path, kind: str, length: str, inputs: list[tuple[str, ...]],
               device: torch.device, naive_rows: int, mc_rows: int) -> list[LargeCase]:
     """Naive fp32 on ``naive_rows`` rows against the project at every precision on the same rows, plus MC."""
-    naive = Naive(model_dir, kind, resolve_labels_of(model_dir, kind), NAIVE_PAD, device)
+    naive = Naive(model_dir, kind, loading.resolve_labels(loading.load_config(model_dir), kind), NAIVE_PAD, device)
     cases = []
     for passes, rows in ((1, naive_rows), (K, mc_rows)):
         subset = inputs[:rows]
+        # unpadded tokens per row, cut where the naive way cuts (the fp32 score check holds the project to it)
+        lengths = token_lengths(naive.tokenizer, kind, subset, naive.pad_to)
         naive_scores, naive_wall = synced_wall(device, naive, subset, passes)
         for precision in large_precisions(device) if passes == 1 else ["auto"]:
             scorer = load_scorer(model_dir, kind=kind, device=device, precision=precision)
             project_call(scorer, kind, subset[:8], passes)  # warm-up: kernels, allocator
             result, wall = synced_wall(device, project_call, scorer, kind, subset, passes)
-            lengths = token_lengths(scorer, kind, subset)
             diff = float(np.abs(naive_scores - result.scores).max()) if passes == 1 else None
-            cases.append(LargeCase(name, kind, length, precision_label(scorer), passes, rows, lengths.mean(),
+            cases.append(LargeCase(name, kind, length, precision_name(scorer.dtype), passes, rows, lengths.mean(),
                                    rows / naive_wall, rows / wall, lengths.sum() * passes / wall,
                                    model_flops(scorer.model.config, lengths) * passes / wall / 1e12, diff))
             console.log(f"{name} {length} {cases[-1].precision} K={passes}: naive fp32 {rows / naive_wall:,.1f}, "
@@ -314,24 +317,10 @@ def run_large(name: str, model_dir: Path, kind: str, length: str, inputs: list[t
     return cases
 
 
-def resolve_labels_of(model_dir: Path, kind: str) -> dict[str, int]:
-    from learned_metrics.scoring import loading
-
-    return loading.resolve_labels(loading.load_config(model_dir), kind)
-
-
-def token_lengths(scorer, kind: str, inputs: list[tuple[str, ...]]) -> np.ndarray:
-    """Model input tokens per row, as the scorer truncates them."""
-    from learned_metrics.scoring.batching import encode
-
+def token_lengths(tokenizer, kind: str, inputs: list[tuple[str, ...]], max_length: int) -> np.ndarray:
+    """Model input tokens per row, truncated as the scorer truncates them."""
     second = [item[1] for item in inputs] if kind == "faithfulness" else None
-    return encode(scorer.tokenizer, [item[0] for item in inputs], second, scorer.max_length).lengths
-
-
-def precision_label(scorer) -> str:
-    from learned_metrics.scoring.precision import precision_name
-
-    return precision_name(scorer.dtype)
+    return encode(tokenizer, [item[0] for item in inputs], second, max_length).lengths
 
 
 def large_markdown(cases: list[LargeCase], command: str, layers: int | None) -> str:
