@@ -7,7 +7,8 @@ Examples::
     python train.py experiment=ccl_cnndm data.path=DIR model.name_or_path=/local/model trainer=cpu logger=csv
     python train.py experiment=nli_anli_aug ckpt_path=last  # resume the newest run
 
-The composition lives in ``conf/``; the work in ``learned_metrics.training``.
+The composition lives in ``conf/``; the work in ``learned_metrics.training``; every failure a
+user can meet ends as one line through ``learned_metrics.boundary``.
 """
 
 import os
@@ -20,8 +21,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from learned_metrics.boundary import run_command  # noqa: E402
 from learned_metrics.config import register_resolvers  # noqa: E402
-from learned_metrics.errors import UserError  # noqa: E402
 
 register_resolvers()
 
@@ -30,12 +31,16 @@ register_resolvers()
 def main(cfg: DictConfig) -> float | None:
     from learned_metrics.training import optimized_metric_value, train
 
-    try:
-        metrics = train(cfg)
-        return optimized_metric_value(cfg, metrics)
-    except UserError as exc:
-        print(f"train.py: error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    result: dict[str, float | None] = {}
+
+    def task() -> int:
+        result["value"] = optimized_metric_value(cfg, train(cfg))
+        return 0
+
+    code = run_command("train.py", task)
+    if code:
+        sys.exit(code)
+    return result.get("value")
 
 
 if __name__ == "__main__":

@@ -390,7 +390,7 @@ def test_coherence_and_faithfulness_calls_are_not_mixed_up(coherence_export, nli
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [(None, "None/NaN"), (math.nan, "None/NaN"), ("   ", "text is empty"), (3, "expected a string")],
+    [(None, "missing"), (math.nan, "missing"), ("   ", "text is empty"), (3, "expected text")],
 )
 def test_bad_api_inputs_name_argument_and_row(tiny_deberta_nli, value, message):
     scorer = load_scorer(tiny_deberta_nli)
@@ -428,10 +428,13 @@ def test_precision_and_device_choices(tiny_deberta_nli):
     assert load_scorer(tiny_deberta_nli).dtype == torch.float32  # auto on CPU
     with pytest.raises(UserError, match="fp16 needs a GPU"):
         load_scorer(tiny_deberta_nli, precision="fp16")
-    with pytest.raises(UserError, match="batch_size must be positive"):
+    with pytest.raises(UserError, match="batch_size must be an integer >= 1"):
         load_scorer(tiny_deberta_nli, batch_size=-1)
-    with pytest.raises(UserError, match="max_tokens must be positive"):
-        load_scorer(tiny_deberta_nli, max_tokens=-8)
+    for bad in (-8, 0):  # 0 used to mean "the default" silently
+        with pytest.raises(UserError, match="max_tokens must be an integer >= 1"):
+            load_scorer(tiny_deberta_nli, max_tokens=bad)
+    with pytest.raises(UserError, match="max_length 3 is too small"):
+        load_scorer(tiny_deberta_nli, max_length=3)
     with pytest.raises(UserError, match="unknown device"):
         load_scorer(tiny_deberta_nli, device="tpu")
     if not torch.cuda.is_available():

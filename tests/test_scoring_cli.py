@@ -136,14 +136,14 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = pair_rows(12)
     cases = {
         "missing field": ([*good[:9], {"grounding": "x"}], r"row 10, field 'generation': missing field"),
-        "null": ([*good[:9], {"grounding": None, "generation": "y"}], r"row 10, field 'grounding': value is null/NaN"),
+        "null": ([*good[:9], {"grounding": None, "generation": "y"}], r"row 10, field 'grounding': value is missing"),
         "empty": ([*good[:9], {"grounding": "x", "generation": "  "}], r"row 10, field 'generation': text is empty"),
     }
     files = {name: (write_jsonl(tmp_path / f"{i}.jsonl", rows), msg) for i, (name, (rows, msg)) in
              enumerate(cases.items())}
     nan = tmp_path / "nan.jsonl"
     nan.write_text(json.dumps(good[0]) + "\n" + '{"grounding": NaN, "generation": "y"}\n')
-    files["nan"] = (nan, r"row 2, field 'grounding': value is null/NaN")
+    files["nan"] = (nan, r"row 2, field 'grounding': value is missing")
     broken = tmp_path / "broken.jsonl"
     broken.write_text("".join(json.dumps(r) + "\n" for r in good[:9]) + "{not json\n")
     files["broken json late in the file"] = (broken, r"row 10: invalid JSON")

@@ -18,7 +18,7 @@ import torch
 from lightning.pytorch import Callback, Trainer
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from learned_metrics.io import apply_default_permissions
+from learned_metrics.outputs import apply_default_permissions
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):

@@ -1,9 +1,10 @@
 """``learned-metrics``: one entry point with subcommands; thin, calls the package.
 
 Each feature module exposes ``register(subparsers)`` that adds its
-subcommand(s) and sets ``func`` on the parsed namespace. User mistakes raise
-:class:`~learned_metrics.errors.UserError` and are printed here, once, as a
-single line with a non-zero exit code.
+subcommand(s) and sets ``func`` on the parsed namespace. Every command runs
+inside the error boundary (:func:`learned_metrics.boundary.run_command`):
+user mistakes and OS errors are printed once, as a single line with a
+non-zero exit code, and Ctrl-C/SIGTERM remove temporary files and exit 130/143.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from learned_metrics import __version__
-from learned_metrics.errors import UserError
+from learned_metrics.boundary import EXIT_USER_ERROR, run_command
 
 # Modules that add subcommands; imported lazily so `--help` stays fast.
 _COMMAND_MODULES = (
@@ -24,9 +25,6 @@ _COMMAND_MODULES = (
     "learned_metrics.meta_eval.cli",
     "learned_metrics.runs",
 )
-
-EXIT_USER_ERROR = 2
-
 
 def help_formatter(prog: str) -> argparse.HelpFormatter:
     """Subcommand help: keeps the line breaks of the examples in epilogs, with a wider option column."""
@@ -57,15 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER_ERROR
-    try:
-        result = args.func(args)
-    except UserError as exc:
-        print(f"learned-metrics {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        print("interrupted; no output was written", file=sys.stderr)
-        return 130
-    return int(result or 0)
+    return run_command(f"learned-metrics {args.command}", lambda: args.func(args))
 
 
 if __name__ == "__main__":

@@ -6,31 +6,53 @@ the tokenizer files and the card: metric kind, label names, preprocessing
 settings, validation results and the resolved training config. Other tools
 need nothing but ``AutoModelForSequenceClassification``/``AutoTokenizer``;
 our scorer reads the card to reproduce the training preprocessing.
+
+Everything read from a checkpoint or a card is checked before it is used: the
+checkpoint loads with ``weights_only=True``, its stored config must name an
+architecture transformers provides (no custom code), its tokenizer file names
+must be plain names (``../x`` would write outside the export), and the card's
+fields must have the types the scorer relies on.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import binascii
 import datetime as dt
 import json
 import pickle
+import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from learned_metrics import __version__
-from learned_metrics.errors import UserError
-from learned_metrics.io import atomic_dir
+from learned_metrics.errors import UserError, first_line
+from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
+from learned_metrics.validate import plain_file_name
 
 CARD_NAME = "learned_metric.json"
 CARD_FORMAT_VERSION = 1
+EXPORT_KIND = "export"
+CARD_KINDS = ("coherence", "faithfulness")
+CARD_MODES = ("e", "e-c")
 
 
-def _write_tokenizer_files(files: dict[str, str], out_dir: Path) -> None:
+def decode_tokenizer_files(files: Any, where: object) -> dict[str, bytes]:
+    """The tokenizer files a checkpoint carries, each name a plain file name and each body valid base64."""
+    if not isinstance(files, Mapping) or not files:
+        raise UserError("checkpoint field 'tokenizer_files' must be a non-empty mapping of file names", path=where)
+    decoded = {}
     for name, data in files.items():
-        target = out_dir / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(base64.b64decode(data))
+        plain_file_name(name, what="tokenizer file name in the checkpoint", path=where)
+        if not isinstance(data, str):
+            raise UserError(f"tokenizer file {name!r}: expected base64 text, got {type(data).__name__}", path=where)
+        try:
+            decoded[name] = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise UserError(f"tokenizer file {name!r}: not valid base64", path=where) from None
+    return decoded
 
 
 def build_card(card: dict[str, Any], id2label: dict[int, str], source_checkpoint: str | None) -> dict[str, Any]:
@@ -47,18 +69,22 @@ def build_card(card: dict[str, Any], id2label: dict[int, str], source_checkpoint
 
 def write_export(
     model,
-    tokenizer_files: dict[str, str],
+    tokenizer_files: Any,
     card: dict[str, Any],
     out_dir: str | Path,
     source_checkpoint: str | None = None,
+    overwrite: bool = False,
 ) -> Path:
-    """Write model (safetensors), tokenizer and card into ``out_dir`` atomically."""
+    """Write model (safetensors), tokenizer and card into ``out_dir`` atomically (:mod:`learned_metrics.outputs`)."""
     out_dir = Path(out_dir)
-    with atomic_dir(out_dir) as tmp:
+    files = decode_tokenizer_files(tokenizer_files, source_checkpoint or "tokenizer files")
+    full_card = validate_card(build_card(card, model.config.id2label, source_checkpoint), CARD_NAME)
+    with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        _write_tokenizer_files(tokenizer_files, tmp)
-        full_card = build_card(card, model.config.id2label, source_checkpoint)
-        (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n")
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",
+                                     encoding="utf-8")
     return out_dir
 
 
@@ -67,73 +93,160 @@ def export_module(module, out_dir: str | Path, source_checkpoint: str | None = N
     return write_export(module.model, module.tokenizer_files, module.card, out_dir, source_checkpoint)
 
 
+# --- reading checkpoints -----------------------------------------------------------------------
+
+
 def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, Any]:
-    """Load a Lightning checkpoint with ``weights_only=True``; pickled objects need ``allow_pickle``."""
+    """Load a Lightning checkpoint with ``weights_only=True``; pickled objects need ``allow_pickle``.
+
+    Anything that is not a readable ``torch.save`` archive (empty, text, random bytes,
+    truncated) is one line saying so; only a real pickle of Python objects gets the
+    ``--allow-pickle`` advice.
+    """
     import torch
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UserError("checkpoint file not found", path=path)
+    if not path.is_file():
+        raise UserError("is a folder, expected a .ckpt file", path=path)
+    if path.stat().st_size == 0:
+        raise UserError("file is empty, not a checkpoint", path=path)
+    if not zipfile.is_zipfile(path):
+        raise UserError("not a PyTorch checkpoint (torch.save writes a zip archive; this file is not one, or is "
+                        "truncated)", path=path)
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except pickle.UnpicklingError as exc:
+        if "GLOBAL" not in str(exc):
+            raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
         if not allow_pickle:
             raise UserError(
-                "checkpoint holds pickled Python objects and was refused (weights_only load failed: "
-                f"{str(exc).splitlines()[0][:160]}); pass --allow-pickle only if you trust its origin",
+                "checkpoint holds pickled Python objects, which can run code when loaded, and was refused; "
+                "pass --allow-pickle (model.allow_pickle=true for train.py) only if you trust its origin",
                 path=path,
             ) from None
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except (RuntimeError, EOFError) as exc:
-        raise UserError(f"not a readable checkpoint ({str(exc).splitlines()[0][:160]})", path=path) from None
+        try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as exc:  # a damaged pickle raises anything
+            raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
+    except Exception as exc:  # torch raises RuntimeError/EOFError/KeyError/... for damaged archives
+        raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
+    return check_checkpoint(checkpoint, path)
 
 
-def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkpoint"):
-    """Rebuild the transformers model from a checkpoint's stored config and weights (no hub access)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification
+def check_checkpoint(checkpoint: Any, path: object) -> dict[str, Any]:
+    """The fields a learned-metrics checkpoint must have, with the types everything downstream relies on."""
+    import torch
 
+    if not isinstance(checkpoint, dict):
+        raise UserError(f"not a learned-metrics checkpoint (holds a {type(checkpoint).__name__})", path=path)
     missing = [key for key in ("hf_config", "tokenizer_files", "state_dict") if key not in checkpoint]
     if missing:
         raise UserError(f"not a learned-metrics checkpoint (missing {missing})", path=path)
-    hf_config = dict(checkpoint["hf_config"])
-    config = AutoConfig.for_model(hf_config.pop("model_type"), **hf_config)
-    model = AutoModelForSequenceClassification.from_config(config)
+    state = checkpoint["state_dict"]
+    if not isinstance(state, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise UserError("checkpoint field 'state_dict' must map parameter names to tensors", path=path)
+    if not isinstance(checkpoint["hf_config"], dict):
+        raise UserError("checkpoint field 'hf_config' must be a mapping", path=path)
+    if not isinstance(checkpoint.get("learned_metric", {}), dict):
+        raise UserError("checkpoint field 'learned_metric' must be a mapping", path=path)
+    return checkpoint
+
+
+def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkpoint"):
+    """Rebuild the transformers model from a checkpoint's stored config and weights (no hub access, no custom code)."""
+    from learned_metrics.safety import classifier_from_config_dict
+
+    checkpoint = check_checkpoint(checkpoint, path)
+    model = classifier_from_config_dict(checkpoint["hf_config"], path)
     prefix = "model."
     state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise UserError(
-            f"checkpoint weights do not match its config ({str(exc).splitlines()[0][:200]})", path=path
-        ) from None
+        raise UserError(f"checkpoint weights do not match its config ({first_line(exc)})", path=path) from None
     return model.eval()
 
 
-def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: bool = False) -> Path:
+def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: bool = False,
+                      overwrite: bool = False) -> Path:
     """Export any learned-metrics Lightning checkpoint to a transformers folder."""
+    check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path], overwrite=overwrite)
     checkpoint = load_checkpoint(ckpt_path, allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
+    decode_tokenizer_files(checkpoint["tokenizer_files"], ckpt_path)  # refuse bad names before writing anything
     return write_export(
-        model, checkpoint["tokenizer_files"], checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path)
+        model, checkpoint["tokenizer_files"], checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
+        overwrite=overwrite,
     )
 
 
+# --- reading cards -----------------------------------------------------------------------------
+
+
+_TYPE_NAMES = {str: "text", int: "an integer", dict: "an object", list: "a list"}
+
+
+def _optional(mapping: dict, key: str, kind: type, path: object, prefix: str = "") -> Any:
+    """``mapping[key]`` when it is absent/null or of type ``kind`` (bools are not integers here), else one line."""
+    value = mapping.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise UserError(f"card field '{prefix}{key}' must be {_TYPE_NAMES[kind]}, got {value!r}", path=path)
+    return value
+
+
+def validate_card(card: Any, path: object) -> dict[str, Any]:
+    """A card whose fields have the types and values the scorer uses (one line for the first that does not)."""
+    from learned_metrics.data.sentences import SPLITTERS
+
+    if not isinstance(card, dict):
+        raise UserError(f"the card must be a JSON object, got {type(card).__name__}", path=path)
+    kind = _optional(card, "kind", str, path)
+    if kind is not None and kind not in CARD_KINDS:
+        raise UserError(f"card field 'kind' must be one of {', '.join(CARD_KINDS)}, got {kind!r}", path=path)
+    preprocessing = _optional(card, "preprocessing", dict, path) or {}
+    max_length = _optional(preprocessing, "max_length", int, path, "preprocessing.")
+    if max_length is not None and max_length < 1:
+        raise UserError(f"card field 'preprocessing.max_length' must be >= 1, got {max_length}", path=path)
+    splitter = _optional(preprocessing, "splitter", str, path, "preprocessing.")
+    if splitter is not None and splitter not in SPLITTERS:
+        raise UserError(f"card field 'preprocessing.splitter' must be one of {', '.join(SPLITTERS)}, got {splitter!r}",
+                        path=path)
+    _optional(preprocessing, "joiner", str, path, "preprocessing.")
+    fields = _optional(preprocessing, "text_fields", list, path, "preprocessing.")
+    if fields is not None and not all(isinstance(f, str) for f in fields):
+        raise UserError("card field 'preprocessing.text_fields' must be a list of strings", path=path)
+    scoring = _optional(card, "scoring", dict, path) or {}
+    mode = _optional(scoring, "default_mode", str, path, "scoring.")
+    if mode is not None and mode not in CARD_MODES:
+        raise UserError(f"card field 'scoring.default_mode' must be one of {', '.join(CARD_MODES)}, got {mode!r}",
+                        path=path)
+    _optional(card, "id2label", dict, path)
+    return card
+
+
 def read_card(model_dir: str | Path) -> dict[str, Any] | None:
-    """The ``learned_metric.json`` of an export, or None for a plain transformers folder."""
+    """The checked ``learned_metric.json`` of an export, or None for a plain transformers folder."""
     path = Path(model_dir) / CARD_NAME
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not valid UTF-8 ({exc.reason})", path=path) from None
     except json.JSONDecodeError as exc:
         raise UserError(f"invalid JSON ({exc.msg})", path=path, row=exc.lineno) from None
+    return validate_card(card, path)
 
 
 # --- command line ------------------------------------------------------------------------------
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    out = export_checkpoint(args.checkpoint, args.output, allow_pickle=args.allow_pickle)
+    out = export_checkpoint(args.checkpoint, args.output, allow_pickle=args.allow_pickle, overwrite=args.overwrite)
     print(f"exported {args.checkpoint} -> {out}")
     return 0
 
@@ -149,7 +262,10 @@ def register(subparsers) -> None:
     parser.add_argument(
         "checkpoint", help="path to a .ckpt file (e.g. checkpoints/ccl_cnndm/<run>/checkpoints/last.ckpt)"
     )
-    parser.add_argument("output", help="folder to write (replaced atomically if it exists)")
+    parser.add_argument("output", help="new or empty folder to write (never the checkpoint's own run folder)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier export in OUTPUT atomically (a folder holding anything else is "
+                        "never touched)")
     parser.add_argument(
         "--allow-pickle",
         action="store_true",

@@ -3,25 +3,23 @@
 Inputs are ``.jsonl`` (one JSON object per line) or ``.csv`` (header row).
 Row numbers in errors are 1-based data rows (for ``.jsonl`` the line number,
 for ``.csv`` the row after the header), so users can jump straight to them.
-Outputs are written to a temporary file beside the target and renamed at the
-end, so a failure never leaves a half-written file behind.
+Outputs go through :mod:`learned_metrics.outputs` (a temporary file beside the
+target, renamed at the end), so a failure never leaves a half-written file behind.
+Values inside rows are checked by :mod:`learned_metrics.validate`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
-import math
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.outputs import atomic_file
 
 SUPPORTED_SUFFIXES = (".jsonl", ".csv")
 
@@ -39,12 +37,21 @@ def file_format(path: str | os.PathLike) -> str:
     raise UserError(f"unsupported file type '{suffix or '(none)'}', expected .jsonl or .csv", path=path)
 
 
-def _open_text(path: Path):
+def check_input_file(path: str | os.PathLike) -> Path:
+    """An input that exists, is a file and has a supported suffix: checked before a command starts its work."""
+    path = Path(path)
+    if path.is_dir():  # before the suffix check: "is a directory" says more than "unsupported file type"
+        raise UserError("is a directory, expected a .jsonl or .csv file", path=path)
+    file_format(path)
     if not path.exists():
         raise UserError("file not found", path=path)
-    if path.is_dir():
-        raise UserError("is a directory, expected a .jsonl or .csv file", path=path)
-    return path.open("r", encoding="utf-8", newline="")
+    return path
+
+
+def _open_text(path: Path):
+    check_input_file(path)
+    # utf-8-sig: Excel and Windows tools start CSV/JSONL files with a byte-order mark
+    return path.open("r", encoding="utf-8-sig", newline="")
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -86,9 +93,7 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def iter_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(row_number, row)`` pairs; an empty file is an error."""
-    path = Path(path)
-    if path.is_dir():  # before the suffix check: "is a directory" says more than "unsupported file type"
-        raise UserError("is a directory, expected a .jsonl or .csv file", path=path)
+    path = check_input_file(path)
     fmt = file_format(path)
     rows = _iter_jsonl(path) if fmt == "jsonl" else _iter_csv(path)
     empty = True
@@ -116,98 +121,9 @@ def iter_row_chunks(path: str | os.PathLike, chunk_size: int) -> Iterator[list[t
         yield chunk
 
 
-def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def require_text(row: dict[str, Any], field: str, *, path: object, row_number: int) -> str:
-    """Return a non-empty string field of a row, or raise a UserError naming file, row and field."""
-    if field not in row:
-        available = ", ".join(sorted(map(str, row))) or "none"
-        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=field)
-    value = row[field]
-    if _is_missing(value):
-        raise UserError("value is null/NaN", path=path, row=row_number, field=field)
-    if not isinstance(value, str):
-        raise UserError(f"expected text, got {type(value).__name__}", path=path, row=row_number, field=field)
-    if not value.strip():
-        raise UserError("text is empty", path=path, row=row_number, field=field)
-    return value
-
-
-def require_sentences(row: dict[str, Any], field: str, *, path: object, row_number: int) -> list[str]:
-    """Return a list-of-strings field (e.g. ``sentences``), or raise a UserError."""
-    value = row.get(field)
-    if isinstance(value, str):  # CSV cells hold JSON lists
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise UserError("expected a JSON list of strings", path=path, row=row_number, field=field) from None
-    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-        raise UserError("expected a list of strings", path=path, row=row_number, field=field)
-    sentences = [s.strip() for s in value if s.strip()]
-    if not sentences:
-        raise UserError("no non-empty sentences", path=path, row=row_number, field=field)
-    return sentences
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def apply_default_permissions(path: str | os.PathLike, directory: bool = False) -> None:
-    """mkstemp/mkdtemp create private (0600/0700) files; give results the usual umask-based mode."""
-    os.chmod(path, (0o777 if directory else 0o666) & ~_current_umask())
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        apply_default_permissions(tmp_path)
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
-
-
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds.
-
-    An interrupted build therefore never leaves a half-written folder that a
-    later run would load.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-        apply_default_permissions(tmp, directory=True)
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     """Write JSON atomically (indent 2, UTF-8)."""
-    with atomic_path(path) as tmp:
+    with atomic_file(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
 
 
@@ -230,7 +146,7 @@ class RowWriter:
         self.path = Path(path)
         self.format = file_format(self.path)
         self.fieldnames = fieldnames
-        self._ctx = atomic_path(self.path)
+        self._ctx = atomic_file(self.path)
         self._tmp = self._ctx.__enter__()
         self._handle = self._tmp.open("w", encoding="utf-8", newline="")
         self._csv: csv.DictWriter | None = None

@@ -26,6 +26,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import write_json
+from learned_metrics.outputs import check_outputs, file_output
 
 RUN_MARKERS = ("run_info.json", "export/learned_metric.json")
 TIMESTAMP_FORMAT = "%Y-%m-%d_%H-%M-%S"  # conf/hydra/default.yaml run folders
@@ -76,9 +77,19 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """Run files are written by us but read after anyone may have edited them: a non-mapping reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def _monitor(config: dict[str, Any]) -> tuple[str | None, str | None]:
-    checkpoint = (config.get("callbacks") or {}).get("model_checkpoint") or {}
-    return checkpoint.get("monitor"), checkpoint.get("mode")
+    checkpoint = _mapping(_mapping(config.get("callbacks")).get("model_checkpoint"))
+    mode = _text(checkpoint.get("mode"))
+    return _text(checkpoint.get("monitor")), mode if mode in ("min", "max") else None
 
 
 def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
@@ -91,7 +102,7 @@ def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
     info = run_dir / "run_info.json"
     if info.is_file():
         return datetime.fromtimestamp(info.stat().st_mtime)
-    if card.get("exported_at"):
+    if _text(card.get("exported_at")):
         try:
             return datetime.fromisoformat(card["exported_at"]).replace(tzinfo=None)
         except ValueError:
@@ -105,7 +116,7 @@ def _step_of(checkpoint_name: str | None) -> int | None:
 
 
 def _best_checkpoint_name(run_dir: Path, card: dict[str, Any]) -> str | None:
-    if card.get("source_checkpoint"):
+    if _text(card.get("source_checkpoint")):
         return card["source_checkpoint"]
     names = sorted(p.name for p in (run_dir / "checkpoints").glob("best*.ckpt"))
     return names[-1] if names else None
@@ -116,7 +127,7 @@ def best_from_metrics_csv(path: Path, metric: str, mode: str | None) -> float | 
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             values = [float(row[metric]) for row in csv.DictReader(handle) if row.get(metric) not in (None, "")]
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, UnicodeDecodeError, csv.Error):
         return None
     values = [v for v in values if not math.isnan(v)]
     if not values:
@@ -128,21 +139,26 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
     """Everything the table shows about one run folder, from its small files only."""
     info = _read_json(run_dir / "run_info.json")
     card = _read_json(run_dir / "export" / "learned_metric.json")
-    config = info.get("config") or card.get("training_config") or {}
+    config = _mapping(info.get("config")) or _mapping(card.get("training_config"))
     metric, mode = _monitor(config)
-    validation = {k: float(v) for k, v in (card.get("validation") or {}).items() if isinstance(v, int | float)}
+    validation = {
+        str(k): float(v) for k, v in _mapping(card.get("validation")).items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
     best, source = (validation[metric], "export") if metric in validation else (None, None)
     if best is None and metric:
         best = best_from_metrics_csv(run_dir / "csv" / "metrics.csv", metric, mode)
         source = "metrics.csv" if best is not None else None
     date = _run_date(run_dir, card)
+    seed = config.get("seed")
     return RunRow(
-        experiment=info.get("experiment") or card.get("experiment") or config.get("task_name") or run_dir.parent.name,
+        experiment=_text(info.get("experiment")) or _text(card.get("experiment")) or _text(config.get("task_name"))
+        or run_dir.parent.name,
         run=str(run_dir.relative_to(root)),
         path=str(run_dir.resolve()),
         date=date.isoformat(sep=" ", timespec="minutes") if date else None,
-        git_commit=info.get("git_commit"),
-        seed=config.get("seed"),
+        git_commit=_text(info.get("git_commit")),
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         metric=metric,
         mode=mode,
         best=best,
@@ -225,6 +241,8 @@ def _console():
 
 
 def run_list(args: argparse.Namespace) -> int:
+    if args.json:
+        check_outputs([file_output(args.json, "--json")])
     rows = list_runs(args.dir)
     _console().print(render_table(rows, f"{len(rows)} run(s) under {args.dir}"))
     if args.json:

@@ -1,20 +1,38 @@
-"""Safe loading of model weights: safetensors, never pickles unless the user says so.
+"""The one place that loads transformers configs, tokenizers and models: no code from a model ever runs.
 
-``pytorch_model.bin`` and Lightning checkpoints are Python pickles: loading one
-from an untrusted source can run arbitrary code. Training and scoring load
-weights from safetensors only; a folder that holds nothing but pickled weights
-is refused with a clear message unless ``allow_pickle`` is given. Nothing in
-this project enables ``trust_remote_code``.
+- Every ``from_pretrained`` passes ``trust_remote_code=False``. A local folder
+  whose ``config.json`` or ``tokenizer_config.json`` asks for custom code
+  (``auto_map``) or names a ``model_type`` transformers does not know is refused
+  with one line before transformers is called, so no ``[y/N]`` prompt can
+  appear and nothing piped into stdin can answer it.
+- Weights load from safetensors only. ``pytorch_model.bin`` and Lightning
+  checkpoints are pickles that can run code when loaded; a folder that holds
+  nothing but pickled weights is refused unless ``allow_pickle`` is given.
+- A local folder without tokenizer files is refused: transformers would
+  otherwise build a tiny fallback tokenizer and every score would be meaningless.
+- Loader errors (a truncated ``model.safetensors``, a broken ``config.json``)
+  become one :class:`~learned_metrics.errors.UserError` line naming the folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
 
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth")
+# Any of these makes a folder's tokenizer loadable (fast tokenizer, BPE/WordPiece vocabularies, sentencepiece).
+TOKENIZER_FILE_PATTERNS = ("tokenizer.json", "vocab.json", "vocab.txt", "merges.txt", "*.model", "*.tiktoken",
+                           "vocab.bpe")
+REMOTE_CODE_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json")
+NO_REMOTE_CODE = {"trust_remote_code": False}
+
+
+def is_local(name_or_path: str | os.PathLike) -> bool:
+    return Path(name_or_path).expanduser().is_dir()
 
 
 def has_safetensors(model_dir: Path) -> bool:
@@ -47,3 +65,107 @@ def check_weights_are_safe(
 def safetensors_kwargs(allow_pickle: bool = False) -> dict[str, bool]:
     """``from_pretrained`` keywords: safetensors required unless pickles are allowed."""
     return {} if allow_pickle else {"use_safetensors": True}
+
+
+def known_model_types() -> set[str]:
+    from transformers import CONFIG_MAPPING
+
+    return set(CONFIG_MAPPING.keys())
+
+
+def check_config_dict(config: Any, where: object) -> dict[str, Any]:
+    """A config (``config.json`` or a checkpoint's ``hf_config``) that transformers builds without custom code."""
+    if not isinstance(config, dict):
+        raise UserError(f"model config is a {type(config).__name__}, expected a JSON object", path=where)
+    if "auto_map" in config:
+        raise UserError("the model asks to run its own Python code (auto_map); learned-metrics never executes code "
+                        "shipped with a model. Use a model whose architecture transformers provides", path=where)
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise UserError("model config has no model_type", path=where)
+    if model_type not in known_model_types():
+        raise UserError(f"unknown model_type {model_type!r}: not an architecture of the installed transformers "
+                        "(custom code is never run)", path=where)
+    return config
+
+
+def _read_json_object(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"not valid JSON ({first_line(exc)})", path=path) from None
+    if not isinstance(data, dict):
+        raise UserError(f"expected a JSON object, got {type(data).__name__}", path=path)
+    return data
+
+
+def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True) -> None:
+    """Refuse, before transformers reads it, a local folder that would run code or has no tokenizer."""
+    model_dir = Path(model_dir).expanduser()
+    if not model_dir.is_dir():
+        return
+    config = _read_json_object(model_dir / "config.json")
+    if config is None:
+        raise UserError("not a transformers model folder (no config.json)", path=model_dir)
+    check_config_dict(config, model_dir / "config.json")
+    for name in REMOTE_CODE_FILES[1:]:
+        extra = _read_json_object(model_dir / name)
+        if extra is not None and "auto_map" in extra:
+            raise UserError("asks to run its own Python code (auto_map); learned-metrics never executes code "
+                            "shipped with a model", path=model_dir / name)
+    if need_tokenizer and not any(any(model_dir.glob(p)) for p in TOKENIZER_FILE_PATTERNS):
+        raise UserError("no tokenizer files (tokenizer.json, vocab.json, vocab.txt, *.model ...); without them "
+                        "transformers would invent a fallback tokenizer and every score would be meaningless",
+                        path=model_dir)
+
+
+def load_config(name_or_path: str | os.PathLike, **kwargs: Any):
+    from transformers import AutoConfig
+
+    check_model_folder(name_or_path, need_tokenizer=False)
+    try:
+        return AutoConfig.from_pretrained(name_or_path, **kwargs, **NO_REMOTE_CODE)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot load the model config ({first_line(exc)})", path=name_or_path) from None
+
+
+def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
+    from transformers import AutoTokenizer
+
+    check_model_folder(name_or_path)
+    try:
+        return AutoTokenizer.from_pretrained(name_or_path, **kwargs, **NO_REMOTE_CODE)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
+    except Exception as exc:  # tokenizers raises plain Exceptions for a corrupt tokenizer.json
+        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
+
+
+def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = False, flag: str = "--allow-pickle",
+                    **kwargs: Any):
+    """``AutoModelForSequenceClassification.from_pretrained`` under every rule above."""
+    from transformers import AutoModelForSequenceClassification
+
+    check_model_folder(name_or_path, need_tokenizer=False)
+    check_weights_are_safe(name_or_path, allow_pickle, flag)
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(
+            name_or_path, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
+        )
+    except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
+        raise UserError(f"cannot load the model weights ({first_line(exc)})", path=name_or_path) from None
+
+
+def classifier_from_config_dict(config: dict[str, Any], where: object):
+    """A sequence classifier built from a stored config dict (a checkpoint's ``hf_config``), no hub access."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    config = dict(check_config_dict(config, where))
+    model_type = config.pop("model_type")
+    try:
+        built = AutoConfig.for_model(model_type, **config)
+        return AutoModelForSequenceClassification.from_config(built, **NO_REMOTE_CODE)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise UserError(f"cannot build the model from its stored config ({first_line(exc)})", path=where) from None

@@ -19,9 +19,10 @@ import lightning as L
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from learned_metrics.boundary import is_main_process
 from learned_metrics.config import register_resolvers
 from learned_metrics.errors import UserError
-from learned_metrics.export import export_module
+from learned_metrics.export import export_module, load_checkpoint
 from learned_metrics.io import write_json
 from learned_metrics.models.classifier import METRIC_KINDS
 from learned_metrics.sweeps import log_sweep_objective, wandb_run_scope
@@ -47,10 +48,32 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
         candidates = sorted(root.glob("*/checkpoints/last.ckpt"), key=lambda p: p.stat().st_mtime)
         if not candidates:
             raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
-        return str(candidates[-1])
-    if not Path(ckpt_path).is_file():
-        raise UserError("ckpt_path: checkpoint file not found", path=ckpt_path)
+        ckpt_path = str(candidates[-1])
+    # the same checks as `learned-metrics export` (memory-mapped, so cheap): a text file, a truncated
+    # archive or a pickle of Python objects is one line here instead of a traceback from inside fit()
+    load_checkpoint(ckpt_path, allow_pickle=bool(cfg.model.get("allow_pickle", False)))
     return str(ckpt_path)
+
+
+# Files Hydra writes into a run folder before the task starts.
+HYDRA_RUN_FILES = (".hydra",)
+
+
+def check_run_folder(output_dir: Path) -> None:
+    """A run writes into a folder of its own: refuse one that already holds anything but Hydra's files.
+
+    ``paths.output_dir``/``hydra.run.dir`` pointing at an earlier run, a data folder or ``.``
+    would otherwise mix or overwrite checkpoints and exports.
+    """
+    if not output_dir.exists():
+        return
+    if not output_dir.is_dir():
+        raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
+    foreign = sorted(p.name for p in output_dir.iterdir() if p.name not in HYDRA_RUN_FILES and p.suffix != ".log")
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise UserError(f"the run folder already holds files ({shown}); every run writes into a new folder: leave "
+                        "hydra.run.dir at its timestamped default or name a new folder", path=output_dir)
 
 
 def _git_commit() -> str | None:
@@ -155,6 +178,9 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
     register_resolvers()
     started = time.time()
     output_dir = Path(cfg.paths.output_dir)
+    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
+        check_run_folder(output_dir)
+    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
     output_dir.mkdir(parents=True, exist_ok=True)
     L.seed_everything(cfg.seed, workers=True)
 
@@ -178,7 +204,6 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
 
     # checkpoints hold tensors and plain values only: load them without unpickling arbitrary objects
     weights_only = not cfg.model.get("allow_pickle", False)
-    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
     trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
 
     checkpoint_cb = _checkpoint_callback(callbacks)

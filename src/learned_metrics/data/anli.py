@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -30,12 +29,16 @@ import datasets
 import numpy as np
 import pyarrow as pa
 
-from learned_metrics.data.common import save_dataset_with_report
+from learned_metrics import validate
+from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows, require_text
+from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
+from learned_metrics.outputs import scratch_folder
+from learned_metrics.validate import int_option
 
 HUB_ID = "facebook/anli"
+OUTPUT_KIND = "anli_augmented"
 ROUNDS = ("R1", "R2", "R3")
 # Output split -> (official file stem, Hub split prefix).
 SPLITS = {"train": ("train", "train"), "validation": ("dev", "dev"), "test": ("test", "test")}
@@ -180,9 +183,9 @@ def parse_source(source: str) -> tuple[str, Path | None]:
 
 
 def _jsonl_record(row: dict[str, Any], *, path: Path, row_number: int, round_name: str) -> dict[str, Any]:
-    uid = require_text(row, "uid", path=path, row_number=row_number)
-    premise = require_text(row, "context", path=path, row_number=row_number)
-    hypothesis = require_text(row, "hypothesis", path=path, row_number=row_number)
+    uid = validate.row_key(row, "uid", path=path, row_number=row_number)
+    premise = validate.row_text(row, "context", path=path, row_number=row_number)
+    hypothesis = validate.row_text(row, "hypothesis", path=path, row_number=row_number)
     if "label" not in row:
         raise UserError(f"missing field (expected {_VALID_LETTERS})", path=path, row=row_number, field="label")
     label = canonical_label(row["label"])
@@ -402,18 +405,21 @@ def build_anli_augmented(
     phrase_subset: int | None = None,
     seed: int = 42,
     augment: bool = True,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report.
 
-    ``output`` appears only when everything is written (``save_dataset_with_report``),
-    so a bad row leaves no half-written folder behind.
+    ``output`` is checked before any work (never the source folder or one holding it, never a
+    folder of files we did not write; an earlier build is replaced only with ``overwrite``) and
+    appears only when everything is written, so a bad row leaves no half-written folder behind.
     """
     kind, root = parse_source(source)
     _check_options(position, phrase_subset, augment)
+    validate.int_at_least(seed, 0, "--seed")
     settings = augmentation_settings(phrases, position, phrase_subset, seed, augment)
+    check_dataset_output(output, OUTPUT_KIND, [root], overwrite)
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{output.name}.work.", dir=output.parent) as work:
+    with scratch_folder(output) as work:
         if kind == "jsonl":
             base, dropped = read_anli_jsonl(root, work), {split: 0 for split in SPLITS}
         else:
@@ -434,7 +440,7 @@ def build_anli_augmented(
             "dropped_unlabelled": dropped,
             "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
         }
-        save_dataset_with_report(built, report, output)
+        save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
     return report
 
 
@@ -464,7 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"'anli' for the Hugging Face dataset {HUB_ID}, or 'jsonl:DIR' for the official release "
         "layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, label e/n/c)",
     )
-    parser.add_argument("--output", required=True, help="output folder (replaced atomically when the build succeeds)")
+    parser.add_argument("--output", required=True,
+                        help="new or empty output folder; never the source or a folder holding it")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier build in --output atomically (a folder holding anything else is "
+                        "never touched)")
     parser.add_argument(
         "--phrases",
         choices=list(PHRASE_LISTS),
@@ -479,12 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--phrase-subset",
-        type=int,
+        type=int_option(1),
         metavar="K",
         default=None,
         help="draw from a seeded random subset of K phrases (paper ablation: 5); recorded in report.json",
     )
-    parser.add_argument("--seed", type=int, default=42, help="seed for the phrase draws and the subset (default 42)")
+    parser.add_argument("--seed", type=int_option(0), default=42,
+                        help="seed for the phrase draws and the subset (default 42)")
     parser.add_argument("--no-augment", action="store_true", help="write ANLI only (ablation without augmentation)")
     return parser
 
@@ -514,6 +525,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         phrase_subset=args.phrase_subset,
         seed=args.seed,
         augment=not args.no_augment,
+        overwrite=args.overwrite,
     )
     print_summary(report, args.output)
     return report

@@ -1,48 +1,64 @@
-"""Pieces every data-prep builder shares: atomic saving with a report, script entry."""
+"""Pieces every data-prep builder shares: the output check, atomic saving with a report, script entry."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from learned_metrics.boundary import run_command
 from learned_metrics.errors import UserError
-from learned_metrics.io import atomic_dir
+from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 
 REPORT_NAME = "report.json"
 
 
-def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: str | Path) -> Path:
+def check_dataset_output(output: str | os.PathLike, kind: str, inputs: Sequence[str | os.PathLike | None],
+                         overwrite: bool) -> None:
+    """Before a build starts: ``output`` may not be (or contain) an input, nor a folder we did not write."""
+    check_outputs([folder_output(output, kind)], inputs=inputs, overwrite=overwrite)
+
+
+def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: str | Path, kind: str,
+                             overwrite: bool = False) -> Path:
     """Save a ``datasets.DatasetDict`` and its ``report.json`` into ``output`` atomically.
 
     The folder appears only once everything is written, so an interrupted
     build never leaves a half-written set that a later training run would load.
     """
     output = Path(output)
-    with atomic_dir(output) as tmp:
+    with atomic_folder(output, kind, overwrite) as tmp:
         dataset_dict.save_to_disk(str(tmp))
         (tmp / REPORT_NAME).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return output
 
 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:
-    """The ``report.json`` a builder wrote beside a data set, if any."""
+    """The ``report.json`` a builder wrote beside a data set, if any (one line if it is not a JSON object)."""
     path = Path(data_dir) / REPORT_NAME
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"not valid JSON ({exc})", path=path) from None
+    if not isinstance(report, dict):
+        raise UserError(f"expected a JSON object, got {type(report).__name__}", path=path)
+    return report
 
 
 def run_script(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:
-    """Run a data-prep ``main``; a UserError becomes one line on stderr and exit code 2."""
-    prog = Path(sys.argv[0]).name
-    try:
+    """Run a data-prep ``main`` inside the error boundary (one line and an exit code for every failure)."""
+
+    def task() -> int:
         main(argv)
-    except UserError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return 0
+
+    return run_command(Path(sys.argv[0]).name, task)
 
 
 @contextlib.contextmanager

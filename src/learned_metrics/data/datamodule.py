@@ -103,9 +103,9 @@ class TextClassificationDataModule(L.LightningDataModule):
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
+            from learned_metrics.safety import load_tokenizer
 
-            self._tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_name)
+            self._tokenizer = load_tokenizer(self.tokenizer_name)
         return self._tokenizer
 
     @property

@@ -10,6 +10,7 @@ import functools
 from collections.abc import Callable
 
 from learned_metrics.errors import UserError
+from learned_metrics.validate import is_blank
 
 SPLITTERS = ("newline", "pysbd")
 DEFAULT_JOINER = "\n"  # paper code joins sentences with a newline
@@ -17,7 +18,7 @@ DEFAULT_JOINER = "\n"  # paper code joins sentences with a newline
 
 def split_newline(text: str) -> list[str]:
     """One sentence per line (CNN/DM ``highlights``, preprocessed WSJ)."""
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in text.splitlines() if not is_blank(line)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -29,7 +30,7 @@ def _pysbd_segmenter():
 
 def split_pysbd(text: str) -> list[str]:
     """Rule-based sentence boundary detection for running text."""
-    return [s.strip() for s in _pysbd_segmenter().segment(text) if s.strip()]
+    return [s.strip() for s in _pysbd_segmenter().segment(text) if not is_blank(s)]
 
 
 def get_splitter(name: str) -> Callable[[str], list[str]]:
@@ -43,3 +44,12 @@ def get_splitter(name: str) -> Callable[[str], list[str]]:
 
 def join_sentences(sentences: list[str], joiner: str = DEFAULT_JOINER) -> str:
     return joiner.join(sentences)
+
+
+def parse_joiner(text: str) -> str:
+    """A joiner typed on the command line: backslash escapes (``\\n``, ``\\t``, ``\\u2014``) decoded, any other
+    character (``' — '``) kept exactly; a malformed escape is one line."""
+    try:
+        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"--joiner: malformed escape in {text!r} ({exc.reason}); write e.g. '\\n' or ' '") from None

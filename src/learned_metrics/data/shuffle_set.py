@@ -17,17 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from learned_metrics.data.common import datasets_progress_bars_disabled, save_dataset_with_report
-from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter
+from learned_metrics import validate
+from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
+from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter, parse_joiner
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows, require_sentences, require_text
+from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
+from learned_metrics.validate import fraction_option, int_option
 
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
 CNNDM_CONFIG = "3.0.0"
 SPLITS = ("train", "validation", "test")
 SOURCE_FORMS = "'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH'"
+OUTPUT_KIND = "shuffle_set"
 
 
 def parse_source(source: str) -> tuple[str, Path | None]:
@@ -54,12 +57,12 @@ def _jsonl_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dic
     seen: dict[str, int] = {}
     for row_number, row in iter_rows(path):
         if "sentences" in row:
-            sentences = require_sentences(row, "sentences", path=path, row_number=row_number)
+            sentences = validate.row_sentences(row, "sentences", path=path, row_number=row_number)
         elif "text" in row:
-            sentences = split(require_text(row, "text", path=path, row_number=row_number))
+            sentences = split(validate.row_text(row, "text", path=path, row_number=row_number))
         else:
             raise UserError("missing field: expected 'sentences' (list) or 'text'", path=path, row=row_number)
-        doc_id = str(row.get("id", f"row-{row_number}"))
+        doc_id = validate.row_key(row, "id", path=path, row_number=row_number) if "id" in row else f"row-{row_number}"
         if doc_id in seen:
             raise UserError(
                 f"duplicate id '{doc_id}' (first on row {seen[doc_id]})", path=path, row=row_number, field="id"
@@ -68,11 +71,33 @@ def _jsonl_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dic
         yield {"doc_id": doc_id, "sentences": sentences}
 
 
+def corpus_files(root: Path) -> list[Path]:
+    """The ``.txt`` files under ``root``, recursively, sorted; a symlink that leads outside ``root`` is refused.
+
+    Folder symlinks are not descended into (their targets inside the corpus are read anyway), so a
+    link to ``/`` or to a sibling corpus cannot pull foreign files into the data set.
+    """
+    real_root = Path(os.path.realpath(root))
+    files = []
+    for current, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in filenames:
+            if not name.endswith(".txt"):
+                continue
+            file = Path(current) / name
+            target = Path(os.path.realpath(file))
+            if real_root not in target.parents:
+                raise UserError(f"symlink leads outside the corpus folder (to {target}); copy the file into "
+                                f"{root} or remove the link", path=file)
+            files.append(file)
+    return sorted(files)
+
+
 def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dict[str, Any]]:
     """One document per ``.txt`` file (recursively), id = path relative to the folder."""
     split = get_splitter(splitter)
     root = Path(path)
-    for file in sorted(root.rglob("*.txt")):
+    for file in corpus_files(root):
         try:
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -85,7 +110,7 @@ def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[di
 
 def _source_fingerprint(path: Path) -> str:
     """Busts the ``datasets`` generator cache when the input files change."""
-    files = [path] if path.is_file() else sorted(path.rglob("*.txt"))
+    files = [path] if path.is_file() else corpus_files(path)
     return ";".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
 
 
@@ -115,13 +140,15 @@ def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
     """Seeded document-level split; each split keeps the input order."""
     import datasets
 
-    if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
-        raise UserError("--val-fraction and --test-fraction must be in [0, 1) and sum to less than 1")
+    if not (0 < val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
+        raise UserError("--val-fraction must be in (0, 1), --test-fraction in [0, 1), and they must sum to less than 1")
+    validate.int_at_least(seed, 0, "--seed")
     n = len(docs)
     perm = np.random.default_rng(seed).permutation(n)
     n_test, n_val = round(n * test_fraction), round(n * val_fraction)
     parts = {"test": perm[:n_test], "validation": perm[n_test : n_test + n_val], "train": perm[n_test + n_val :]}
-    return datasets.DatasetDict({name: docs.select(np.sort(parts[name])) for name in SPLITS})
+    names = [name for name in SPLITS if name != "test" or test_fraction > 0]  # --test-fraction 0: no test split
+    return datasets.DatasetDict({name: docs.select(np.sort(parts[name])) for name in names})
 
 
 def load_cnndm_documents(splitter: str = "newline"):
@@ -180,20 +207,31 @@ def build_shuffle_set(
     joiner: str = DEFAULT_JOINER,
     max_docs_per_split: int | None = None,
     num_proc: int | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Build and save the shuffle set; returns the report written beside it."""
+    """Build and save the shuffle set; returns the report written beside it.
+
+    ``output`` is checked before any work (see :mod:`learned_metrics.outputs`): never the
+    source or a folder holding it, never a folder of files we did not write; an earlier
+    shuffle set there is replaced only with ``overwrite``.
+    """
     import datasets
 
-    if shuffles_per_doc < 1:
-        raise UserError("--shuffles-per-doc must be at least 1")
+    validate.int_at_least(shuffles_per_doc, 1, "--shuffles-per-doc")
+    if max_docs_per_split is not None:
+        validate.int_at_least(max_docs_per_split, 1, "--max-docs-per-split")
+    if not isinstance(joiner, str) or not joiner:
+        raise UserError("--joiner must be a non-empty string")
     get_splitter(splitter)
     kind, path = parse_source(source)
+    check_dataset_output(output, OUTPUT_KIND, [path], overwrite)
     if kind == "cnn_dailymail":
         docs = load_cnndm_documents(splitter)
     else:
         docs = split_documents(_documents_from_generator(kind, path, splitter), val_fraction, test_fraction, seed)
     if max_docs_per_split:
         docs = datasets.DatasetDict({k: v.select(range(min(len(v), max_docs_per_split))) for k, v in docs.items()})
+    _check_documents_per_split(docs, val_fraction, test_fraction)
 
     features = datasets.Features(
         {
@@ -217,8 +255,34 @@ def build_shuffle_set(
         }
     )
     report = _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind)
-    save_dataset_with_report(built, report, output)
+    _check_rows_per_split(report)
+    save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
     return report
+
+
+def _check_documents_per_split(docs, val_fraction: float, test_fraction: float) -> None:
+    """Every split must get documents; a saved set with an empty split cannot be trained on."""
+    total = sum(len(split) for split in docs.values())
+    fractions = {"validation": ("--val-fraction", val_fraction), "test": ("--test-fraction", test_fraction)}
+    for name, split in docs.items():
+        if len(split):
+            continue
+        if name in fractions:
+            option, value = fractions[name]
+            why = f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}"
+        else:
+            why = f"the other splits took all {total} document(s); add documents or lower the fractions"
+        raise UserError(f"split '{name}' would have no documents: {why}")
+
+
+def _check_rows_per_split(report: dict[str, Any]) -> None:
+    for name, rows in report["rows"].items():
+        if rows["total"] == 0:
+            documents = report["documents_per_split"][name]
+            raise UserError(
+                f"split '{name}' would have no rows: none of its {documents} document(s) has 2 or more distinct "
+                "sentences, so none can be shuffled (check --splitter: 'newline' needs one sentence per line)"
+            )
 
 
 def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind) -> dict:
@@ -249,10 +313,6 @@ def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_frac
 # --- command line -----------------------------------------------------------------------------
 
 
-def _unescape(joiner: str) -> str:
-    return joiner.encode("utf-8").decode("unicode_escape")
-
-
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="build_shuffle_set.py",
@@ -268,21 +328,26 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'"
     )
     parser.add_argument(
-        "--output", required=True, help="folder for the DatasetDict (train/validation/test) and report.json"
+        "--output", required=True, help="new or empty folder for the DatasetDict (train/validation/test) and "
+        "report.json; never the source or a folder holding it"
     )
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier shuffle set in --output atomically (a folder holding anything else "
+                        "is never touched)")
     parser.add_argument(
         "--shuffles-per-doc",
-        type=int,
+        type=int_option(1),
         default=1,
         help="distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)",
     )
     parser.add_argument(
-        "--seed", type=int, default=42, help="seed of the split and the shuffles (same seed, same data)"
+        "--seed", type=int_option(0), default=42, help="seed of the split and the shuffles (same seed, same data)"
     )
     parser.add_argument(
-        "--val-fraction", type=float, default=0.1, help="share of documents for validation (local sources)"
+        "--val-fraction", type=fraction_option, default=0.1, help="share of documents for validation (local sources)"
     )
-    parser.add_argument("--test-fraction", type=float, default=0.1, help="share of documents for test (local sources)")
+    parser.add_argument("--test-fraction", type=fraction_option, default=0.1,
+                        help="share of documents for test (local sources; 0 = no test split)")
     parser.add_argument(
         "--splitter",
         choices=SPLITTERS,
@@ -292,12 +357,14 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--joiner",
         default="\\n",
-        help="string joining sentences into the model input (escapes allowed; default newline, as in the paper)",
+        help="string joining sentences into the model input: backslash escapes (\\n, \\t, \\u2014) or any text "
+        "such as ' — ' (default newline, as in the paper); recorded in the model card",
     )
     parser.add_argument(
-        "--max-docs-per-split", type=int, default=None, help="use only the first N documents of each split (quick runs)"
+        "--max-docs-per-split", type=int_option(1), default=None,
+        help="use only the first N documents of each split (quick runs)"
     )
-    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets.map")
+    parser.add_argument("--num-proc", type=int_option(1), default=None, help="processes for datasets.map")
     return parser
 
 
@@ -308,7 +375,7 @@ def print_report(report: dict[str, Any], output: str | os.PathLike) -> None:
     table = Table(title=f"shuffle set -> {output}")
     for column in ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows"):
         table.add_column(column, justify="right" if column != "split" else "left")
-    for name in SPLITS:
+    for name in report["rows"]:
         rows = report["rows"][name]
         table.add_row(
             name,
@@ -331,9 +398,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         val_fraction=args.val_fraction,
         test_fraction=args.test_fraction,
         splitter=args.splitter,
-        joiner=_unescape(args.joiner),
+        joiner=parse_joiner(args.joiner),
         max_docs_per_split=args.max_docs_per_split,
         num_proc=args.num_proc,
+        overwrite=args.overwrite,
     )
     print_report(report, args.output)
     return report

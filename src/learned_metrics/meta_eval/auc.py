@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from
+from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
 
 
 class RaggedAuc:
@@ -110,7 +110,7 @@ def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
 
 def _row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
     """Chunks of (b, n_rows) bootstrap counts, rows redrawn within their group."""
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     members = [np.flatnonzero(group_ids == g) for g in range(n_groups)]
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
@@ -182,6 +182,10 @@ def auc_by_group(
     ones = np.ones((1, len(scores)))
     point = kernel.auc(ones)[0]
     defined_groups = np.flatnonzero(~np.isnan(point))
+    if not len(defined_groups):
+        counts = f"{int(labels.sum())} positive and {int((1 - labels).sum())} negative rows"
+        raise UserError(f"ROC AUC is undefined: no group has both labels (1 = faithful and 0 = unfaithful); {counts} "
+                        f"over {len(group_names)} group(s). Check --label-field and --group-field")
     boot, boot_mean = [], []
     intra_boot: list[np.ndarray] = []
     for weights in _row_weights(group_ids, len(group_names), resamples, seed):

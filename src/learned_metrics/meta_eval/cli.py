@@ -1,20 +1,23 @@
 """``learned-metrics meta-eval ...``: thin commands over the meta-evaluation API.
 
-Each command reads its files (one-line errors naming file, row and field),
-computes everything, prints a table, and only then writes ``--json`` /
-``--plot`` outputs atomically, so a failed run leaves no partial file.
+Each command checks every output path before any work (see
+:mod:`learned_metrics.outputs`), reads its files (one-line errors naming file,
+row and field), computes everything, prints a table, and only then writes its
+``--json`` / ``--plot`` outputs as one staged set, so a failed run leaves no
+partial file and no JSON without its plot.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from learned_metrics.cli import help_formatter
 from learned_metrics.errors import UserError
 from learned_metrics.io import write_json
+from learned_metrics.outputs import check_outputs, file_output, staged_files
+from learned_metrics.validate import int_option
 
 STATS_HELP = "tau_sys,tau_sum,tau_pair,acc_pair,tau_intra"
 
@@ -98,7 +101,7 @@ def _add_stat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stats", default=STATS_HELP, metavar="LIST", help=f"statistics to report (default: {STATS_HELP})"
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
 
 
 def register(subparsers: Any) -> None:
@@ -133,7 +136,8 @@ def _register_correlations(commands: Any) -> None:
     )
     _add_grid_inputs(parser)
     _add_stat_options(parser)
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--resamples", type=int_option(0), default=1000,
+                        help="bootstrap resamples; 0 = no CI (default: 1000)")
     parser.add_argument(
         "--resample",
         choices=("both", "systems", "documents"),
@@ -163,7 +167,7 @@ def _register_compare(commands: Any) -> None:
         "--permutations",
         "--resamples",
         dest="permutations",
-        type=int,
+        type=int_option(1),
         default=1000,
         help="number of permutations (default: 1000)",
     )
@@ -209,8 +213,9 @@ def _register_auc(commands: Any) -> None:
     parser.add_argument("--label-field", default="label", metavar="F", help="0/1 label field (default: label)")
     parser.add_argument("--group-field", metavar="F", help="corpus/group field, e.g. corpus (default: one group)")
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+    parser.add_argument("--resamples", type=int_option(0), default=1000,
+                        help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
     parser.add_argument("--json", metavar="OUT", help="write per-group and mean AUCs with CIs")
     parser.add_argument("--plot", metavar="OUT.png", help="histograms of scores by label, one panel per group")
     parser.add_argument("--roc-plot", metavar="OUT.png", help="ROC curves, one per group, AUC in the legend")
@@ -250,8 +255,9 @@ def _register_shuffle(commands: Any) -> None:
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
     parser.add_argument("--text-field", default="text", metavar="F", help="text whose length is used (default: text)")
     parser.add_argument("--length-field", metavar="F", help="numeric length field (characters), instead of the text")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the resamples (default: 0)")
+    parser.add_argument("--resamples", type=int_option(0), default=1000,
+                        help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
     parser.add_argument("--json", metavar="OUT", help="write accuracy (and buckets) as JSON")
     parser.add_argument("--plot", metavar="OUT.png", help="accuracy by length-gap bucket (needs --length-gap)")
     parser.set_defaults(func=run_shuffle_test)
@@ -285,19 +291,41 @@ def _parse_stats(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
+OUTPUT_OPTIONS = (("json", "--json"), ("plot", "--plot"), ("roc_plot", "--roc-plot"))
+INPUT_OPTIONS = ("human", "metric", "input")
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
-    """Reject bad output paths before any work, so an error never follows a long computation."""
+    """Every output of the command, checked before any work, so an error never follows a long computation."""
     from learned_metrics.meta_eval.plots import check_plot_path
 
-    for plot in (getattr(args, "plot", None), getattr(args, "roc_plot", None)):
-        if plot:
-            check_plot_path(plot)
-    json_path = getattr(args, "json", None)
-    if json_path and Path(json_path).is_dir():
-        raise UserError("is a directory, expected a file name for the JSON output", path=json_path)
-    resamples = getattr(args, "resamples", 0)
-    if resamples is not None and resamples < 0:
-        raise UserError(f"--resamples must be >= 0, got {resamples}")
+    outputs = []
+    for attr, option in OUTPUT_OPTIONS:
+        path = getattr(args, attr, None)
+        if path is None:
+            continue
+        if attr != "json":
+            check_plot_path(path)
+        outputs.append(file_output(path, option))
+    inputs = []
+    for attr in INPUT_OPTIONS:
+        value = getattr(args, attr, None)
+        inputs += value if isinstance(value, list) else [value]
+    check_outputs(outputs, inputs=inputs)
+
+
+def _write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None, roc_plot: Any = None,
+                   console: Any = None) -> None:
+    """Write ``--json``, ``--plot`` and ``--roc-plot`` as one staged set: all of them or none."""
+    writers = {"json": lambda path: write_json(path, json_obj), "plot": plot, "roc_plot": roc_plot}
+    wanted = [(attr, option) for attr, option in OUTPUT_OPTIONS if getattr(args, attr, None) and writers.get(attr)]
+    with staged_files() as stage:
+        for attr, _ in wanted:
+            writers[attr](stage(getattr(args, attr)))
+    if console is not None:
+        for attr, option in wanted:
+            if attr != "json":
+                console.print(f"{option.lstrip('-').replace('-', ' ')}: {getattr(args, attr)}")
 
 
 def _print_notes(console: Any, notes: list[str]) -> None:
@@ -356,8 +384,7 @@ def run_correlations(args: argparse.Namespace) -> int:
     dropped = {name: r.nan_resamples for name, r in report.stats.items() if r.nan_resamples}
     if dropped:
         console.print("undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
-    if args.json:
-        write_json(args.json, report.to_json())
+    _write_outputs(args, json_obj=report.to_json())
     return 0
 
 
@@ -406,8 +433,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 _fmt_p(c.p_williams),
             )
     console.print(table)
-    if args.json:
-        write_json(args.json, report.to_json())
+    _write_outputs(args, json_obj=report.to_json())
     return 0
 
 
@@ -434,11 +460,7 @@ def run_bias_matrix(args: argparse.Namespace) -> int:
             cells.append("" if value != value else f"{value:+.2f}\n({matrix.pairs[a, b]})")
         table.add_row(f"{a + 1} {name} ({matrix.mean_human[a]:.2f})", *cells)
     console.print(table)
-    if args.json:
-        write_json(args.json, matrix.to_json())
-    if args.plot:
-        plot_bias_matrix(matrix, args.plot)
-        console.print(f"plot: {args.plot}")
+    _write_outputs(args, json_obj=matrix.to_json(), plot=lambda path: plot_bias_matrix(matrix, path), console=console)
     return 0
 
 
@@ -471,15 +493,14 @@ def run_auc(args: argparse.Namespace) -> int:
     console.print(table)
     if report.mean.skipped:
         console.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
-    if args.json:
-        write_json(args.json, report.to_json())
     aucs = {g.group: g.auc.value for g in report.groups}
-    if args.plot:
-        plot_score_histograms(rows.scores, rows.labels, rows.groups, args.plot, aucs)
-        console.print(f"plot: {args.plot}")
-    if args.roc_plot:
-        plot_roc_curves(rows.scores, rows.labels, rows.groups, args.roc_plot, aucs)
-        console.print(f"ROC curves: {args.roc_plot}")
+    _write_outputs(
+        args,
+        json_obj=report.to_json(),
+        plot=lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs),
+        roc_plot=lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs),
+        console=console,
+    )
     return 0
 
 
@@ -527,9 +548,5 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
                 high = "+inf" if b.high is None else str(b.high)
                 buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), _fmt(b.accuracy, 3))
         console.print(buckets)
-    if args.json:
-        write_json(args.json, report.to_json())
-    if args.plot:
-        plot_length_gap(report, args.plot)
-        console.print(f"plot: {args.plot}")
+    _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), console=console)
     return 0

@@ -14,7 +14,6 @@ the offending rows/keys and records a note with the count instead.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +23,11 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
+from learned_metrics.validate import number, row_key, row_label, row_number_value
 
 ON_MISSING = ("error", "drop")
 HUMAN_FORMATS = ("rows", "summeval")
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
-_TRUE = {"1", "true", "yes"}
-_FALSE = {"0", "false", "no"}
 
 Key = tuple[str, str]
 
@@ -66,71 +64,12 @@ class ScoreGrid:
 # --- single values ---------------------------------------------------------------------------
 
 
-def require_key(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
-    """A key field as text (``1`` and ``"1"`` are the same key); missing or empty is an error."""
-    if name not in row:
-        available = ", ".join(sorted(map(str, row))) or "none"
-        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
-    value = row[name]
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise UserError("key is empty", path=path, row=row_number, field=name)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
-
-
-
 def cell_key(row: dict[str, Any], keys: KeyFields, *, path: object, row_number: int) -> Key:
     """The (document, system) key of a row, both fields required."""
     return (
-        require_key(row, keys.doc, path=path, row_number=row_number),
-        require_key(row, keys.system, path=path, row_number=row_number),
+        row_key(row, keys.doc, path=path, row_number=row_number),
+        row_key(row, keys.system, path=path, row_number=row_number),
     )
-
-def parse_score(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
-    """A numeric field as float; ``None`` when null/empty/NaN (the caller decides: error or drop)."""
-    if name not in row:
-        available = ", ".join(sorted(map(str, row))) or "none"
-        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
-    value = row[name]
-    if value is None or isinstance(value, bool):
-        if isinstance(value, bool):
-            raise UserError(f"expected a number, got {str(value).lower()}", path=path, row=row_number, field=name)
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            raise UserError(f"expected a number, got {text[:40]!r}", path=path, row=row_number, field=name) from None
-    if not isinstance(value, (int, float)):
-        raise UserError(f"expected a number, got {type(value).__name__}", path=path, row=row_number, field=name)
-    value = float(value)
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        raise UserError("score is infinite", path=path, row=row_number, field=name)
-    return value
-
-
-def parse_label(row: dict[str, Any], name: str, *, path: object, row_number: int) -> int:
-    """A binary label: 1/0, true/false or yes/no (text or JSON)."""
-    if name not in row:
-        available = ", ".join(sorted(map(str, row))) or "none"
-        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
-    value = row[name]
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return int(value)
-    text = str(value).strip().lower()
-    if text in _TRUE or text in ("1.0",):
-        return 1
-    if text in _FALSE or text in ("0.0",):
-        return 0
-    raise UserError(f"expected a 0/1 label, got {str(value)[:40]!r}", path=path, row=row_number, field=name)
 
 
 def _nan_error(path: object, row_number: int, name: str) -> UserError:
@@ -171,7 +110,7 @@ def read_human_scores(
     for row_number, row in iter_rows(path):
         total += 1
         key = cell_key(row, keys, path=path, row_number=row_number)
-        value = parse_score(row, score_field, path=path, row_number=row_number)
+        value = row_number_value(row, score_field, path=path, row_number=row_number)
         if value is None:
             if on_missing == "error":
                 raise _nan_error(path, row_number, score_field)
@@ -214,6 +153,12 @@ def _expert_annotations(row: dict[str, Any], *, path: object, row_number: int) -
     return annotations
 
 
+def _annotation_score(annotation: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
+    if name not in annotation:
+        raise UserError(f"an expert annotation lacks '{name}'", path=path, row=row_number, field="expert_annotations")
+    return number(annotation[name], path=path, row=row_number, field=f"expert_annotations.{name}")
+
+
 def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellScores:
     """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts)."""
     if score_field not in SUMMEVAL_FIELDS:
@@ -225,8 +170,8 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
     dropped = 0
     for row_number, row in iter_rows(path):
         key = (
-            require_key(row, "id", path=path, row_number=row_number),
-            require_key(row, "model_id", path=path, row_number=row_number),
+            row_key(row, "id", path=path, row_number=row_number),
+            row_key(row, "model_id", path=path, row_number=row_number),
         )
         if key in rows:
             raise UserError(
@@ -235,7 +180,7 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
                 row=row_number,
             )
         annotations = _expert_annotations(row, path=path, row_number=row_number)
-        scores = [parse_score(a, score_field, path=path, row_number=row_number) for a in annotations]
+        scores = [_annotation_score(a, score_field, path=path, row_number=row_number) for a in annotations]
         scores = [value for value in scores if value is not None]
         if len(scores) < len(annotations):
             if on_missing == "error":
@@ -263,7 +208,7 @@ def read_metric_scores(
     missing = 0
     for row_number, row in iter_rows(path):
         key = cell_key(row, keys, path=path, row_number=row_number)
-        value = parse_score(row, score_field, path=path, row_number=row_number)
+        value = row_number_value(row, score_field, path=path, row_number=row_number)
         if key in rows:
             if on_missing == "error":
                 raise UserError(
@@ -425,14 +370,14 @@ def read_labelled_scores(
     """Read an AUC input; without a group field every row belongs to one group, ``all``."""
     scores, labels, groups, systems = [], [], [], []
     for row_number, row in iter_rows(path):
-        value = parse_score(row, score_field, path=path, row_number=row_number)
+        value = row_number_value(row, score_field, path=path, row_number=row_number)
         if value is None:
             raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
         scores.append(value)
-        labels.append(parse_label(row, label_field, path=path, row_number=row_number))
-        groups.append(require_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
+        labels.append(row_label(row, label_field, path=path, row_number=row_number))
+        groups.append(row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
         if system_field:
-            systems.append(require_key(row, system_field, path=path, row_number=row_number))
+            systems.append(row_key(row, system_field, path=path, row_number=row_number))
     return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None)
 
 
@@ -459,15 +404,15 @@ def read_shuffle_rows(
     """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``."""
     pair_ids, labels, scores, lengths, rows = [], [], [], [], []
     for row_number, row in iter_rows(path):
-        pair_ids.append(require_key(row, pair_field, path=path, row_number=row_number))
-        labels.append(parse_label(row, label_field, path=path, row_number=row_number))
-        value = parse_score(row, score_field, path=path, row_number=row_number)
+        pair_ids.append(row_key(row, pair_field, path=path, row_number=row_number))
+        labels.append(row_label(row, label_field, path=path, row_number=row_number))
+        value = row_number_value(row, score_field, path=path, row_number=row_number)
         if value is None:
             raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
         scores.append(value)
         rows.append(row_number)
         if length_field:
-            length = parse_score(row, length_field, path=path, row_number=row_number)
+            length = row_number_value(row, length_field, path=path, row_number=row_number)
             if length is None or length < 0:
                 raise UserError("expected a non-negative length", path=path, row=row_number, field=length_field)
             lengths.append(length)

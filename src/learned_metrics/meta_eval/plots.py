@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import atomic_path
+from learned_metrics.outputs import atomic_file
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -42,7 +42,7 @@ def _save(fig: Any, path: str | Path) -> Path:
     path = check_plot_path(path)
     plt = _pyplot()
     try:
-        with atomic_path(path) as tmp:
+        with atomic_file(path) as tmp:
             fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=150, bbox_inches="tight")
     finally:
         plt.close(fig)

@@ -22,6 +22,13 @@ CHUNK = 128
 CI_PERCENTILES = (2.5, 97.5)
 
 
+def seeded_rng(seed: int) -> np.random.Generator:
+    """The generator of every resampling statistic; a seed must be an integer >= 0 (numpy refuses negatives)."""
+    from learned_metrics.validate import int_at_least
+
+    return np.random.default_rng(int_at_least(seed, 0, "seed"))
+
+
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the block products on one BLAS thread.
@@ -40,7 +47,7 @@ def bootstrap_indices(
     """Yield chunks ``(doc_idx, sys_idx)`` of shape (b, n_docs) / (b, n_systems); ``None`` where not resampled."""
     if mode not in RESAMPLE_MODES:
         raise ValueError(f"unknown resample mode {mode!r}, expected one of {RESAMPLE_MODES}")
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
         doc_idx = rng.integers(0, n_docs, (size, n_docs)) if mode in ("both", "documents") else None
@@ -76,7 +83,7 @@ def swap_masks(
     """
     if mode not in SWAP_MODES:
         raise ValueError(f"unknown swap mode {mode!r}, expected one of {SWAP_MODES}")
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     shape = {"cell": (n_docs, n_systems), "system": (1, n_systems), "document": (n_docs, 1)}[mode]
     for start in range(0, permutations, CHUNK):
         size = min(CHUNK, permutations - start)

@@ -26,7 +26,7 @@ from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from learned_metrics.errors import UserError
 from learned_metrics.labels import COHERENCE_LABELS, NLI_LABELS, id2label_for, resolve_label_ids
-from learned_metrics.safety import check_weights_are_safe, safetensors_kwargs
+from learned_metrics.safety import check_model_folder, load_classifier, load_config, load_tokenizer
 
 METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
 _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
@@ -42,14 +42,9 @@ def load_pretrained_classifier(
     (continuing from an export). ``None`` (faithfulness): keep the model's NLI
     head and label order as they are; the labels must resolve by name.
     """
-    from transformers import AutoConfig, AutoModelForSequenceClassification
-
-    check_weights_are_safe(name_or_path, allow_pickle, flag="model.allow_pickle=true")
-    weights = safetensors_kwargs(allow_pickle)
-    try:
-        config = AutoConfig.from_pretrained(name_or_path)
-    except OSError as exc:
-        raise UserError(f"cannot load model config from '{name_or_path}': {str(exc).splitlines()[0]}") from None
+    flag = "model.allow_pickle=true"
+    check_model_folder(name_or_path)  # a local folder: no custom code, tokenizer present, before any loading
+    config = load_config(name_or_path)
     required = METRIC_KINDS[metric_kind]
     if head_labels is not None:
         unknown = [label for label in head_labels if label not in required]
@@ -57,18 +52,19 @@ def load_pretrained_classifier(
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
             labels = id2label_for(head_labels)
-            return AutoModelForSequenceClassification.from_pretrained(
+            return load_classifier(
                 name_or_path,
+                allow_pickle=allow_pickle,
+                flag=flag,
                 num_labels=len(labels),
                 id2label=labels,
                 label2id={v: k for k, v in labels.items()},
                 ignore_mismatched_sizes=True,
-                **weights,
             )
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required)  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
-    return AutoModelForSequenceClassification.from_pretrained(name_or_path, **weights)
+    return load_classifier(name_or_path, allow_pickle=allow_pickle, flag=flag)
 
 
 def _has_labels(id2label: dict, required) -> bool:
@@ -81,9 +77,7 @@ def _has_labels(id2label: dict, required) -> bool:
 
 def read_tokenizer_files(name_or_path: str) -> dict[str, str]:
     """The tokenizer's saved files, base64-encoded, so checkpoints can rebuild it offline."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    tokenizer = load_tokenizer(name_or_path)
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer.save_pretrained(tmp)
         return {

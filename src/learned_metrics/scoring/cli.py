@@ -17,27 +17,32 @@ from learned_metrics.cli import help_formatter
 from learned_metrics.errors import UserError
 from learned_metrics.scoring.distributed import Processes, current_processes
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, DEVICES, MODES, PRECISIONS, PREMISE_STRATEGIES
+from learned_metrics.validate import int_option
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="export folder, plain transformers classifier folder, or Hub id")
     parser.add_argument("--input", required=True, help="input .jsonl or .csv")
-    parser.add_argument("--output", required=True, help="output .jsonl or .csv (written atomically; by suffix)")
-    parser.add_argument("--batch-size", type=int, default=None,
+    parser.add_argument("--output", required=True,
+                        help="output .jsonl or .csv (format by suffix; written to a temporary file renamed at the end; "
+                        "an existing file is replaced, the input never)")
+    parser.add_argument("--batch-size", type=int_option(1), default=None,
                         help="cap on rows per batch (default: only the token budget limits batches)")
-    parser.add_argument("--max-tokens", type=int, default=None,
+    parser.add_argument("--max-tokens", type=int_option(1), default=None,
                         help="token budget per forward: rows x padded length (default on CPU 1024 for base-sized "
                         "and larger models, up to 4096 for tiny ones; on GPU 32768 for large models, more for "
                         "smaller ones)")
-    parser.add_argument("--max-length", type=int, default=None,
-                        help="tokens per input (default: the length the model was trained with, capped by its limit)")
-    parser.add_argument("--mc-samples", type=int, default=1,
+    parser.add_argument("--max-length", type=int_option(1), default=None,
+                        help="tokens per input (default: the length the model was trained with, capped by its limit; "
+                        "at least the special tokens plus one token of each text)")
+    parser.add_argument("--mc-samples", type=int_option(0), default=1,
                         help="Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the MC dropout masks (reproducible runs)")
+    parser.add_argument("--seed", type=int_option(0), default=0,
+                        help="seed of the MC dropout masks (reproducible runs)")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                         help="auto = bf16 on GPUs that support it, fp32 on CPU")
     parser.add_argument("--device", default="auto", help=f"one of {', '.join(DEVICES)} or cuda:N")
-    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
+    parser.add_argument("--chunk-size", type=int_option(1), default=DEFAULT_CHUNK_SIZE,
                         help="rows read, sorted and scored at a time (bounds memory)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--allow-pickle", action="store_true",
@@ -142,6 +147,7 @@ def _run(args: argparse.Namespace, fields, options: dict) -> int:
 
     processes = Processes()
     try:
+        _check_paths(args)
         with _quiet_transformers():
             processes = current_processes(cpu=args.device == "cpu")
             _share_cpu_threads(processes)
@@ -159,6 +165,16 @@ def _run(args: argparse.Namespace, fields, options: dict) -> int:
     if processes.is_main:
         _report(summary, args.output, scorer.max_length, fields.kind)
     return 0
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Input, output and model folder checked before the model is loaded: no error after minutes of work."""
+    from learned_metrics.io import check_input_file, file_format
+    from learned_metrics.outputs import check_outputs, file_output
+
+    check_input_file(args.input)
+    file_format(args.output)
+    check_outputs([file_output(args.output)], inputs=[args.input, args.model])
 
 
 def _report(summary, output: str, max_length: int, kind: str) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
-from learned_metrics.errors import UserError
+from learned_metrics import safety
+from learned_metrics.errors import UserError, first_line
 from learned_metrics.export import CARD_NAME
 from learned_metrics.labels import COHERENCE_LABELS, resolve_label_ids
-from learned_metrics.safety import check_weights_are_safe, safetensors_kwargs
 
 KINDS = ("coherence", "faithfulness")
 DEFAULT_MAX_LENGTH = 512
@@ -54,22 +54,10 @@ def _download_from_hub(repo_id: str) -> Path:
         if not any(folder.glob("*.safetensors")):
             folder = Path(snapshot_download(repo_id, allow_patterns=[*_HUB_PATTERNS, "*.bin"]))
     except Exception as exc:  # offline mode, unknown repo, network: all reported the same way
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(
-            f"'{repo_id}' is not a local folder and could not be fetched from the Hugging Face Hub ({first_line[:200]})"
+            f"'{repo_id}' is not a local folder and could not be fetched from the Hugging Face Hub ({first_line(exc)})"
         ) from None
     return folder
-
-
-def load_config(model_dir: Path):
-    from transformers import AutoConfig
-
-    if not (model_dir / "config.json").exists():
-        raise UserError("not a transformers model folder (no config.json)", path=model_dir)
-    try:
-        return AutoConfig.from_pretrained(model_dir)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read config.json ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
 
 
 def decide_kind(card: dict[str, Any] | None, requested: str | None, model_dir: Path) -> str:
@@ -116,29 +104,13 @@ def resolve_labels(config, kind: str) -> dict[str, int]:
     return ids
 
 
-def load_tokenizer(model_dir: Path):
-    from transformers import AutoTokenizer
-
-    try:
-        return AutoTokenizer.from_pretrained(model_dir)
-    except (OSError, ValueError, TypeError) as exc:
-        raise UserError(f"cannot load the tokenizer ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
-
-
 def load_classifier(model_dir: Path, config, dtype: torch.dtype, allow_pickle: bool = False):
     """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head.
 
     Weights load from safetensors; a pickle-only folder is refused unless ``allow_pickle``.
     """
-    from transformers import AutoModelForSequenceClassification
-
-    check_weights_are_safe(model_dir, allow_pickle)
-    try:
-        model, info = AutoModelForSequenceClassification.from_pretrained(
-            model_dir, config=config, dtype=dtype, output_loading_info=True, **safetensors_kwargs(allow_pickle)
-        )
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise UserError(f"cannot load the model weights ({str(exc).splitlines()[0][:200]})", path=model_dir) from None
+    model, info = safety.load_classifier(model_dir, allow_pickle=allow_pickle, config=config, dtype=dtype,
+                                         output_loading_info=True)
     missing = sorted(info.get("missing_keys", []))
     if missing:
         architectures = config.architectures or ["unknown"]

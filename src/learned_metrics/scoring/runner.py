@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from learned_metrics import validate
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowWriter, file_format, iter_row_chunks, require_sentences, require_text
+from learned_metrics.io import RowWriter, file_format, iter_row_chunks
+from learned_metrics.outputs import check_outputs, file_output
 from learned_metrics.scoring.distributed import Processes
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
@@ -52,15 +54,15 @@ class InputFields:
     def extract(self, chunk: Sequence[tuple[int, dict[str, Any]]], path: Path) -> tuple[dict[str, list], list[int]]:
         """Validated scorer arguments for every row of the chunk, and each row's size (for balanced sharding)."""
         if self.kind == "coherence" and self.sentences_field:
-            sentences = [require_sentences(row, self.sentences_field, path=path, row_number=n) for n, row in chunk]
+            sentences = [validate.row_sentences(row, self.sentences_field, path=path, row_number=n) for n, row in chunk]
             return {"sentences": sentences}, [sum(map(len, s)) for s in sentences]
         if self.kind == "coherence":
-            texts = [require_text(row, self.text_field, path=path, row_number=n) for n, row in chunk]
+            texts = [validate.row_text(row, self.text_field, path=path, row_number=n) for n, row in chunk]
             return {"texts": texts}, [len(t) for t in texts]
         premises, hypotheses = [], []
         for n, row in chunk:
-            premises.append(require_text(row, self.premise_field, path=path, row_number=n))
-            hypotheses.append(require_text(row, self.hypothesis_field, path=path, row_number=n))
+            premises.append(validate.row_text(row, self.premise_field, path=path, row_number=n))
+            hypotheses.append(validate.row_text(row, self.hypothesis_field, path=path, row_number=n))
         sizes = [len(p) + len(h) for p, h in zip(premises, hypotheses, strict=True)]
         return {"groundings": premises, "generations": hypotheses}, sizes
 
@@ -135,11 +137,11 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     Under several processes each scores its share of every chunk and process 0
     writes; the other processes return the same summary without writing.
     """
-    if chunk_size < 1:
-        raise UserError(f"--chunk-size must be positive, got {chunk_size}")
+    validate.int_at_least(chunk_size, 1, "--chunk-size")
     input_path, output_path = Path(input_path), Path(output_path)
     processes = processes or Processes()
     file_format(output_path)  # unsupported output suffix: fail before scoring anything
+    check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
     summary = RunSummary()
     builder = _OutputRows(output_path)
     start = time.perf_counter()
@@ -151,7 +153,7 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
             kwargs, sizes = fields.extract(chunk, input_path)
             share = processes.share(sizes)
             advance = None if progress is None else (lambda n: progress(n * processes.world))
-            part = scorer.score(**_shard(kwargs, share), progress=advance)
+            part = scorer.score_validated(**_shard(kwargs, share), progress=advance)
             result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
             if writer is not None:
                 rows = builder.build(chunk, result, input_path)

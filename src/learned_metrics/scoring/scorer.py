@@ -13,7 +13,6 @@ Scores come back in input order whatever the internal batching.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -23,7 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from learned_metrics import safety
 from learned_metrics.data.sentences import DEFAULT_JOINER, get_splitter, join_sentences
+from learned_metrics.encoding import check_max_length
 from learned_metrics.errors import UserError
 from learned_metrics.export import read_card
 from learned_metrics.scoring import loading
@@ -32,6 +33,7 @@ from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, one_of
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
+from learned_metrics.validate import int_at_least, sentence_lists, text_list
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
@@ -120,34 +122,6 @@ class ScoreResult:
                    sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details)
 
 
-def _check_texts(values: Sequence[Any], name: str) -> list[str]:
-    """API inputs: strings, not empty, not None/NaN; errors name the argument and 1-based position."""
-    if isinstance(values, str):
-        raise UserError(f"{name} must be a list of strings, got a single string")
-    out = []
-    for i, value in enumerate(values, start=1):
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            raise UserError("value is None/NaN", row=i, field=name)
-        if not isinstance(value, str):
-            raise UserError(f"expected a string, got {type(value).__name__}", row=i, field=name)
-        if not value.strip():
-            raise UserError("text is empty", row=i, field=name)
-        out.append(value)
-    return out
-
-
-def _check_sentence_lists(values: Sequence[Any], name: str) -> list[list[str]]:
-    out = []
-    for i, value in enumerate(values, start=1):
-        if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(s, str) for s in value):
-            raise UserError("expected a list of strings", row=i, field=name)
-        sentences = [s.strip() for s in value if s.strip()]
-        if not sentences:
-            raise UserError("no non-empty sentences", row=i, field=name)
-        out.append(sentences)
-    return out
-
-
 class Scorer:
     """A loaded metric: call :meth:`score`. Build it with :func:`load_scorer`."""
 
@@ -162,7 +136,7 @@ class Scorer:
         self.card = card
         self.device = device
         self.dtype = dtype
-        self.max_length = max_length
+        self.max_length = check_max_length(max_length, tokenizer, pair=kind == "faithfulness")
         self.source = source
         preprocessing = loading.preprocessing_of(card)
         self.splitter = preprocessing.get("splitter")
@@ -171,22 +145,17 @@ class Scorer:
         self.mode = one_of(mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
         self.mc_samples = self._check_passes(mc_samples)
         self.premise_strategy = one_of(premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-        self.max_tokens = int(max_tokens or default_max_tokens(model.config, device))
-        if self.max_tokens < 1:
-            raise UserError(f"max_tokens must be positive, got {max_tokens}")
-        if batch_size is not None and batch_size < 1:
-            raise UserError(f"batch_size must be positive, got {batch_size}")
-        self.batch_size = batch_size
-        self.dropout_stream = DropoutStream(seed, device)
+        default_tokens = default_max_tokens(model.config, device)
+        self.max_tokens = int_at_least(default_tokens if max_tokens is None else max_tokens, 1, "max_tokens")
+        self.batch_size = None if batch_size is None else int_at_least(batch_size, 1, "batch_size")
+        self.dropout_stream = DropoutStream(None if seed is None else int_at_least(seed, 0, "seed"), device)
 
     # -- settings checks -----------------------------------------------------------------------
 
     @staticmethod
     def _check_passes(mc_samples: int | None) -> int:
-        passes = int(mc_samples or 1)
-        if passes < 0:
-            raise UserError(f"mc_samples must be >= 0 (0 or 1 = deterministic), got {mc_samples}")
-        return max(1, passes)
+        """K Monte-Carlo passes; 0 and 1 both mean one deterministic pass."""
+        return max(1, int_at_least(1 if mc_samples is None else mc_samples, 0, "mc_samples"))
 
     @property
     def label_names(self) -> list[str]:
@@ -201,16 +170,15 @@ class Scorer:
 
     def coherence_inputs(self, texts: Sequence[str] | None = None,
                          sentences: Sequence[Sequence[str]] | None = None) -> list[str]:
-        """Model inputs as in training: ``text`` is split with the card's splitter and re-joined with its joiner;
-        a ``sentences`` list is joined with the joiner."""
+        """Model inputs as in training (inputs already checked): ``text`` is split with the card's splitter and
+        re-joined with its joiner; a ``sentences`` list is joined with the joiner."""
         joiner = self.joiner if self.joiner is not None else DEFAULT_JOINER
         if sentences is not None:
-            return [join_sentences(s, joiner) for s in _check_sentence_lists(sentences, "sentences")]
-        checked = _check_texts(texts, "texts")
+            return [join_sentences(s, joiner) for s in sentences]
         if self.splitter is None:
-            return checked
+            return list(texts)
         split = get_splitter(self.splitter)
-        return [join_sentences(split(text) or [text.strip()], joiner) for text in checked]
+        return [join_sentences(split(text) or [text.strip()], joiner) for text in texts]
 
     # -- scoring -------------------------------------------------------------------------------
 
@@ -222,28 +190,42 @@ class Scorer:
 
         ``mode``, ``mc_samples`` and ``premise_strategy`` override the scorer's
         settings for this call; ``seed`` restarts the dropout stream;
-        ``progress`` is called with the number of rows finished.
+        ``progress`` is called with the number of rows finished. Every text is
+        checked (:mod:`learned_metrics.validate`); errors name the argument and position.
         """
-        passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
-        if seed is not None:
-            self.dropout_stream.reseed(seed)
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
                 raise UserError("this is a coherence model: pass texts= or sentences=, not groundings/generations")
             if (texts is None) == (sentences is None):
                 raise UserError("pass exactly one of texts= or sentences=")
+            inputs = {"sentences": sentence_lists(sentences, "sentences")} if sentences is not None else {
+                "texts": text_list(texts, "texts")}
+        else:
+            if texts is not None or sentences is not None:
+                raise UserError("this is a faithfulness (NLI) model: pass groundings= and generations=")
+            if groundings is None or generations is None:
+                raise UserError("pass both groundings= and generations=")
+            inputs = {"groundings": text_list(groundings, "groundings"),
+                      "generations": text_list(generations, "generations")}
+        return self.score_validated(**inputs, mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
+                                    seed=seed, progress=progress)
+
+    def score_validated(self, *, texts: list[str] | None = None, sentences: list[list[str]] | None = None,
+                        groundings: list[str] | None = None, generations: list[str] | None = None,
+                        mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
+                        seed: int | None = None, progress: Callable[[float], None] | None = None) -> ScoreResult:
+        """:meth:`score` for inputs a reader has already checked row by row (the file runner): no second pass."""
+        passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
+        if seed is not None:
+            self.dropout_stream.reseed(int_at_least(seed, 0, "seed"))
+        if self.kind == "coherence":
             probs, tokens, truncated, details = self._run_texts(self.coherence_inputs(texts, sentences), passes,
                                                                 progress)
             return self._result(probs, passes, None, tokens, truncated, details)
-        if texts is not None or sentences is not None:
-            raise UserError("this is a faithfulness (NLI) model: pass groundings= and generations=")
-        if groundings is None or generations is None:
-            raise UserError("pass both groundings= and generations=")
-        premises, hypotheses = _check_texts(groundings, "groundings"), _check_texts(generations, "generations")
-        if len(premises) != len(hypotheses):
-            raise UserError(f"groundings ({len(premises)}) and generations ({len(hypotheses)}) differ in length")
+        if len(groundings) != len(generations):
+            raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
         strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-        probs, tokens, truncated, details = self._run_pairs(premises, hypotheses, strategy, passes, progress)
+        probs, tokens, truncated, details = self._run_pairs(groundings, generations, strategy, passes, progress)
         return self._result(probs, passes, one_of(mode or self.mode, MODES, "mode"), tokens, truncated, details)
 
     def _batch_settings(self) -> BatchSettings:
@@ -332,18 +314,21 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: st
     ``allow_pickle`` accepts a folder whose weights exist only as ``pytorch_model.bin``.
     """
     model_dir = loading.resolve_model_dir(model)
+    safety.check_model_folder(model_dir)  # before anything reads it: no custom code, tokenizer files present
     card = read_card(model_dir)
-    config = loading.load_config(model_dir)
+    config = safety.load_config(model_dir)
     metric_kind = loading.decide_kind(card, kind, model_dir)
     loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind)
-    tokenizer = loading.load_tokenizer(model_dir)
+    tokenizer = safety.load_tokenizer(model_dir)
     target = resolve_device(device, _accelerate_device())
     dtype = resolve_dtype(precision, target)
     classifier = loading.load_classifier(model_dir, config, dtype, allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
     trained_length = loading.preprocessing_of(card).get("max_length")
-    length = min(int(max_length or trained_length or limit), limit)
+    if max_length is not None:
+        int_at_least(max_length, 1, "max_length")
+    length = min(max_length if max_length is not None else (trained_length or limit), limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
                   dtype=dtype, max_length=length, source=str(model), mode=mode, mc_samples=mc_samples,
                   premise_strategy=premise_strategy, max_tokens=max_tokens, batch_size=batch_size, seed=seed)

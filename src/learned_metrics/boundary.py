@@ -1,0 +1,100 @@
+"""The error boundary every command runs inside: one line for every failure a user can meet.
+
+``learned-metrics``, ``train.py``, the ``data_prep`` scripts and
+``python -m learned_metrics.sweeps`` all call :func:`run_command`. Inside it
+
+- SIGINT and SIGTERM (Ctrl-C, ``timeout``, SLURM, ``docker stop``) raise
+  :class:`~learned_metrics.errors.CommandInterrupted`, so context managers and
+  ``finally`` blocks remove their temporary files before the process exits
+  with 130 / 143;
+- :class:`~learned_metrics.errors.UserError` becomes ``PROG: error: MESSAGE``
+  and exit code 2;
+- :class:`OSError` (permission denied, disk full, a path component that is a
+  file) becomes ``PROG: error: PATH: REASON`` and exit code 2.
+
+Anything else is a bug in learned-metrics: its traceback is kept for the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from learned_metrics.errors import CommandInterrupted, UserError
+
+EXIT_USER_ERROR = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def is_main_process() -> bool:
+    """Rank 0, or not distributed. ``RANK`` comes from torchrun/accelerate, ``LOCAL_RANK`` alone from the
+    processes Lightning's DDP launcher starts; every process meets the same error, only rank 0 reports it."""
+    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0"
+    return rank.strip() == "0"
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``PATH: Permission denied`` (both paths for a rename), without Python's ``[Errno 13]`` prefix."""
+    reason = exc.strerror or type(exc).__name__
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {reason}" if paths else str(exc) or reason
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """SIGINT/SIGTERM raise :class:`CommandInterrupted` in this process (children keep the default action).
+
+    Forked workers (``datasets.map(num_proc=...)``, DataLoader workers) inherit
+    the handler; there it restores the default action and re-sends the signal, so
+    a worker dies quietly instead of printing its own traceback.
+    """
+    owner = os.getpid()
+
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise CommandInterrupted(signum)
+
+    previous = {}
+    for signum in STOP_SIGNALS:
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread (e.g. a notebook worker): keep the defaults
+            pass
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def report(prog: str, message: str) -> None:
+    if is_main_process():
+        print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+
+
+def run_command(prog: str, fn: Callable[[], Any]) -> int:
+    """Run ``fn`` and turn every failure a user can meet into one line and an exit code."""
+    try:
+        with stop_signals_raise():
+            result = fn()
+    except UserError as exc:
+        report(prog, str(exc))
+        return EXIT_USER_ERROR
+    except OSError as exc:
+        report(prog, describe_os_error(exc))
+        return EXIT_USER_ERROR
+    except (CommandInterrupted, KeyboardInterrupt) as exc:
+        code = exc.exit_code if isinstance(exc, CommandInterrupted) else 128 + signal.SIGINT
+        name = signal.Signals(code - 128).name
+        if is_main_process():
+            print(f"{prog}: stopped by {name}; temporary files removed, no output written", file=sys.stderr,
+                  flush=True)
+        return code
+    return int(result) if isinstance(result, int) else 0

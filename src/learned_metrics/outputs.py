@@ -1,0 +1,411 @@
+"""The output policy: every file and folder a command writes goes through here.
+
+Rules (checked by :func:`check_outputs` before any work starts, and again when a
+folder is swapped in):
+
+- an output is never one of the command's inputs, nor a folder that contains one;
+- a file output replaces an existing *file* only (never a folder or a device);
+- a folder output is new, empty, or an earlier output of the same kind that
+  learned-metrics wrote (it carries :data:`MARKER_NAME` listing its entries),
+  and that one is replaced only with ``overwrite`` (``--overwrite``); a folder
+  holding anything else is refused, so nothing we did not write is ever deleted;
+- the folder an output goes into must be writable (probed with a real file,
+  which also covers read-only mounts and root);
+- everything is written to a hidden temporary beside its target and renamed at
+  the end, so a failed or interrupted command leaves no half-written output;
+  temporaries carry host and PID, so the next run removes those of a killed
+  (``kill -9``) process and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+MARKER_NAME = ".learned-metrics-output.json"
+TEMP_TAG = "lmtmp"
+_SHOWN_NAMES = 3
+
+
+@dataclass(frozen=True)
+class Output:
+    """One thing a command will write: a file, or a folder of a given kind (``export``, ``shuffle_set`` ...)."""
+
+    path: Path
+    kind: str | None = None  # None: a file
+    option: str = "--output"  # how the user named it, for messages
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind is not None
+
+
+def file_output(path: str | os.PathLike, option: str = "--output") -> Output:
+    return Output(_user_path(path, option), None, option)
+
+
+def folder_output(path: str | os.PathLike, kind: str, option: str = "--output") -> Output:
+    return Output(_user_path(path, option), kind, option)
+
+
+def _user_path(path: str | os.PathLike, option: str) -> Path:
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise UserError(f"{option}: empty path")
+    return Path(text).expanduser()
+
+
+# --- temporaries -----------------------------------------------------------------------------------
+
+
+def _host_tag() -> str:
+    return hashlib.sha1(socket.gethostname().encode("utf-8")).hexdigest()[:8]
+
+
+def temp_sibling(target: Path) -> Path:
+    """A fresh hidden name beside ``target`` that keeps its suffix (so format-by-suffix still works)."""
+    token = secrets.token_hex(4)
+    return target.with_name(f".{target.name}.{TEMP_TAG}-{_host_tag()}-{os.getpid()}-{token}{target.suffix}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_our_temp(entry: Path, target_name: str | None = None) -> bool:
+    """Whether ``entry`` is a temporary written by this module (for ``target_name``, if given)."""
+    prefix = f".{target_name}." if target_name is not None else "."
+    return entry.name.startswith(prefix) and f".{TEMP_TAG}-" in entry.name
+
+
+def remove_stale_temps(target: Path) -> int:
+    """Remove temporaries beside ``target`` left by a killed process of this host; returns how many."""
+    removed = 0
+    parent = target.parent
+    if not parent.is_dir():
+        return 0
+    host = _host_tag()
+    for entry in parent.glob(f".{target.name}.{TEMP_TAG}-*"):
+        parts = entry.name.split(f".{TEMP_TAG}-", 1)[1].split("-")
+        if len(parts) < 3 or parts[0] != host or not parts[1].isdigit() or _pid_alive(int(parts[1])):
+            continue
+        _remove(entry)
+        removed += 1
+    return removed
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """``mkdir -p`` that returns the folders it created (outermost first), so a failure can remove them."""
+    missing = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    created = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        created.append(path)
+    return created
+
+
+def _remove_created(created: list[Path]) -> None:
+    for path in reversed(created):
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def apply_default_permissions(path: str | os.PathLike, directory: bool = False) -> None:
+    """Temp files are private (0600/0700); results get the usual umask-based mode, readable by colleagues."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
+
+
+def _apply_permissions_tree(root: Path) -> None:
+    """Every file and folder of a written folder: libraries (safetensors) write 0600 files."""
+    apply_default_permissions(root, directory=True)
+    for current, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            apply_default_permissions(Path(current) / name, directory=True)
+        for name in filenames:
+            if not (Path(current) / name).is_symlink():
+                apply_default_permissions(Path(current) / name)
+
+
+# --- markers ---------------------------------------------------------------------------------------
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The marker of a folder we wrote, or None (missing, unreadable, or not ours)."""
+    try:
+        data = json.loads((folder / MARKER_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or not isinstance(data.get("entries"), list):
+        return None
+    return data
+
+
+def write_marker(folder: Path, kind: str) -> None:
+    entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER_NAME)
+    from learned_metrics import __version__
+
+    marker = {
+        "kind": kind,
+        "entries": entries,
+        "written_by": f"learned-metrics {__version__}",
+        "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    (folder / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+
+
+def _shown(names: Iterable[str]) -> str:
+    names = sorted(names)
+    more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
+    return ", ".join(names[:_SHOWN_NAMES]) + more
+
+
+def foreign_entries(folder: Path, kind: str) -> list[str]:
+    """Entries of an existing folder that an earlier ``kind`` output of ours did not write (all, if not ours)."""
+    present = [p.name for p in folder.iterdir() if not is_our_temp(p)]
+    marker = read_marker(folder)
+    if marker is None or marker["kind"] != kind:
+        return present
+    ours = {*marker["entries"], MARKER_NAME}
+    return [name for name in present if name not in ours]
+
+
+# --- checks ----------------------------------------------------------------------------------------
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _same_or_contains(output: Path, source: Path) -> bool:
+    out, src = _resolved(output), _resolved(source)
+    if out == src or out in src.parents:
+        return True
+    with contextlib.suppress(OSError):
+        return output.exists() and os.path.samefile(output, source)
+    return False
+
+
+def _nearest_existing(path: Path) -> Path:
+    current = Path(os.path.abspath(path))
+    while not current.exists() and current.parent != current:
+        current = current.parent
+    return current
+
+
+def _check_writable(folder: Path, output: Output) -> None:
+    """A real write probe: ``os.access`` says yes to root on read-only mounts and 0555 folders."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{TEMP_TAG}-probe-", dir=folder)
+    except OSError as exc:
+        raise UserError(f"cannot write into {folder} ({exc.strerror or exc})", path=output.path) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
+    path = output.path
+    for source in inputs:
+        if _same_or_contains(path, source):
+            what = "is" if _resolved(path) == _resolved(source) else "contains"
+            raise UserError(
+                f"{output.option} {what} an input of this command ({source}); writing it would destroy the input. "
+                "Choose another location",
+                path=path,
+            )
+    ancestor = _nearest_existing(path.parent)
+    if not ancestor.is_dir():
+        raise UserError(f"{output.option}: {ancestor} is a file, not a folder", path=path)
+    if path.exists() or path.is_symlink():
+        if output.is_folder:
+            _check_existing_folder(output, overwrite)
+        elif path.is_dir():
+            raise UserError(f"{output.option} is a folder; give a file name", path=path)
+        elif not path.is_file():
+            raise UserError(f"{output.option} exists and is not a regular file", path=path)
+    _check_writable(ancestor, output)
+
+
+def _check_existing_folder(output: Output, overwrite: bool) -> None:
+    path = output.path
+    if not path.is_dir():
+        raise UserError(f"{output.option} exists and is a file; a folder is written here. Choose another name",
+                        path=path)
+    foreign = foreign_entries(path, output.kind)
+    if foreign:
+        raise UserError(
+            f"{output.option} holds files that learned-metrics did not write as a {output.kind} output "
+            f"({_shown(foreign)}); nothing is deleted: choose a new or empty folder",
+            path=path,
+        )
+    if read_marker(path) is not None and not overwrite:
+        raise UserError(f"{output.option} holds an earlier {output.kind} output; pass --overwrite to replace it",
+                        path=path)
+
+
+def check_outputs(outputs: Sequence[Output], *, inputs: Iterable[str | os.PathLike | None] = (),
+                  overwrite: bool = False) -> None:
+    """Every rule of this module for every output of a command, before any work: one line for the first broken one."""
+    sources = [Path(p).expanduser() for p in inputs if p is not None and str(p) and Path(p).expanduser().exists()]
+    seen: dict[Path, Output] = {}
+    for output in outputs:
+        key = _resolved(output.path)
+        if key in seen:
+            raise UserError(f"{seen[key].option} and {output.option} name the same path", path=output.path)
+        seen[key] = output
+        _check_one(output, sources, overwrite)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; it is renamed onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    created = _make_parents(path.parent)
+    remove_stale_temps(path)
+    tmp = temp_sibling(path)
+    committed = False
+    try:
+        yield tmp
+        if tmp.exists():
+            apply_default_permissions(tmp)
+            os.replace(tmp, path)
+        committed = True
+    finally:
+        if not committed:
+            _remove(tmp)
+            _remove_created(created)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path``; at the end it gets the marker and replaces ``path``.
+
+    An existing ``path`` is replaced only when it is an earlier ``kind`` output of
+    ours and ``overwrite`` is set (checked again at the swap).
+    """
+    path = _resolved(Path(path))
+    created = _make_parents(path.parent)
+    remove_stale_temps(path)
+    tmp = temp_sibling(path)
+    tmp.mkdir()
+    committed = False
+    try:
+        yield tmp
+        write_marker(tmp, kind)
+        _apply_permissions_tree(tmp)
+        _swap_in(tmp, path, kind, overwrite)
+        committed = True
+    finally:
+        if not committed:
+            _remove(tmp)
+            _remove_created(created)
+
+
+def _swap_in(tmp: Path, path: Path, kind: str, overwrite: bool) -> None:
+    if not (path.exists() or path.is_symlink()):
+        try:
+            os.rename(tmp, path)  # rename, not replace: never lands on something that appeared meanwhile
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise UserError("appeared while this command ran; nothing was replaced", path=path) from None
+            raise
+        return
+    _check_existing_folder(Output(path, kind), overwrite)
+    old = temp_sibling(path)
+    os.replace(path, old)
+    os.replace(tmp, path)
+    _remove(old)
+
+
+@contextlib.contextmanager
+def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
+    """Several file outputs as one: ``stage(target)`` gives a temp path; all are renamed only if the block succeeds.
+
+    A command that writes a JSON and a plot never leaves the JSON behind when the plot fails.
+    """
+    staged: list[tuple[Path, Path, list[Path]]] = []
+
+    def stage(target: str | os.PathLike) -> Path:
+        target = Path(target)
+        created = _make_parents(target.parent)
+        remove_stale_temps(target)
+        tmp = temp_sibling(target)
+        staged.append((tmp, target, created))
+        return tmp
+
+    committed = False
+    try:
+        yield stage
+        for tmp, target, _ in staged:
+            if tmp.exists():
+                apply_default_permissions(tmp)
+                os.replace(tmp, target)
+        committed = True
+    finally:
+        if not committed:
+            for tmp, _, created in staged:
+                _remove(tmp)
+                _remove_created(created)
+
+
+@contextlib.contextmanager
+def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
+    """A hidden working folder beside ``target`` (same file system), always removed at the end.
+
+    Folders created for it are removed again unless the output now lives in them.
+    """
+    target = _resolved(Path(target))
+    created = _make_parents(target.parent)
+    remove_stale_temps(target)
+    work = temp_sibling(target)
+    work.mkdir()
+    try:
+        yield work
+    finally:
+        _remove(work)
+        _remove_created(created)

@@ -1,0 +1,229 @@
+"""One validation family for everything a user hands us: row fields, API arguments, option values, names.
+
+Every reader (scoring, data prep, meta-evaluation) and the Python API check
+values here, so one rule is written once and says the same thing everywhere.
+Errors are :class:`~learned_metrics.errors.UserError` naming file, row and field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+# Characters that render as nothing: categories Cc/Cf (controls, zero-width space/joiners, BOM, soft hyphen),
+# Z* (spaces and separators), Mn (combining marks and variation selectors with no base), plus letters and
+# symbols that are blank by design (Hangul fillers, the blank Braille pattern).
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn"})
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: empty, whitespace, or only zero-width/invisible characters."""
+    for char in text:
+        if char.isspace() or char in _INVISIBLE_EXTRA or unicodedata.category(char) in _INVISIBLE_CATEGORIES:
+            continue
+        return False
+    return True
+
+
+def is_missing(value: Any) -> bool:
+    """``None`` (JSON null) or a float NaN (pandas' missing value)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+# --- one value -------------------------------------------------------------------------------------
+
+
+def field_value(row: dict[str, Any], name: str, *, path: object = None, row_number: int | None = None) -> Any:
+    """``row[name]``; a missing field names the fields the row does have."""
+    if name not in row:
+        available = ", ".join(sorted(map(str, row))) or "none"
+        raise UserError(f"missing field (fields present: {available})", path=path, row=row_number, field=name)
+    return row[name]
+
+
+def text(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> str:
+    """A non-blank string (kept exactly as given)."""
+    if is_missing(value):
+        raise UserError("value is missing (null, None or NaN)", path=path, row=row, field=field)
+    if not isinstance(value, str):
+        raise UserError(f"expected text, got {type(value).__name__}", path=path, row=row, field=field)
+    if is_blank(value):
+        raise UserError("text is empty (or only invisible characters)", path=path, row=row, field=field)
+    return value
+
+
+def sentences(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> list[str]:
+    """A list of strings (CSV cells hold it as JSON text); blank sentences dropped, at least one left."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise UserError("expected a JSON list of strings", path=path, row=row, field=field) from None
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(s, str) for s in value):
+        raise UserError("expected a list of strings", path=path, row=row, field=field)
+    kept = [s.strip() for s in value if not is_blank(s)]
+    if not kept:
+        raise UserError("no non-empty sentences", path=path, row=row, field=field)
+    return kept
+
+
+def number(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> float | None:
+    """A finite number as float; ``None`` when null, empty or NaN (the caller decides: error or drop)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UserError(f"expected a number, got {str(value).lower()}", path=path, row=row, field=field)
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped:
+            return None
+        try:
+            value = float(stripped)
+        except ValueError:
+            raise UserError(f"expected a number, got {stripped[:40]!r}", path=path, row=row, field=field) from None
+    if not isinstance(value, (int, float)):
+        raise UserError(f"expected a number, got {type(value).__name__}", path=path, row=row, field=field)
+    value = float(value)
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        raise UserError("value is infinite", path=path, row=row, field=field)
+    return value
+
+
+_TRUE = {"1", "1.0", "true", "yes"}
+_FALSE = {"0", "0.0", "false", "no"}
+
+
+def binary_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> int:
+    """1/0, true/false or yes/no (text or JSON)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    lowered = str(value).strip().lower()
+    if lowered in _TRUE:
+        return 1
+    if lowered in _FALSE:
+        return 0
+    raise UserError(f"expected a 0/1 label, got {str(value)[:40]!r}", path=path, row=row, field=field)
+
+
+def key(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> str:
+    """An identifier as text (``1``, ``1.0`` and ``"1"`` are the same key); empty is an error."""
+    if is_missing(value) or (isinstance(value, str) and is_blank(value)):
+        raise UserError("key is empty", path=path, row=row, field=field)
+    if isinstance(value, (list, dict)):
+        raise UserError(f"expected a key (text or number), got {type(value).__name__}", path=path, row=row,
+                        field=field)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+# --- rows of a file --------------------------------------------------------------------------------
+
+
+def row_text(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
+    return text(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+
+
+def row_sentences(row: dict[str, Any], name: str, *, path: object, row_number: int) -> list[str]:
+    value = field_value(row, name, path=path, row_number=row_number)
+    return sentences(value, path=path, row=row_number, field=name)
+
+
+def row_number_value(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
+    return number(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+
+
+def row_label(row: dict[str, Any], name: str, *, path: object, row_number: int) -> int:
+    value = field_value(row, name, path=path, row_number=row_number)
+    return binary_label(value, path=path, row=row_number, field=name)
+
+
+def row_key(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
+    return key(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+
+
+# --- API arguments ---------------------------------------------------------------------------------
+
+
+def text_list(values: Any, name: str) -> list[str]:
+    """A list of texts passed to the Python API; errors name the argument and the 1-based position."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise UserError(f"{name} must be a list of strings, got {type(values).__name__}")
+    return [text(value, row=i, field=name) for i, value in enumerate(values, start=1)]
+
+
+def sentence_lists(values: Any, name: str) -> list[list[str]]:
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise UserError(f"{name} must be a list of sentence lists, got {type(values).__name__}")
+    return [sentences(value, row=i, field=name) for i, value in enumerate(values, start=1)]
+
+
+def int_at_least(value: Any, minimum: int, what: str) -> int:
+    """An integer setting (API or config) that must be >= ``minimum``; bools and floats with a fraction refused."""
+    if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, float) and value.is_integer()):
+        raise UserError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise UserError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+# --- names read from files -------------------------------------------------------------------------
+
+
+def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
+    """A bare file name (``vocab.json``) from inside an artefact, before it becomes a path.
+
+    Refused: anything but a non-empty string, path separators, ``.``/``..``, absolute
+    paths, drive letters, NUL and control characters; a name like ``../../x`` would
+    otherwise write outside the requested folder.
+    """
+    if not isinstance(name, str) or not name or name in (".", ".."):
+        raise UserError(f"{what}: {name!r} is not a plain file name", path=path)
+    bad = "/" in name or "\\" in name or os.path.isabs(name) or (len(name) > 1 and name[1] == ":")
+    if bad or any(unicodedata.category(c) == "Cc" for c in name):
+        raise UserError(f"{what}: {name!r} is not a plain file name (no folders, no '..', no absolute paths)",
+                        path=path)
+    return name
+
+
+# --- command-line option types ---------------------------------------------------------------------
+
+
+def int_option(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in ``[minimum, maximum]``; the parser reports the allowed range."""
+    allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer {allowed}, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {value}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+def fraction_option(text: str) -> float:
+    """An argparse ``type`` for a share in ``[0, 1)``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
