@@ -17,6 +17,7 @@ Anything else is a bug in learned-metrics: its traceback is kept for the report.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -35,6 +36,13 @@ def is_main_process() -> bool:
     processes Lightning's DDP launcher starts; every process meets the same error, only rank 0 reports it."""
     rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0"
     return rank.strip() == "0"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line (``PROG: error: ...``), not the whole usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -74,6 +82,18 @@ def stop_signals_raise() -> Iterator[None]:
             signal.signal(signum, old)
 
 
+def wrapped_user_error(exc: BaseException) -> UserError | None:
+    """The :class:`UserError` a library wrapped into its own exception (``raise X from err``), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UserError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return None
+
+
 def report(prog: str, message: str) -> None:
     if is_main_process():
         print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
@@ -90,11 +110,16 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
     except OSError as exc:
         report(prog, describe_os_error(exc))
         return EXIT_USER_ERROR
+    except Exception as exc:  # a library wrapped our error (Hydra's instantiate, datasets' generators)?
+        cause = wrapped_user_error(exc)
+        if cause is None:
+            raise  # a bug in learned-metrics: keep the traceback for the report
+        report(prog, str(cause))
+        return EXIT_USER_ERROR
     except (CommandInterrupted, KeyboardInterrupt) as exc:
         code = exc.exit_code if isinstance(exc, CommandInterrupted) else 128 + signal.SIGINT
-        name = signal.Signals(code - 128).name
         if is_main_process():
-            print(f"{prog}: stopped by {name}; temporary files removed, no output written", file=sys.stderr,
-                  flush=True)
+            print(f"{prog}: stopped by {signal.Signals(code - 128).name}; unfinished outputs and temporary files "
+                  "were removed", file=sys.stderr, flush=True)
         return code
     return int(result) if isinstance(result, int) else 0

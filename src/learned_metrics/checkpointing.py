@@ -10,7 +10,6 @@ renamed onto its name, which is atomic on POSIX file systems, and
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import torch
 from lightning.pytorch import Callback, Trainer
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from learned_metrics.outputs import apply_default_permissions
+from learned_metrics.outputs import atomic_file
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
@@ -27,19 +26,10 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike, storage_options: Any = None) -> None:
         if storage_options is not None:
             raise TypeError("AtomicCheckpointIO does not take storage_options")
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(checkpoint, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            apply_default_permissions(tmp)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        with atomic_file(path) as tmp, tmp.open("wb") as handle:
+            torch.save(checkpoint, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 class LastCheckpoint(Callback):

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from learned_metrics import __version__
-from learned_metrics.boundary import EXIT_USER_ERROR, run_command
+from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, run_command
 
 # Modules that add subcommands; imported lazily so `--help` stays fast.
 _COMMAND_MODULES = (
@@ -32,7 +32,7 @@ def help_formatter(prog: str) -> argparse.HelpFormatter:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="learned-metrics",
         description=(
             "Score texts with learned metrics (coherence, faithfulness), export trained checkpoints, "

@@ -432,13 +432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not paths:
         print("usage: python -m learned_metrics.sweeps conf/sweep/NAME.yaml [...]", file=sys.stderr)
         return 2
-    try:
+    from learned_metrics.boundary import run_command
+
+    def check_all() -> int:
         for path in paths:
             print("\n".join(describe(load_sweep(path))))
-    except UserError as exc:
-        print(f"sweep check: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return 0
+
+    return run_command("sweep check", check_all)
 
 
 if __name__ == "__main__":

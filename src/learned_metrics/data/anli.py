@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from learned_metrics import validate
+from learned_metrics.boundary import CommandParser
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
@@ -448,7 +449,7 @@ def build_anli_augmented(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="build_anli_augmented.py",
         description=(
             "Build ANLI (R1-R3 merged into train/validation/test) plus one phrase-augmented copy of every "

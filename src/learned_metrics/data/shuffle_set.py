@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics import validate
+from learned_metrics.boundary import CommandParser
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter, parse_joiner
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
@@ -314,7 +315,7 @@ def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_frac
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="build_shuffle_set.py",
         description="Build the coherence shuffle task: originals (label coherent) and distinct sentence "
         "shuffles (label incoherent), split by document before shuffling, seeded.",
