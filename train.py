@@ -15,13 +15,15 @@ import os
 import sys
 from pathlib import Path
 
+from learned_metrics.boundary import exit_on_stop_signals, run_command
+
+exit_on_stop_signals("train.py")  # first: Ctrl-C during the imports below is one line, not a traceback
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from learned_metrics.boundary import run_command  # noqa: E402
 from learned_metrics.config import register_resolvers  # noqa: E402
 
 register_resolvers()

@@ -8,8 +8,11 @@ See ``--help`` for every option; the logic lives in ``learned_metrics.data.shuff
 
 import sys
 
-from learned_metrics.data.common import run_script
-from learned_metrics.data.shuffle_set import main
+from learned_metrics.boundary import exit_on_stop_signals
 
 if __name__ == "__main__":
+    exit_on_stop_signals("build_shuffle_set.py")  # first: Ctrl-C while importing is one line
+    from learned_metrics.data.common import run_script
+    from learned_metrics.data.shuffle_set import main
+
     sys.exit(run_script(main))

@@ -52,6 +52,24 @@ def describe_os_error(exc: OSError) -> str:
     return f"{' -> '.join(paths)}: {reason}" if paths else str(exc) or reason
 
 
+def exit_on_stop_signals(prog: str) -> None:
+    """Until :func:`run_command` takes over, SIGINT/SIGTERM end the process at once with one line.
+
+    Entry points call this first: a signal during the imports (seconds for torch and
+    transformers) would otherwise print a ``KeyboardInterrupt`` traceback. Nothing has
+    been written yet at that point, so exiting at once loses nothing.
+    """
+
+    def handler(signum: int, frame: Any) -> None:
+        if is_main_process():
+            os.write(2, f"{prog}: stopped by {signal.Signals(signum).name} before any work started\n".encode())
+        os._exit(128 + signum)
+
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError):  # not the main thread: keep the defaults
+            signal.signal(signum, handler)
+
+
 @contextlib.contextmanager
 def stop_signals_raise() -> Iterator[None]:
     """SIGINT/SIGTERM raise :class:`CommandInterrupted` in this process (children keep the default action).

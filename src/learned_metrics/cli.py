@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from learned_metrics import __version__
-from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, run_command
+from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, exit_on_stop_signals, run_command
 
 # Modules that add subcommands; imported lazily so `--help` stays fast.
 _COMMAND_MODULES = (
@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the console script, not a call from Python code that owns its signal handling
+        exit_on_stop_signals("learned-metrics")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
