@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from learned_metrics.cli import main as cli_main
+from learned_metrics.errors import UserError
 from learned_metrics.export import load_checkpoint
 from learned_metrics.models.classifier import SequenceClassifier
 from learned_metrics.training import train
@@ -136,6 +137,15 @@ def test_resume_from_last_continues_from_its_step(train_config, tiny_roberta, cc
     assert resumed["global_step"] == 2 * steps_per_epoch and resumed["epoch"] == 1
     logged = [int(r["step"]) for r in _metrics_rows(tmp_path / "ccl_demo" / "b") if r.get("train/loss")]
     assert logged and min(logged) >= steps_per_epoch  # nothing re-trained from step 0
+
+    # a run folder that holds files is used again only to resume in place (SLURM requeue)
+    in_place = tmp_path / "ccl_demo" / "b"
+    with pytest.raises(UserError, match="already holds files"):
+        train(train_config(*common, "trainer.max_epochs=3", f"paths.output_dir={in_place}"))
+    train(train_config(*common, "trainer.max_epochs=3", f"ckpt_path={in_place / 'checkpoints' / 'last.ckpt'}",
+                       f"paths.output_dir={in_place}"))
+    assert load_checkpoint(in_place / "checkpoints" / "last.ckpt")["global_step"] == 3 * steps_per_epoch
+    assert (in_place / "export" / "model.safetensors").exists()
 
 
 OBVIOUS = {

@@ -89,8 +89,11 @@ def write_export(
 
 
 def export_module(module, out_dir: str | Path, source_checkpoint: str | None = None) -> Path:
-    """Export a live :class:`~learned_metrics.models.classifier.SequenceClassifier`."""
-    return write_export(module.model, module.tokenizer_files, module.card, out_dir, source_checkpoint)
+    """Export a live :class:`~learned_metrics.models.classifier.SequenceClassifier` into its own run folder.
+
+    A run resumed in place replaces the export an earlier attempt of the same run wrote.
+    """
+    return write_export(module.model, module.tokenizer_files, module.card, out_dir, source_checkpoint, overwrite=True)
 
 
 # --- reading checkpoints -----------------------------------------------------------------------

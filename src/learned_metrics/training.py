@@ -59,13 +59,16 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
 HYDRA_RUN_FILES = (".hydra",)
 
 
-def check_run_folder(output_dir: Path) -> None:
+def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
     """A run writes into a folder of its own: refuse one that already holds anything but Hydra's files.
 
     ``paths.output_dir``/``hydra.run.dir`` pointing at an earlier run, a data folder or ``.``
-    would otherwise mix or overwrite checkpoints and exports.
+    would otherwise mix or overwrite checkpoints and exports. The exception is resuming in place
+    (SLURM requeue: the same ``hydra.run.dir`` and ``ckpt_path`` inside it).
     """
     if not output_dir.exists():
+        return
+    if resume_from is not None and output_dir.resolve() in Path(resume_from).resolve().parents:
         return
     if not output_dir.is_dir():
         raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
@@ -73,7 +76,8 @@ def check_run_folder(output_dir: Path) -> None:
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise UserError(f"the run folder already holds files ({shown}); every run writes into a new folder: leave "
-                        "hydra.run.dir at its timestamped default or name a new folder", path=output_dir)
+                        "hydra.run.dir at its timestamped default or name a new folder (to resume in place, give "
+                        "ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
 
 
 def _git_commit() -> str | None:
@@ -178,9 +182,9 @@ def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
     register_resolvers()
     started = time.time()
     output_dir = Path(cfg.paths.output_dir)
-    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
-        check_run_folder(output_dir)
     ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
+    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
+        check_run_folder(output_dir, ckpt_path)
     output_dir.mkdir(parents=True, exist_ok=True)
     L.seed_everything(cfg.seed, workers=True)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_tools import PAIRS, craft_checkpoint, write_jsonl
+
+from hostile.hostile_tools import PAIRS, craft_checkpoint, write_jsonl
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_tools import BUILD_SHUFFLE_SET, LEARNED_METRICS, PAIRS, assert_refused, digest, run, write_jsonl
+
+from hostile.hostile_tools import BUILD_SHUFFLE_SET, LEARNED_METRICS, PAIRS, assert_refused, digest, run, write_jsonl
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff \u00a0\u3164"
 

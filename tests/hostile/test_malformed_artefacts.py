@@ -12,7 +12,8 @@ import os
 import sys
 
 import pytest
-from hostile_tools import LEARNED_METRICS, TRAIN, assert_refused, copy_model, digest, run
+
+from hostile.hostile_tools import LEARNED_METRICS, TRAIN, assert_refused, copy_model, digest, run
 
 
 class Boom:

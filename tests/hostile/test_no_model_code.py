@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hostile_tools import (
+
+from hostile.hostile_tools import (
     LEARNED_METRICS,
     TRAIN,
     assert_refused,

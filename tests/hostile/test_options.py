@@ -10,8 +10,8 @@ max length comes from ``learned_metrics.encoding`` for training and scoring alik
 from __future__ import annotations
 
 import pytest
-from hostile_tools import BUILD_ANLI, BUILD_SHUFFLE_SET, LEARNED_METRICS, assert_refused, run, write_jsonl
 
+from hostile.hostile_tools import BUILD_ANLI, BUILD_SHUFFLE_SET, LEARNED_METRICS, assert_refused, run, write_jsonl
 from learned_metrics.scoring import load_scorer
 
 
@@ -32,8 +32,8 @@ SCORE_CASES = [
     (["--mc-samples", "-1"], "--mc-samples: must be an integer >= 0"),
     (["--seed", "-1"], "--seed: must be an integer >= 0"),
     (["--seed", "1.5"], "--seed: expected an integer >= 0, got '1.5'"),
-    (["--max-length", "1"], "--max-length 1 is too small"),  # below what the tokenizer needs: refused once it is read
-    (["--max-length", "3"], "--max-length 3 is too small: the model adds 4 special tokens"),
+    (["--max-length", "1"], "max_length 1 is too small"),  # below what the tokenizer needs: refused once it is read
+    (["--max-length", "3"], "max_length 3 is too small: the model adds 4 special tokens"),
 ]
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from hostile_tools import (
+
+from hostile.hostile_tools import (
     BUILD_SHUFFLE_SET,
     LEARNED_METRICS,
     PAIRS,
@@ -22,7 +23,6 @@ from hostile_tools import (
     temporaries,
     write_jsonl,
 )
-
 from learned_metrics.data.demo import write_coherence_documents
 
 

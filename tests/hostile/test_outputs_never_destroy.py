@@ -9,17 +9,18 @@ and a plain file at a folder output was replaced. Every writing command now call
 from __future__ import annotations
 
 import pytest
-from hostile_tools import (
+
+from hostile.hostile_tools import (
     BUILD_ANLI,
     BUILD_SHUFFLE_SET,
     LEARNED_METRICS,
+    TRAIN,
     assert_refused,
     digest,
     run,
     temporaries,
     write_jsonl,
 )
-
 from learned_metrics.data.demo import coherent_document, write_anli_layout
 
 
@@ -139,3 +140,14 @@ def test_meta_eval_json_onto_its_human_file_is_refused(tmp_path):
                   "--json", str(human), "--resamples", "0"])
     assert_refused(result, "--json is an input")
     assert digest(tmp_path) == before
+
+
+def test_training_into_a_folder_of_user_files_is_refused(tiny_roberta, ccl_data_dir, tmp_path):
+    theirs = tmp_path / "results"
+    theirs.mkdir()
+    (theirs / "table.tex").write_text("precious")
+    before = digest(theirs)
+    result = run([*TRAIN, "experiment=ccl_demo", f"model.name_or_path={tiny_roberta}", f"data.path={ccl_data_dir}",
+                  f"hydra.run.dir={theirs}"])
+    assert_refused(result, "already holds files", "table.tex")
+    assert {k: v for k, v in digest(theirs).items() if ".hydra" not in k and not k.endswith(".log")} == before

@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 
 import pytest
-from hostile_tools import LEARNED_METRICS, assert_refused, craft_checkpoint, digest, run, tokenizer_files
 
+from hostile.hostile_tools import LEARNED_METRICS, assert_refused, craft_checkpoint, digest, run, tokenizer_files
 from learned_metrics.errors import UserError
 from learned_metrics.validate import plain_file_name
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from hostile_tools import BUILD_ANLI, LEARNED_METRICS, run
-
+from hostile.hostile_tools import BUILD_ANLI, LEARNED_METRICS, run
 from learned_metrics.data.demo import write_anli_layout
 
 

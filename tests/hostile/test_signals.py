@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile_tools import BUILD_SHUFFLE_SET, LEARNED_METRICS, PAIRS, ROOT, TRAIN, write_jsonl
 
+from hostile.hostile_tools import BUILD_SHUFFLE_SET, LEARNED_METRICS, PAIRS, ROOT, TRAIN, write_jsonl
 from learned_metrics.data.demo import write_coherence_documents
 
 pytestmark = pytest.mark.slow

@@ -22,6 +22,7 @@ from torch.utils.data import DataLoader
 
 from learned_metrics.data.common import load_report
 from learned_metrics.data.sampler import LengthGroupedBatchSampler
+from learned_metrics.encoding import check_max_length
 from learned_metrics.errors import UserError
 from learned_metrics.labels import canonical_label
 
@@ -138,6 +139,7 @@ class TextClassificationDataModule(L.LightningDataModule):
             raise UserError(
                 "not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py", path=self.path
             )
+        check_max_length(self.max_length, self.tokenizer, pair=len(self.text_fields) == 2, what="data.max_length")
         raw = datasets.load_from_disk(str(self.path))
         for split in ("train", "validation"):
             if split not in raw:

@@ -136,7 +136,7 @@ class Scorer:
         self.card = card
         self.device = device
         self.dtype = dtype
-        self.max_length = check_max_length(max_length, tokenizer, pair=kind == "faithfulness")
+        self.max_length = check_max_length(max_length, tokenizer, pair=kind == "faithfulness", what="max_length")
         self.source = source
         preprocessing = loading.preprocessing_of(card)
         self.splitter = preprocessing.get("splitter")
