@@ -29,6 +29,7 @@ from typing import Any
 
 from learned_metrics import __version__
 from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import read_json_object
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 from learned_metrics.validate import plain_file_name
 
@@ -234,15 +235,8 @@ def validate_card(card: Any, path: object) -> dict[str, Any]:
 def read_card(model_dir: str | Path) -> dict[str, Any] | None:
     """The checked ``learned_metric.json`` of an export, or None for a plain transformers folder."""
     path = Path(model_dir) / CARD_NAME
-    if not path.exists():
-        return None
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UserError(f"not valid UTF-8 ({exc.reason})", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON ({exc.msg})", path=path, row=exc.lineno) from None
-    return validate_card(card, path)
+    card = read_json_object(path)
+    return None if card is None else validate_card(card, path)
 
 
 # --- command line ------------------------------------------------------------------------------

@@ -109,6 +109,22 @@ def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
     return [row for _, row in iter_rows(path)]
 
 
+def read_json_object(path: str | os.PathLike) -> dict[str, Any] | None:
+    """A JSON file that must hold an object (configs, cards, reports); None when the file does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not valid UTF-8 ({exc.reason})", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON ({exc.msg})", path=path, row=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise UserError(f"expected a JSON object, got {type(data).__name__}", path=path)
+    return data
+
+
 def iter_row_chunks(path: str | os.PathLike, chunk_size: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
     """Yield lists of at most ``chunk_size`` ``(row_number, row)`` pairs: bounded memory on huge inputs."""
     chunk: list[tuple[int, dict[str, Any]]] = []

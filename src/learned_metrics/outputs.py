@@ -304,21 +304,8 @@ def check_outputs(outputs: Sequence[Output], *, inputs: Iterable[str | os.PathLi
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; it is renamed onto ``path`` only if the block succeeds."""
-    path = Path(path)
-    created = _make_parents(path.parent)
-    remove_stale_temps(path)
-    tmp = temp_sibling(path)
-    committed = False
-    try:
-        yield tmp
-        if tmp.exists():
-            apply_default_permissions(tmp)
-            os.replace(tmp, path)
-        committed = True
-    finally:
-        if not committed:
-            _remove(tmp)
-            _remove_created(created)
+    with staged_files() as stage:
+        yield stage(path)
 
 
 @contextlib.contextmanager

@@ -16,12 +16,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import read_json_object
 
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth")
 # Any of these makes a folder's tokenizer loadable (fast tokenizer, BPE/WordPiece vocabularies, sentencepiece).
@@ -89,29 +89,17 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     return config
 
 
-def _read_json_object(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"not valid JSON ({first_line(exc)})", path=path) from None
-    if not isinstance(data, dict):
-        raise UserError(f"expected a JSON object, got {type(data).__name__}", path=path)
-    return data
-
-
 def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True) -> None:
     """Refuse, before transformers reads it, a local folder that would run code or has no tokenizer."""
     model_dir = Path(model_dir).expanduser()
     if not model_dir.is_dir():
         return
-    config = _read_json_object(model_dir / "config.json")
+    config = read_json_object(model_dir / "config.json")
     if config is None:
         raise UserError("not a transformers model folder (no config.json)", path=model_dir)
     check_config_dict(config, model_dir / "config.json")
     for name in REMOTE_CODE_FILES[1:]:
-        extra = _read_json_object(model_dir / name)
+        extra = read_json_object(model_dir / name)
         if extra is not None and "auto_map" in extra:
             raise UserError("asks to run its own Python code (auto_map); learned-metrics never executes code "
                             "shipped with a model", path=model_dir / name)

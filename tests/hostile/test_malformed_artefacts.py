@@ -92,7 +92,7 @@ def _exported(tiny_deberta_nli, tmp_path, card):
 @pytest.mark.parametrize(
     ("change", "message"),
     [("card-max-length", "'preprocessing.max_length' must be an integer"),
-     ("card-list", "card must be a JSON object"),
+     ("card-list", "learned_metric.json: expected a JSON object, got list"),
      ("card-kind", "'kind' must be one of"),
      ("truncated-weights", "cannot load the model weights"),
      ("no-tokenizer", "no tokenizer files"),

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.boundary import run_command
-from learned_metrics.errors import UserError
+from learned_metrics.io import read_json_object
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 
 REPORT_NAME = "report.json"
@@ -39,16 +39,7 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:
     """The ``report.json`` a builder wrote beside a data set, if any (one line if it is not a JSON object)."""
-    path = Path(data_dir) / REPORT_NAME
-    if not path.exists():
-        return None
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"not valid JSON ({exc})", path=path) from None
-    if not isinstance(report, dict):
-        raise UserError(f"expected a JSON object, got {type(report).__name__}", path=path)
-    return report
+    return read_json_object(Path(data_dir) / REPORT_NAME)
 
 
 def run_script(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:
