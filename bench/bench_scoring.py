@@ -49,6 +49,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from learned_metrics.data.demo import coherent_document, nli_triple  # noqa: E402
+from learned_metrics.safety import load_config  # noqa: E402
 from learned_metrics.scoring import load_scorer, loading  # noqa: E402
 from learned_metrics.scoring.batching import encode  # noqa: E402
 from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
@@ -296,7 +297,7 @@ def large_precisions(device: torch.device) -> list[str]:
 def run_large(name: str, model_dir: Path, kind: str, length: str, inputs: list[tuple[str, ...]],
               device: torch.device, naive_rows: int, mc_rows: int) -> list[LargeCase]:
     """Naive fp32 on ``naive_rows`` rows against the project at every precision on the same rows, plus MC."""
-    naive = Naive(model_dir, kind, loading.resolve_labels(loading.load_config(model_dir), kind), NAIVE_PAD, device)
+    naive = Naive(model_dir, kind, loading.resolve_labels(load_config(model_dir), kind), NAIVE_PAD, device)
     cases = []
     for passes, rows in ((1, naive_rows), (K, mc_rows)):
         subset = inputs[:rows]
