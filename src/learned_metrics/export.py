@@ -204,7 +204,7 @@ def _optional(mapping: dict, key: str, kind: type, path: object, prefix: str = "
 
 def validate_card(card: Any, path: object) -> dict[str, Any]:
     """A card whose fields have the types and values the scorer uses (one line for the first that does not)."""
-    from learned_metrics.data.sentences import SPLITTERS
+    from learned_metrics.text.sentences import SPLITTERS
 
     if not isinstance(card, dict):
         raise UserError(f"the card must be a JSON object, got {type(card).__name__}", path=path)

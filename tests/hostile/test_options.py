@@ -4,7 +4,7 @@ Found before: ``--max-tokens 0``/``--max-length 0`` silently meant "default", ``
 OverflowError traceback, ``--max-length 1`` warned that every row was cut while nothing was, ``3``
 dropped whole hypotheses without a word, and a negative ``--seed`` was a numpy traceback. Option
 types come from ``learned_metrics.validate`` (the parser names the allowed range); the smallest usable
-max length comes from ``learned_metrics.encoding`` for training and scoring alike.
+max length comes from ``learned_metrics.text.encoding`` for training and scoring alike.
 """
 
 from __future__ import annotations

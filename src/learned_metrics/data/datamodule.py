@@ -22,9 +22,9 @@ from torch.utils.data import DataLoader
 
 from learned_metrics.data.common import load_report
 from learned_metrics.data.sampler import LengthGroupedBatchSampler
-from learned_metrics.encoding import check_max_length
 from learned_metrics.errors import UserError
 from learned_metrics.labels import canonical_label
+from learned_metrics.text.encoding import check_max_length, tokenize
 
 log = logging.getLogger(__name__)
 
@@ -168,18 +168,9 @@ class TextClassificationDataModule(L.LightningDataModule):
         path = self.path
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
-            texts = [batch[f] for f in fields]
-            full = tokenizer(*texts, truncation=False)
-            over = [i for i, ids in enumerate(full["input_ids"]) if len(ids) > max_length]
-            if over:
-                cut = tokenizer(
-                    *[[t[i] for i in over] for t in texts],
-                    truncation="only_first" if len(fields) == 2 else True,
-                    max_length=max_length,
-                )
-                for key in full:
-                    for j, i in enumerate(over):
-                        full[key][i] = cut[key][j]
+            second = batch[fields[1]] if len(fields) == 2 else None
+            encoded = tokenize(tokenizer, batch[fields[0]], second, max_length)
+            full = encoded.columns
             labels = []
             for value in batch[label_field]:
                 name = class_names[value] if class_names is not None else value
@@ -191,12 +182,12 @@ class TextClassificationDataModule(L.LightningDataModule):
                         field=label_field,
                     )
                 labels.append(label2id[canon])
-            over_set = set(over)
             return {
                 **full,
                 "labels": labels,
                 "length": [len(ids) for ids in full["input_ids"]],
-                "truncated": [i in over_set for i in range(len(labels))],
+                "truncated": encoded.truncated,
+                "hypothesis_truncated": encoded.second_truncated,
             }
 
         encoded = ds.map(encode, batched=True, remove_columns=ds.column_names, desc=f"tokenizing {split}")
@@ -204,14 +195,11 @@ class TextClassificationDataModule(L.LightningDataModule):
         self.truncated[split] = n_truncated
         if n_truncated:
             how = "premise only" if len(fields) == 2 else "end of text"
-            log.warning(
-                "%s: %d of %d rows longer than max_length=%d were truncated (%s)",
-                split,
-                n_truncated,
-                len(encoded),
-                max_length,
-                how,
-            )
+            both = int(sum(encoded["hypothesis_truncated"]))
+            if both:
+                how += f"; in {both} the hypothesis alone was too long and was cut as well"
+            log.warning("%s: %d of %d rows longer than max_length=%d were truncated (%s)", split, n_truncated,
+                        len(encoded), max_length, how)
         columns = [c for c in (*TOKEN_COLUMNS, "labels") if c in encoded.column_names]
         encoded.set_format("torch", columns=columns, output_all_columns=False)
         return encoded

@@ -20,11 +20,11 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.boundary import CommandParser
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
-from learned_metrics.data.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter, parse_joiner
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
+from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter, parse_joiner
 from learned_metrics.validate import fraction_option, int_option
 
 CNNDM_HUB_ID = "abisee/cnn_dailymail"

@@ -21,11 +21,11 @@ import numpy as np
 import torch
 
 from learned_metrics.scoring.mc_dropout import forward_passes
+from learned_metrics.text.encoding import tokenize
 
 # Tokenizer calls are made in slices of this many rows: fast tokenizers
 # parallelise inside a call, and the Python lists they return stay small.
 TOKENIZE_SLICE = 2048
-_LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 
 @dataclass
@@ -50,65 +50,21 @@ class Encoded:
         return int(self.offsets[-1])
 
 
-def _truncate_rows(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, list], list[bool]]:
-    """Truncate over-long rows the way training did: premise only for pairs, the end for single texts.
-
-    A pair whose hypothesis alone does not fit cannot be cut on the premise
-    only; such rows fall back to cutting the longer side and are flagged.
-    """
-    strategy = "only_first" if len(texts) == 2 else True
-    try:
-        return dict(tokenizer(*texts, truncation=strategy, max_length=max_length)), [False] * len(texts[0])
-    except Exception:  # tokenizers raises a plain Exception when only_first cannot fit
-        if len(texts) == 1:
-            raise
-    out: dict[str, list] = {}
-    second_cut: list[bool] = []
-    for premise, hypothesis in zip(*texts, strict=True):
-        try:
-            row = tokenizer(premise, hypothesis, truncation="only_first", max_length=max_length)
-            second_cut.append(False)
-        except Exception:
-            row = tokenizer(premise, hypothesis, truncation="longest_first", max_length=max_length)
-            second_cut.append(True)
-        for key, value in row.items():
-            out.setdefault(key, []).append(value)
-    return out, second_cut
-
-
-def _encode_slice(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, list], list[bool], list[bool]]:
-    full = dict(tokenizer(*texts, truncation=False))
-    over = [i for i, ids in enumerate(full["input_ids"]) if len(ids) > max_length]
-    truncated = [False] * len(full["input_ids"])
-    second_cut = [False] * len(full["input_ids"])
-    if over:
-        cut, cut_second = _truncate_rows(tokenizer, [[t[i] for i in over] for t in texts], max_length)
-        for j, i in enumerate(over):
-            for key in full:
-                full[key][i] = cut[key][j]
-            truncated[i] = True
-            second_cut[i] = cut_second[j]
-    return full, truncated, second_cut
-
-
 def encode(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_length: int) -> Encoded:
-    """Tokenize texts (or text pairs) once, truncating as training did, into flat int32 arrays."""
-    if hasattr(tokenizer, "deprecation_warnings"):  # we truncate ourselves; the length warning is noise
-        tokenizer.deprecation_warnings[_LONG_INPUT_WARNING] = True
+    """Tokenize texts (or text pairs) once, truncating as training does (:mod:`learned_metrics.text.encoding`),
+    into flat int32 arrays."""
     ids: list[np.ndarray] = []
     type_ids: list[np.ndarray] = []
     truncated: list[bool] = []
     second_cut: list[bool] = []
     for start in range(0, len(first), TOKENIZE_SLICE):
-        texts = [list(first[start : start + TOKENIZE_SLICE])]
-        if second is not None:
-            texts.append(list(second[start : start + TOKENIZE_SLICE]))
-        out, cut, cut_second = _encode_slice(tokenizer, texts, max_length)
-        ids += [np.asarray(row, dtype=np.int32) for row in out["input_ids"]]
-        if "token_type_ids" in out:
-            type_ids += [np.asarray(row, dtype=np.int32) for row in out["token_type_ids"]]
-        truncated += cut
-        second_cut += cut_second
+        stop = start + TOKENIZE_SLICE
+        out = tokenize(tokenizer, first[start:stop], None if second is None else second[start:stop], max_length)
+        ids += [np.asarray(row, dtype=np.int32) for row in out.columns["input_ids"]]
+        if "token_type_ids" in out.columns:
+            type_ids += [np.asarray(row, dtype=np.int32) for row in out.columns["token_type_ids"]]
+        truncated += out.truncated
+        second_cut += out.second_truncated
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum([len(row) for row in ids], out=offsets[1:])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)

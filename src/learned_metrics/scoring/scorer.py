@@ -23,8 +23,6 @@ import numpy as np
 import torch
 
 from learned_metrics import safety
-from learned_metrics.data.sentences import DEFAULT_JOINER, get_splitter, join_sentences
-from learned_metrics.encoding import check_max_length
 from learned_metrics.errors import UserError
 from learned_metrics.export import read_card
 from learned_metrics.scoring import loading
@@ -33,6 +31,8 @@ from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, one_of
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
+from learned_metrics.text.encoding import check_max_length
+from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
 from learned_metrics.validate import int_at_least, sentence_lists, text_list
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
