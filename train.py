@@ -7,7 +7,7 @@ Examples::
     python train.py experiment=ccl_cnndm data.path=DIR model.name_or_path=/local/model trainer=cpu logger=csv
     python train.py experiment=nli_anli_aug ckpt_path=last  # resume the newest run
 
-The composition lives in ``conf/``; the work in ``learned_metrics.training``; every failure a
+The composition lives in ``conf/``; the work in ``learned_metrics.train.run``; every failure a
 user can meet ends as one line through ``learned_metrics.boundary``.
 """
 
@@ -24,14 +24,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from learned_metrics.config import register_resolvers  # noqa: E402
+from learned_metrics.train.config import register_resolvers  # noqa: E402
 
 register_resolvers()
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    from learned_metrics.training import optimized_metric_value, train
+    from learned_metrics.train.run import optimized_metric_value, train
 
     result: dict[str, float | None] = {}
 

@@ -19,7 +19,6 @@ from learned_metrics.boundary import exit_on_stop_signals
 
 if __name__ == "__main__":
     exit_on_stop_signals("build_anli_augmented.py")  # first: Ctrl-C while importing is one line
-    from learned_metrics.data.anli import main
-    from learned_metrics.data.common import run_script
+    from learned_metrics.cli.prep import anli_script
 
-    sys.exit(run_script(main))
+    sys.exit(anli_script())

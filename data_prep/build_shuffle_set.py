@@ -12,7 +12,6 @@ from learned_metrics.boundary import exit_on_stop_signals
 
 if __name__ == "__main__":
     exit_on_stop_signals("build_shuffle_set.py")  # first: Ctrl-C while importing is one line
-    from learned_metrics.data.common import run_script
-    from learned_metrics.data.shuffle_set import main
+    from learned_metrics.cli.prep import shuffle_set_script
 
-    sys.exit(run_script(main))
+    sys.exit(shuffle_set_script())

@@ -70,7 +70,7 @@ def compose_train_config(overrides: list[str]):
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from learned_metrics.config import register_resolvers
+    from learned_metrics.train.config import register_resolvers
 
     register_resolvers()
     GlobalHydra.instance().clear()

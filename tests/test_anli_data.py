@@ -16,7 +16,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from learned_metrics.data import anli
+from learned_metrics.cli.prep import anli_script
 from learned_metrics.data.anli import (
     DIALOGUE_PHRASES,
     FEATURES,
@@ -25,7 +25,7 @@ from learned_metrics.data.anli import (
     build_anli_augmented,
     lower_first,
 )
-from learned_metrics.data.common import load_report, run_script
+from learned_metrics.data.common import load_report
 from learned_metrics.data.demo import write_anli_layout
 from learned_metrics.errors import UserError
 
@@ -287,7 +287,7 @@ def test_bad_input_one_line_error_and_no_output(tmp_path, capsys, corrupt):
     raw = write_anli_layout(tmp_path / "raw", {"train": 8, "dev": 5, "test": 5}, seed=1)
     expected = corrupt(raw)
     capsys.readouterr()
-    code = run_script(anli.main, ["--source", f"jsonl:{raw}", "--output", str(tmp_path / "out")])
+    code = anli_script(["--source", f"jsonl:{raw}", "--output", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2
     assert len(err.strip().splitlines()) == 1, err
@@ -297,7 +297,7 @@ def test_bad_input_one_line_error_and_no_output(tmp_path, capsys, corrupt):
 
 
 def test_unknown_source_lists_valid_forms(tmp_path, capsys):
-    code = run_script(anli.main, ["--source", "hf:anli", "--output", str(tmp_path / "out")])
+    code = anli_script(["--source", "hf:anli", "--output", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "'anli'" in err and "jsonl:DIR" in err

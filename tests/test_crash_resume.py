@@ -14,7 +14,7 @@ import pytest
 from conftest import compose_train_config
 
 from learned_metrics.export import load_checkpoint
-from learned_metrics.training import train
+from learned_metrics.train.run import train
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]

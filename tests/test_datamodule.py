@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from learned_metrics.data.datamodule import TextClassificationDataModule
+from learned_metrics.train.datamodule import TextClassificationDataModule
 
 
 def test_concurrent_prepare_data_builds_once(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 from transformers import AutoConfig
 
-from learned_metrics.training import train
+from learned_metrics.train.run import train
 
 EXPERIMENTS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "experiment").glob("*.yaml"))
 REAL_DEFAULTS = {

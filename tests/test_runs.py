@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from learned_metrics.cli import main as cli_main
-from learned_metrics.training import train
+from learned_metrics.train.run import train
 
 
 def _config(experiment: str, seed: int, monitor: str, mode: str) -> dict:

@@ -6,7 +6,7 @@ import numpy as np
 from lightning.fabric.utilities.data import _set_sampler_epoch
 from torch.utils.data import DataLoader
 
-from learned_metrics.data.sampler import LengthGroupedBatchSampler
+from learned_metrics.train.sampler import LengthGroupedBatchSampler
 
 
 def _sampler(**kwargs) -> LengthGroupedBatchSampler:

@@ -14,8 +14,7 @@ import datasets
 import pytest
 import scipy.stats
 
-from learned_metrics.data import shuffle_set
-from learned_metrics.data.common import run_script
+from learned_metrics.cli.prep import shuffle_set_script
 from learned_metrics.data.demo import coherent_document, write_coherence_documents
 from learned_metrics.data.shuffle import distinct_orderings, document_rng, multiset_permutations, shuffled_negatives
 from learned_metrics.data.shuffle_set import build_shuffle_set
@@ -173,7 +172,7 @@ def test_cnn_dailymail_unreachable_is_one_line(tmp_path, monkeypatch, capsys):
         raise ConnectionError("Couldn't reach the Hugging Face Hub\nmore lines")
 
     monkeypatch.setattr(datasets, "load_dataset", offline)
-    code = run_script(shuffle_set.main, ["--source", "cnn_dailymail", "--output", str(tmp_path / "o")])
+    code = shuffle_set_script(["--source", "cnn_dailymail", "--output", str(tmp_path / "o")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "abisee/cnn_dailymail" in err
 
@@ -193,7 +192,7 @@ def test_bad_input_one_line_error_and_no_output(tmp_path, capsys, content, expec
     path = tmp_path / "docs.jsonl"
     path.write_text(content)
     out = tmp_path / "out"
-    code = run_script(shuffle_set.main, ["--source", f"jsonl:{path}", "--output", str(out)])
+    code = shuffle_set_script(["--source", f"jsonl:{path}", "--output", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1 and str(path) in err
@@ -206,7 +205,7 @@ def test_bad_encoding_in_txtdir(tmp_path, capsys):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "bad.txt").write_bytes("Caf\xe9 au lait.\nSecond.".encode("latin-1"))
-    code = run_script(shuffle_set.main, ["--source", f"txtdir:{folder}", "--output", str(tmp_path / "o")])
+    code = shuffle_set_script(["--source", f"txtdir:{folder}", "--output", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and "bad.txt" in err and "UTF-8" in err
 

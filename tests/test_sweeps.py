@@ -13,21 +13,19 @@ import pytest
 import yaml
 
 from learned_metrics.errors import UserError
+from learned_metrics.loggers import finish_wandb, finish_wandb_on_error, log_sweep_objective
 from learned_metrics.sweeps import (
     agent_command,
     compose_config,
-    finish_wandb,
-    finish_wandb_on_error,
     format_overrides,
     grid_combinations,
     load_sweep,
-    log_sweep_objective,
     representative_combinations,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
-SWEEPS = sorted((CONF / "sweep").glob("*.yaml"))
+SWEEPS = sorted((CONF / "sweep").glob("*.yml"))
 SEARCHES = sorted((CONF / "hparams_search").glob("*.yaml"))
 QUICK = [
     "trainer=cpu",
@@ -99,7 +97,7 @@ def test_sweep_file_is_valid(path):
 
 
 def test_nli_seeds_is_15_seeds_by_the_ablation_settings():
-    sweep = load_sweep(CONF / "sweep" / "nli_seeds.yaml", check_config=False)
+    sweep = load_sweep(CONF / "sweep" / "nli_seeds.yml", check_config=False)
     combos = list(grid_combinations(sweep))
     assert sweep.grid_size() == len(combos) == 60
     assert {c["seed"] for c in combos} == set(range(15))
@@ -128,7 +126,7 @@ BROKEN = {
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_broken_sweep_file_is_one_line_error(case, tmp_path):
     change, expected = BROKEN[case]
-    config = yaml.safe_load((CONF / "sweep" / "nli_seeds.yaml").read_text())
+    config = yaml.safe_load((CONF / "sweep" / "nli_seeds.yml").read_text())
     config.update(change)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -181,7 +179,7 @@ def test_objective_is_the_best_value_and_a_crash_finishes_failed(tmp_path, train
 @pytest.mark.slow
 def test_agent_commands_run_offline(tmp_path, tiny_deberta_nli, nli_data_dir):
     """Two nli_seeds runs started at once, as two agents on one machine would."""
-    sweep = load_sweep(CONF / "sweep" / "nli_seeds.yaml", check_config=False)
+    sweep = load_sweep(CONF / "sweep" / "nli_seeds.yml", check_config=False)
     combos = {"run-a": {"experiment": "nli_anli_aug", "seed": 0}, "run-b": {"experiment": "nli_anli_only", "seed": 1}}
     local = [
         f"model.name_or_path={tiny_deberta_nli}",
@@ -245,3 +243,16 @@ def test_optuna_multirun_two_trials(tmp_path, tiny_roberta, ccl_data_dir):
     assert set(results["best_params"]) == {"model.lr", "model.warmup_ratio", "model.weight_decay"}
     for trial in trials:  # each trial finished its own wandb run instead of logging into trial 0's
         assert len(list(trial.glob("wandb/offline-run-*/run-*.wandb"))) == 1, trial
+
+
+def test_sweep_files_are_not_a_hydra_config_group():
+    """`train.py --help` must not offer `sweep=...`: wandb sweep files are not Hydra configs."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        assert loader.get_group_options("sweep") == [] and "experiment" in loader.list_groups("")
+    GlobalHydra.instance().clear()
+    assert SWEEPS  # the files are still there for `wandb sweep`

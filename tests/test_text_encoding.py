@@ -5,10 +5,10 @@ from __future__ import annotations
 import datasets
 import pytest
 
-from learned_metrics.data.datamodule import TextClassificationDataModule
 from learned_metrics.labels import NLI_LABELS
 from learned_metrics.safety import load_tokenizer
 from learned_metrics.scoring.batching import encode
+from learned_metrics.train.datamodule import TextClassificationDataModule
 
 LONG_PREMISE = "On Monday, Anna went to the market and bought apples, pears, bread and coffee for the week. " * 3
 ROWS = {

@@ -16,7 +16,7 @@ from learned_metrics.cli import main as cli_main
 from learned_metrics.errors import UserError
 from learned_metrics.export import load_checkpoint
 from learned_metrics.models.classifier import SequenceClassifier
-from learned_metrics.training import train
+from learned_metrics.train.run import train
 
 pytestmark = pytest.mark.slow
 

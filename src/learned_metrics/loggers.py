@@ -1,4 +1,4 @@
-"""Logger factories that never hang a run.
+"""Loggers of a training run: factories that never hang, and the wandb run's lifecycle.
 
 wandb in ``online`` mode on a machine without network waits for its server;
 here the server is probed first (2 s) and the run falls back to ``offline``
@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlparse
 
@@ -51,3 +54,69 @@ def wandb_logger(project: str = "learned-metrics", mode: str | None = None, **kw
 
         settings = wandb.Settings(init_timeout=60, silent=True)
     return WandbLogger(project=project, mode=resolved, settings=settings, **kwargs)
+
+
+# --- the wandb run of a training run: objective and clean finish --------------------------------------
+
+
+def objective_names(cfg) -> list[str]:
+    """Metrics a sweep may optimise: the checkpoint monitor and ``optimized_metric`` (if set)."""
+    from omegaconf import OmegaConf
+
+    names = [OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor"), OmegaConf.select(cfg, "optimized_metric")]
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def log_sweep_objective(loggers: Iterable[Any], metrics: dict[str, float], cfg) -> dict[str, float]:
+    """Write the best checkpoint's metrics into the wandb run summary under their own names.
+
+    A wandb summary holds the *last* logged value; the sweep must see the value of the
+    checkpoint the run keeps and exports. Call once, after the best checkpoint's
+    validation, on rank 0. Returns what was written (also when no wandb logger is used).
+    """
+    objective = {name: float(metrics[name]) for name in objective_names(cfg) if name in metrics}
+    for run in _wandb_runs(loggers):
+        run.summary.update(objective)
+    return objective
+
+
+def _wandb_runs(loggers: Iterable[Any]) -> list[Any]:
+    if "wandb" not in sys.modules:
+        return []
+    from lightning.pytorch.loggers import WandbLogger
+    from lightning.pytorch.utilities import rank_zero_only
+
+    if rank_zero_only.rank != 0:
+        return []
+    return [logger.experiment for logger in loggers if isinstance(logger, WandbLogger)]
+
+
+def finish_wandb(exit_code: int = 0) -> None:
+    """End the active wandb run, so the next run of a multirun or agent starts its own.
+
+    Lightning's WandbLogger reuses ``wandb.run`` when one is active: without this,
+    every Optuna trial of one process would log into the first trial's run.
+    """
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and getattr(wandb, "run", None) is not None:
+        wandb.finish(exit_code=exit_code)
+
+
+def finish_wandb_on_error(exc: BaseException) -> None:
+    """Mark the run failed (exit code 1; 130 on Ctrl-C) and finish it before the error propagates.
+
+    The agent then records a finished, failed run and starts the next one, instead
+    of a run left "running" until its heartbeat times out.
+    """
+    finish_wandb(exit_code=130 if isinstance(exc, KeyboardInterrupt) else 1)
+
+
+@contextmanager
+def wandb_run_scope() -> Iterator[None]:
+    """``with wandb_run_scope(): ...`` finishes the wandb run on success and on any error."""
+    try:
+        yield
+    except BaseException as exc:
+        finish_wandb_on_error(exc)
+        raise
+    finish_wandb()

@@ -1,31 +1,26 @@
-"""wandb sweeps over ``train.py``: sweep-file checks, the agent's command, the run's objective.
+"""wandb sweeps over ``train.py``: what is ours to check in a sweep file, and the agent's command.
 
-A sweep file (``conf/sweep/*.yaml``) names Hydra overrides as its parameters and
-lets the agent pass them straight to ``train.py`` through the ``command:`` macro
-``${args_no_hyphens}`` (``model.lr=3e-06 seed=4``), so there is no argparse layer
-to keep in step with the configs. This module
+A sweep file (``conf/sweep/*.yml``: ``.yml`` so that Hydra, which reads only ``.yaml``, does not list
+it as a config group of ``train.py``) names Hydra overrides as its parameters and lets the agent pass
+them straight to ``train.py`` through the ``command:`` macro ``${args_no_hyphens}``
+(``model.lr=3e-06 seed=4``), so there is no argparse layer to keep in step with the configs. This module
 
 - loads and checks a sweep file (:func:`load_sweep`): method, metric, parameters,
   and that every parameter is an override the composed config accepts, with the
   sweep's metric being the metric the run selects its best checkpoint on;
 - builds the exact argv the agent runs for a parameter combination
-  (:func:`agent_command`), so tests and users can run it without a server;
-- reports the best checkpoint's value as the run's objective
-  (:func:`log_sweep_objective`) and ends the wandb run cleanly on success or on
-  a crash (:func:`finish_wandb`, :func:`finish_wandb_on_error`), so the agent
-  moves on and a Hydra multirun gives every trial its own wandb run.
+  (:func:`agent_command`), so tests and users can run it without a server.
 
-``python -m learned_metrics.sweeps conf/sweep/NAME.yaml`` checks a file offline
-and prints the commands the agent would run.
+The run side (the objective written to the wandb summary, a clean finish on a crash) lives with
+the loggers (:mod:`learned_metrics.loggers`). ``learned-metrics sweep check FILE`` (or
+``python -m learned_metrics.sweeps FILE``) checks files offline.
 """
 
 from __future__ import annotations
 
 import itertools
-import shlex
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +31,8 @@ METHODS = ("grid", "random", "bayes")
 GOALS = {"maximize": "max", "minimize": "min"}
 ARGS_MACRO = "${args_no_hyphens}"
 REQUIRED_MACROS = ("${program}", ARGS_MACRO)
+# wandb validates sweep files on its server; its client ships no schema, and the `sweeps` package that
+# holds schema.json pins numpy<2. These are the distribution names of that schema (sweeps 0.3.0).
 DISTRIBUTIONS = {
     "constant",
     "categorical",
@@ -275,7 +272,7 @@ def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None
 
 
 def _conf_dir(sweep_path: Path, conf_dir: str | Path | None) -> Path:
-    """``conf/`` next to ``conf/sweep/NAME.yaml`` unless given."""
+    """``conf/`` next to ``conf/sweep/NAME.yml`` unless given."""
     conf = Path(conf_dir) if conf_dir else sweep_path.resolve().parent.parent
     if not (conf / "train.yaml").is_file():
         raise UserError("no train.yaml in the config folder; pass conf_dir", path=conf)
@@ -289,7 +286,7 @@ def compose_config(conf_dir: Path, overrides: Sequence[str]):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from learned_metrics.config import register_resolvers
+    from learned_metrics.train.config import register_resolvers
 
     register_resolvers()
     GlobalHydra.instance().clear()
@@ -346,101 +343,13 @@ def agent_command(
     return argv
 
 
-# --- inside a run: objective and clean finish ----------------------------------------------------
-
-
-def objective_names(cfg) -> list[str]:
-    """Metrics a sweep may optimise: the checkpoint monitor and ``optimized_metric`` (if set)."""
-    from omegaconf import OmegaConf
-
-    names = [OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor"), OmegaConf.select(cfg, "optimized_metric")]
-    return list(dict.fromkeys(name for name in names if name))
-
-
-def log_sweep_objective(loggers: Iterable[Any], metrics: dict[str, float], cfg) -> dict[str, float]:
-    """Write the best checkpoint's metrics into the wandb run summary under their own names.
-
-    A wandb summary holds the *last* logged value; the sweep must see the value of the
-    checkpoint the run keeps and exports. Call once, after the best checkpoint's
-    validation, on rank 0. Returns what was written (also when no wandb logger is used).
-    """
-    objective = {name: float(metrics[name]) for name in objective_names(cfg) if name in metrics}
-    for run in _wandb_runs(loggers):
-        run.summary.update(objective)
-    return objective
-
-
-def _wandb_runs(loggers: Iterable[Any]) -> list[Any]:
-    if "wandb" not in sys.modules:
-        return []
-    from lightning.pytorch.loggers import WandbLogger
-    from lightning.pytorch.utilities import rank_zero_only
-
-    if rank_zero_only.rank != 0:
-        return []
-    return [logger.experiment for logger in loggers if isinstance(logger, WandbLogger)]
-
-
-def finish_wandb(exit_code: int = 0) -> None:
-    """End the active wandb run, so the next run of a multirun or agent starts its own.
-
-    Lightning's WandbLogger reuses ``wandb.run`` when one is active: without this,
-    every Optuna trial of one process would log into the first trial's run.
-    """
-    wandb = sys.modules.get("wandb")
-    if wandb is not None and getattr(wandb, "run", None) is not None:
-        wandb.finish(exit_code=exit_code)
-
-
-def finish_wandb_on_error(exc: BaseException) -> None:
-    """Mark the run failed (exit code 1; 130 on Ctrl-C) and finish it before the error propagates.
-
-    The agent then records a finished, failed run and starts the next one, instead
-    of a run left "running" until its heartbeat times out.
-    """
-    finish_wandb(exit_code=130 if isinstance(exc, KeyboardInterrupt) else 1)
-
-
-@contextmanager
-def wandb_run_scope() -> Iterator[None]:
-    """``with wandb_run_scope(): ...`` finishes the wandb run on success and on any error."""
-    try:
-        yield
-    except BaseException as exc:
-        finish_wandb_on_error(exc)
-        raise
-    finish_wandb()
-
-
-# --- python -m learned_metrics.sweeps FILE ... ---------------------------------------------------
-
-
-def describe(sweep: Sweep, shown: int = 3) -> list[str]:
-    """A summary line and the commands the agent would start for the first checked settings."""
-    size = sweep.grid_size()
-    runs = f"{size} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
-    combos = representative_combinations(sweep)
-    head = f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}"
-    lines = [f"{head}; {len(combos)} composition(s) checked; e.g."]
-    lines += ["  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown]]
-    return lines
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Check sweep files offline and print the commands the agent would run."""
-    paths = list(sys.argv[1:] if argv is None else argv)
-    if not paths:
-        print("usage: python -m learned_metrics.sweeps conf/sweep/NAME.yaml [...]", file=sys.stderr)
-        return 2
-    from learned_metrics.boundary import run_command
-
-    def check_all() -> int:
-        for path in paths:
-            print("\n".join(describe(load_sweep(path))))
-        return 0
-
-    return run_command("sweep check", check_all)
+# --- python -m learned_metrics.sweeps FILE ... (the same as `learned-metrics sweep check FILE ...`) -------------
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from learned_metrics.boundary import exit_on_stop_signals
+
+    exit_on_stop_signals("sweep check")
+    from learned_metrics.cli.sweep import sweep_check_script
+
+    sys.exit(sweep_check_script())

@@ -17,11 +17,9 @@ full ANLI (163k training rows) stays far below 2 GB of RAM.
 
 from __future__ import annotations
 
-import argparse
 import random
 import zlib
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +28,11 @@ import numpy as np
 import pyarrow as pa
 
 from learned_metrics import validate
-from learned_metrics.boundary import CommandParser
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
 from learned_metrics.outputs import scratch_folder
-from learned_metrics.validate import int_option
 
 HUB_ID = "facebook/anli"
 OUTPUT_KIND = "anli_augmented"
@@ -442,91 +438,4 @@ def build_anli_augmented(
             "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
         }
         save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
-    return report
-
-
-# -------------------------------------------------------------------- CLI ---
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="build_anli_augmented.py",
-        description=(
-            "Build ANLI (R1-R3 merged into train/validation/test) plus one phrase-augmented copy of every "
-            "instance, saved as a datasets.DatasetDict with report.json, for the faithfulness NLI metric."
-        ),
-        epilog=(
-            "examples:\n"
-            "  %(prog)s --source anli --output data/anli_aug\n"
-            "  %(prog)s --source jsonl:anli_v1.0 --output data/anli_aug\n"
-            "  %(prog)s --source anli --output data/anli_statements --phrases statements\n"
-            "  %(prog)s --source anli --output data/anli_subset5 --phrase-subset 5 --seed 1\n"
-            "  %(prog)s --source anli --output data/anli_only --no-augment"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--source",
-        required=True,
-        help=f"'anli' for the Hugging Face dataset {HUB_ID}, or 'jsonl:DIR' for the official release "
-        "layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, label e/n/c)",
-    )
-    parser.add_argument("--output", required=True,
-                        help="new or empty output folder; never the source or a folder holding it")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an earlier build in --output atomically (a folder holding anything else is "
-                        "never touched)")
-    parser.add_argument(
-        "--phrases",
-        choices=list(PHRASE_LISTS),
-        default="dialogue",
-        help="phrase list: dialogue (paper: introductions, hedging, sentiment) or neutral statements (ablation)",
-    )
-    parser.add_argument(
-        "--position",
-        choices=list(POSITIONS),
-        default="prepend",
-        help="prepend (paper; hypothesis first letter lower-cased) or append (ablation; hypothesis unchanged)",
-    )
-    parser.add_argument(
-        "--phrase-subset",
-        type=int_option(1),
-        metavar="K",
-        default=None,
-        help="draw from a seeded random subset of K phrases (paper ablation: 5); recorded in report.json",
-    )
-    parser.add_argument("--seed", type=int_option(0), default=42,
-                        help="seed for the phrase draws and the subset (default 42)")
-    parser.add_argument("--no-augment", action="store_true", help="write ANLI only (ablation without augmentation)")
-    return parser
-
-
-def print_summary(report: dict[str, Any], output: str | Path) -> None:
-    """Rows per split (originals + augmented) as a table, so the user sees at once what was written."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"ANLI{' + augmented copies' if report['augmentation']['augment'] else ''} -> {output}")
-    for column in ("split", "rows", "augmented", *NLI_LABELS):
-        table.add_column(column, justify="left" if column == "split" else "right")
-    for split, counts in report["splits"].items():
-        per_label = [str(counts["per_label"][label]) for label in NLI_LABELS]
-        table.add_row(split, str(counts["rows"]), str(counts["augmented"]), *per_label)
-    Console().print(table)
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """CLI entry (``data_prep/build_anli_augmented.py``); returns the report."""
-    args = build_parser().parse_args(argv)
-    report = build_anli_augmented(
-        source=args.source,
-        output=args.output,
-        phrases=args.phrases,
-        position=args.position,
-        phrase_subset=args.phrase_subset,
-        seed=args.seed,
-        augment=not args.no_augment,
-        overwrite=args.overwrite,
-    )
-    print_summary(report, args.output)
     return report

@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from learned_metrics.boundary import run_command
 from learned_metrics.io import read_json_object
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 
@@ -40,16 +38,6 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:
     """The ``report.json`` a builder wrote beside a data set, if any (one line if it is not a JSON object)."""
     return read_json_object(Path(data_dir) / REPORT_NAME)
-
-
-def run_script(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:
-    """Run a data-prep ``main`` inside the error boundary (one line and an exit code for every failure)."""
-
-    def task() -> int:
-        main(argv)
-        return 0
-
-    return run_command(Path(sys.argv[0]).name, task)
 
 
 @contextlib.contextmanager

@@ -9,23 +9,20 @@ full CNN/DM set stays small in memory and is cached.
 
 from __future__ import annotations
 
-import argparse
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from learned_metrics import validate
-from learned_metrics.boundary import CommandParser
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
-from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, get_splitter, parse_joiner
-from learned_metrics.validate import fraction_option, int_option
+from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter
 
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
 CNNDM_CONFIG = "3.0.0"
@@ -309,100 +306,3 @@ def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_frac
         "rows": rows,
         "label_names": list(COHERENCE_LABELS),
     }
-
-
-# --- command line -----------------------------------------------------------------------------
-
-
-def build_arg_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="build_shuffle_set.py",
-        description="Build the coherence shuffle task: originals (label coherent) and distinct sentence "
-        "shuffles (label incoherent), split by document before shuffling, seeded.",
-        epilog="Examples:\n"
-        "  python data_prep/build_shuffle_set.py --source cnn_dailymail --output data/ccl_cnndm\n"
-        "  python data_prep/build_shuffle_set.py --source txtdir:~/wsj --output data/ccl_wsj --shuffles-per-doc 20\n"
-        "  python data_prep/build_shuffle_set.py --source jsonl:docs.jsonl --output data/mine --splitter pysbd",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'"
-    )
-    parser.add_argument(
-        "--output", required=True, help="new or empty folder for the DatasetDict (train/validation/test) and "
-        "report.json; never the source or a folder holding it"
-    )
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an earlier shuffle set in --output atomically (a folder holding anything else "
-                        "is never touched)")
-    parser.add_argument(
-        "--shuffles-per-doc",
-        type=int_option(1),
-        default=1,
-        help="distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)",
-    )
-    parser.add_argument(
-        "--seed", type=int_option(0), default=42, help="seed of the split and the shuffles (same seed, same data)"
-    )
-    parser.add_argument(
-        "--val-fraction", type=fraction_option, default=0.1, help="share of documents for validation (local sources)"
-    )
-    parser.add_argument("--test-fraction", type=fraction_option, default=0.1,
-                        help="share of documents for test (local sources; 0 = no test split)")
-    parser.add_argument(
-        "--splitter",
-        choices=SPLITTERS,
-        default="newline",
-        help="how 'text' fields and .txt files are split into sentences",
-    )
-    parser.add_argument(
-        "--joiner",
-        default="\\n",
-        help="string joining sentences into the model input: backslash escapes (\\n, \\t, \\u2014) or any text "
-        "such as ' — ' (default newline, as in the paper); recorded in the model card",
-    )
-    parser.add_argument(
-        "--max-docs-per-split", type=int_option(1), default=None,
-        help="use only the first N documents of each split (quick runs)"
-    )
-    parser.add_argument("--num-proc", type=int_option(1), default=None, help="processes for datasets.map")
-    return parser
-
-
-def print_report(report: dict[str, Any], output: str | os.PathLike) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"shuffle set -> {output}")
-    for column in ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows"):
-        table.add_column(column, justify="right" if column != "split" else "left")
-    for name in report["rows"]:
-        rows = report["rows"][name]
-        table.add_row(
-            name,
-            str(report["documents_per_split"][name]),
-            str(report["skipped_fewer_than_2_distinct_sentences"][name]),
-            str(rows["coherent"]),
-            str(rows["incoherent"]),
-            str(rows["total"]),
-        )
-    Console().print(table)
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    args = build_arg_parser().parse_args(argv)
-    report = build_shuffle_set(
-        args.source,
-        args.output,
-        shuffles_per_doc=args.shuffles_per_doc,
-        seed=args.seed,
-        val_fraction=args.val_fraction,
-        test_fraction=args.test_fraction,
-        splitter=args.splitter,
-        joiner=parse_joiner(args.joiner),
-        max_docs_per_split=args.max_docs_per_split,
-        num_proc=args.num_proc,
-        overwrite=args.overwrite,
-    )
-    print_report(report, args.output)
-    return report

@@ -1,16 +1,28 @@
-"""The scoring choices, importable without torch so that ``learned-metrics --help`` stays fast."""
+"""Every scoring option, declared once: the CLI flags, ``load_scorer`` keywords and ``Scorer`` settings.
+
+:class:`ScoringOptions` is the single declaration: each field carries its
+default, its allowed values (checked in ``__post_init__``, so the Python API
+refuses what the parser refuses) and the ``--flag`` help text the CLI builds
+its arguments from. Importable without torch so that ``learned-metrics --help``
+stays fast.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.validate import int_at_least, int_option
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 DEFAULT_CHUNK_SIZE = 50_000
+BOTH = ("coherence", "faithfulness")
+NLI = ("faithfulness",)
 
 
 def one_of(value: str, choices: Sequence[str], what: str) -> str:
@@ -18,3 +30,76 @@ def one_of(value: str, choices: Sequence[str], what: str) -> str:
     if value not in choices:
         raise UserError(f"unknown {what} '{value}', expected one of {', '.join(choices)}")
     return value
+
+
+def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,
+            choices: Sequence[str] | None = None, flag: bool = False) -> Any:
+    """A field with what the CLI needs to declare it: help, allowed values, the metric kinds it applies to."""
+    return field(default=default, metadata={"help": help, "kinds": kinds, "minimum": minimum, "choices": choices,
+                                            "flag": flag})
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How a scorer runs. Every field is a ``load_scorer`` keyword and a ``learned-metrics score`` flag."""
+
+    device: str = _option("auto", f"one of {', '.join(DEVICES)} or cuda:N")
+    precision: str = _option("auto", "auto = bf16 on GPUs that support it, fp32 on CPU", choices=PRECISIONS)
+    mc_samples: int = _option(1, "Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic", minimum=0)
+    seed: int | None = _option(0, "seed of the MC dropout masks (reproducible runs)", minimum=0)
+    max_tokens: int | None = _option(
+        None, "token budget per forward: rows x padded length (default on CPU 1024 for base-sized and larger "
+        "models, up to 4096 for tiny ones; on GPU 32768 for large models, more for smaller ones)", minimum=1)
+    batch_size: int | None = _option(None, "cap on rows per batch (default: only the token budget limits batches)",
+                                     minimum=1)
+    max_length: int | None = _option(
+        None, "tokens per input (default: the length the model was trained with, capped by its limit; at least "
+        "the special tokens plus one token of each text)", minimum=1)
+    mode: str | None = _option(None, "score mode (default: the card's, else e-c)", kinds=NLI, choices=MODES)
+    premise_strategy: str = _option("truncate", "long groundings: truncate the premise (paper) or score premise "
+                                    "chunks", kinds=NLI, choices=PREMISE_STRATEGIES)
+    allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
+                                 "files only)", flag=True)
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if value is None:
+                continue
+            if spec.metadata["minimum"] is not None:
+                int_at_least(value, spec.metadata["minimum"], spec.name)
+            if spec.metadata["choices"] is not None:
+                one_of(value, spec.metadata["choices"], spec.name.replace("_", " "))
+
+    @classmethod
+    def from_keywords(cls, **keywords: Any) -> ScoringOptions:
+        """Options from ``load_scorer`` keywords; an unknown name is one line listing the known ones."""
+        known = {spec.name for spec in fields(cls)}
+        unknown = sorted(set(keywords) - known)
+        if unknown:
+            raise UserError(f"unknown scoring option(s) {unknown}; known: {', '.join(sorted(known))}")
+        return cls(**keywords)
+
+
+def add_scoring_arguments(parser: Any, kind: str) -> None:
+    """The ``learned-metrics score KIND`` flags, one per :class:`ScoringOptions` field that applies to ``kind``."""
+    for spec in fields(ScoringOptions):
+        meta = spec.metadata
+        if kind not in meta["kinds"]:
+            continue
+        flag = "--" + spec.name.replace("_", "-")
+        if meta["flag"]:
+            parser.add_argument(flag, action="store_true", help=meta["help"])
+            continue
+        kwargs: dict[str, Any] = {"default": spec.default, "help": meta["help"]}
+        if meta["choices"] is not None:
+            kwargs["choices"] = meta["choices"]
+        elif meta["minimum"] is not None:
+            kwargs["type"] = int_option(meta["minimum"])
+        parser.add_argument(flag, **kwargs)
+
+
+def options_from_arguments(args: Any, **overrides: Any) -> ScoringOptions:
+    """The options a parsed ``learned-metrics score`` command line asks for."""
+    values = {spec.name: getattr(args, spec.name) for spec in fields(ScoringOptions) if hasattr(args, spec.name)}
+    return ScoringOptions(**{**values, **overrides})

@@ -29,7 +29,7 @@ from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
 from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
-from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, one_of
+from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, ScoringOptions, one_of
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
@@ -127,8 +127,8 @@ class Scorer:
 
     def __init__(self, model, tokenizer, *, kind: str, label_ids: dict[str, int], card: dict[str, Any] | None,
                  device: torch.device, dtype: torch.dtype, max_length: int, source: str,
-                 mode: str | None = None, mc_samples: int = 1, premise_strategy: str = "truncate",
-                 max_tokens: int | None = None, batch_size: int | None = None, seed: int | None = 0):
+                 options: ScoringOptions | None = None):
+        options = options or ScoringOptions()
         self.model = model
         self.tokenizer = tokenizer
         self.kind = kind
@@ -142,13 +142,12 @@ class Scorer:
         self.splitter = preprocessing.get("splitter")
         self.joiner = preprocessing.get("joiner")
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
-        self.mode = one_of(mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
-        self.mc_samples = self._check_passes(mc_samples)
-        self.premise_strategy = one_of(premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-        default_tokens = default_max_tokens(model.config, device)
-        self.max_tokens = int_at_least(default_tokens if max_tokens is None else max_tokens, 1, "max_tokens")
-        self.batch_size = None if batch_size is None else int_at_least(batch_size, 1, "batch_size")
-        self.dropout_stream = DropoutStream(None if seed is None else int_at_least(seed, 0, "seed"), device)
+        self.mode = one_of(options.mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
+        self.mc_samples = self._check_passes(options.mc_samples)
+        self.premise_strategy = options.premise_strategy
+        self.max_tokens = options.max_tokens or default_max_tokens(model.config, device)
+        self.batch_size = options.batch_size
+        self.dropout_stream = DropoutStream(options.seed, device)
 
     # -- settings checks -----------------------------------------------------------------------
 
@@ -301,18 +300,19 @@ class Scorer:
         return entailment - probs[..., self.label_ids["contradiction"]]
 
 
-def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: str | torch.device = "auto",
-                precision: str = "auto", mode: str | None = None, mc_samples: int = 1,
-                premise_strategy: str = "truncate", max_tokens: int | None = None, batch_size: int | None = None,
-                max_length: int | None = None, seed: int | None = 0, allow_pickle: bool = False) -> Scorer:
+def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options: Any) -> Scorer:
     """Load an export folder, a plain transformers classifier folder, or a Hugging Face Hub id.
 
     ``kind`` is read from the export's card; a folder without a card is a
-    faithfulness (NLI) scorer unless ``kind="coherence"``. ``max_length``
-    defaults to the card's training length, capped by the model's own limit.
-    ``seed`` makes MC dropout reproducible (``None``: the global torch RNG).
-    ``allow_pickle`` accepts a folder whose weights exist only as ``pytorch_model.bin``.
+    faithfulness (NLI) scorer unless ``kind="coherence"``. ``options`` are the
+    fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (``device``,
+    ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``max_tokens``,
+    ``batch_size``, ``max_length``, ``seed``, ``allow_pickle``), the same as the
+    ``learned-metrics score`` flags. ``max_length`` defaults to the card's training
+    length, capped by the model's own limit; ``seed=None`` draws MC dropout masks
+    from the global torch RNG.
     """
+    settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
     safety.check_model_folder(model_dir)  # before anything reads it: no custom code, tokenizer files present
     card = read_card(model_dir)
@@ -321,17 +321,14 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, device: st
     loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind)
     tokenizer = safety.load_tokenizer(model_dir)
-    target = resolve_device(device, _accelerate_device())
-    dtype = resolve_dtype(precision, target)
-    classifier = loading.load_classifier(model_dir, config, dtype, allow_pickle).to(target)
+    target = resolve_device(settings.device, _accelerate_device())
+    dtype = resolve_dtype(settings.precision, target)
+    classifier = loading.load_classifier(model_dir, config, dtype, settings.allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
     trained_length = loading.preprocessing_of(card).get("max_length")
-    if max_length is not None:
-        int_at_least(max_length, 1, "max_length")
-    length = min(max_length if max_length is not None else (trained_length or limit), limit)
+    length = min(settings.max_length or trained_length or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
-                  dtype=dtype, max_length=length, source=str(model), mode=mode, mc_samples=mc_samples,
-                  premise_strategy=premise_strategy, max_tokens=max_tokens, batch_size=batch_size, seed=seed)
+                  dtype=dtype, max_length=length, source=str(model), options=settings)
 
 
 def _accelerate_device() -> torch.device | None:

@@ -20,12 +20,12 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from learned_metrics.boundary import is_main_process
-from learned_metrics.config import register_resolvers
 from learned_metrics.errors import UserError
 from learned_metrics.export import export_module, load_checkpoint
 from learned_metrics.io import write_json
+from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.models.classifier import METRIC_KINDS
-from learned_metrics.sweeps import log_sweep_objective, wandb_run_scope
+from learned_metrics.train.config import register_resolvers
 
 log = logging.getLogger(__name__)
 

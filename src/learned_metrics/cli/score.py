@@ -12,41 +12,25 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.errors import UserError
+from learned_metrics.cli.tables import console
 from learned_metrics.scoring.distributed import Processes, current_processes
-from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, DEVICES, MODES, PRECISIONS, PREMISE_STRATEGIES
+from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, add_scoring_arguments, options_from_arguments
 from learned_metrics.validate import int_option
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument("--model", required=True, help="export folder, plain transformers classifier folder, or Hub id")
     parser.add_argument("--input", required=True, help="input .jsonl or .csv")
     parser.add_argument("--output", required=True,
                         help="output .jsonl or .csv (format by suffix; written to a temporary file renamed at the end; "
                         "an existing file is replaced, the input never)")
-    parser.add_argument("--batch-size", type=int_option(1), default=None,
-                        help="cap on rows per batch (default: only the token budget limits batches)")
-    parser.add_argument("--max-tokens", type=int_option(1), default=None,
-                        help="token budget per forward: rows x padded length (default on CPU 1024 for base-sized "
-                        "and larger models, up to 4096 for tiny ones; on GPU 32768 for large models, more for "
-                        "smaller ones)")
-    parser.add_argument("--max-length", type=int_option(1), default=None,
-                        help="tokens per input (default: the length the model was trained with, capped by its limit; "
-                        "at least the special tokens plus one token of each text)")
-    parser.add_argument("--mc-samples", type=int_option(0), default=1,
-                        help="Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic")
-    parser.add_argument("--seed", type=int_option(0), default=0,
-                        help="seed of the MC dropout masks (reproducible runs)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                        help="auto = bf16 on GPUs that support it, fp32 on CPU")
-    parser.add_argument("--device", default="auto", help=f"one of {', '.join(DEVICES)} or cuda:N")
+    add_scoring_arguments(parser, kind)
     parser.add_argument("--chunk-size", type=int_option(1), default=DEFAULT_CHUNK_SIZE,
                         help="rows read, sorted and scored at a time (bounds memory)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--allow-pickle", action="store_true",
-                        help="accept weights that exist only as pytorch_model.bin (a pickle: trusted files only)")
 
 
 COHERENCE_EPILOG = """examples:
@@ -80,7 +64,7 @@ def register(subparsers) -> None:
                                  description="Score texts with a coherence classifier (CCL). The card's sentence "
                                  "splitter and joiner are applied, as in training.",
                                  epilog=COHERENCE_EPILOG, formatter_class=help_formatter)
-    _add_common(coherence)
+    _add_common(coherence, "coherence")
     coherence.add_argument("--text-field", default=None, help="field with the text (default: text)")
     coherence.add_argument("--sentences-field", default=None,
                            help="field with a list of sentences instead (default: sentences, if there is no text)")
@@ -90,13 +74,10 @@ def register(subparsers) -> None:
                                     description="Score (grounding, generation) pairs with an NLI model: "
                                     "e = P(entailment), e-c = P(entailment) - P(contradiction).",
                                     epilog=FAITHFULNESS_EPILOG, formatter_class=help_formatter)
-    _add_common(faithfulness)
+    _add_common(faithfulness, "faithfulness")
     faithfulness.add_argument("--premise-field", default="grounding", help="field with the grounding (premise)")
     faithfulness.add_argument("--hypothesis-field", default="generation",
                               help="field with the generation (hypothesis); TRUE files use generated_text")
-    faithfulness.add_argument("--mode", choices=MODES, default=None, help="score mode (default: the card's, else e-c)")
-    faithfulness.add_argument("--premise-strategy", choices=PREMISE_STRATEGIES, default="truncate",
-                              help="long groundings: truncate the premise (paper) or score premise chunks")
     faithfulness.set_defaults(func=_run_faithfulness)
 
 
@@ -104,14 +85,14 @@ def _run_coherence(args: argparse.Namespace) -> int:
     from learned_metrics.scoring.runner import InputFields
 
     fields = InputFields("coherence", text_field=args.text_field, sentences_field=args.sentences_field)
-    return _run(args, fields, {})
+    return _run(args, fields)
 
 
 def _run_faithfulness(args: argparse.Namespace) -> int:
     from learned_metrics.scoring.runner import InputFields
 
     fields = InputFields("faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
-    return _run(args, fields, {"mode": args.mode, "premise_strategy": args.premise_strategy})
+    return _run(args, fields)
 
 
 @contextmanager
@@ -141,27 +122,18 @@ def _share_cpu_threads(processes: Processes) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
 
 
-def _run(args: argparse.Namespace, fields, options: dict) -> int:
+def _run(args: argparse.Namespace, fields) -> int:
     from learned_metrics.scoring.runner import score_file
     from learned_metrics.scoring.scorer import load_scorer
 
-    processes = Processes()
-    try:
-        _check_paths(args)
-        with _quiet_transformers():
-            processes = current_processes(cpu=args.device == "cpu")
-            _share_cpu_threads(processes)
-            scorer = load_scorer(args.model, kind=fields.kind, device=args.device, precision=args.precision,
-                                 mc_samples=args.mc_samples, max_tokens=args.max_tokens, batch_size=args.batch_size,
-                                 max_length=args.max_length, seed=args.seed + processes.rank,
-                                 allow_pickle=args.allow_pickle, **options)
-            show = processes.is_main and not args.no_progress
-            with _progress_bar(show) as advance:
-                summary = score_file(scorer, args.input, args.output, fields, args.chunk_size, processes, advance)
-    except UserError:
-        if not processes.is_main:  # every process hits the same error; process 0 reports it once
-            raise SystemExit(2) from None
-        raise
+    _check_paths(args)
+    with _quiet_transformers():
+        processes = current_processes(cpu=args.device == "cpu")
+        _share_cpu_threads(processes)
+        options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
+        scorer = load_scorer(args.model, kind=fields.kind, **asdict(options))
+        with _progress_bar(processes.is_main and not args.no_progress) as advance:
+            summary = score_file(scorer, args.input, args.output, fields, args.chunk_size, processes, advance)
     if processes.is_main:
         _report(summary, args.output, scorer.max_length, fields.kind)
     return 0
@@ -201,7 +173,6 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     if not enabled:
         yield None
         return
-    from rich.console import Console
     from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
 
@@ -212,7 +183,7 @@ def _progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 
     columns = (SpinnerColumn(), TextColumn("scoring"), TextColumn("{task.completed:,.0f} rows"), RowsPerSecond(),
                TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=console(stderr=True), transient=True) as progress:
         task = progress.add_task("scoring", total=None)
         yield lambda n: progress.advance(task, n)
 

@@ -21,10 +21,10 @@ import torch
 from torch.utils.data import DataLoader
 
 from learned_metrics.data.common import load_report
-from learned_metrics.data.sampler import LengthGroupedBatchSampler
 from learned_metrics.errors import UserError
 from learned_metrics.labels import canonical_label
 from learned_metrics.text.encoding import check_max_length, tokenize
+from learned_metrics.train.sampler import LengthGroupedBatchSampler
 
 log = logging.getLogger(__name__)
 

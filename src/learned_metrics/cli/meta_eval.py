@@ -10,10 +10,10 @@ partial file and no JSON without its plot.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from learned_metrics.cli import help_formatter
+from learned_metrics.cli.tables import console, fmt, fmt_ci, fmt_p
 from learned_metrics.errors import UserError
 from learned_metrics.io import write_json
 from learned_metrics.outputs import check_outputs, file_output, staged_files
@@ -266,27 +266,6 @@ def _register_shuffle(commands: Any) -> None:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _console(width: int | None = None) -> Any:
-    """A rich console on stdout; files and pipes get 120 columns so tables are not squeezed to 80."""
-    from rich.console import Console
-
-    if width is None and not sys.stdout.isatty():
-        width = 120
-    return Console(file=sys.stdout, highlight=False, width=width, soft_wrap=False)
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _fmt_ci(ci: tuple[float, float] | None) -> str:
-    return "—" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
-
-
-def _fmt_p(p: float | None) -> str:
-    return "—" if p is None else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
-
-
 def _parse_stats(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
@@ -315,22 +294,22 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None, roc_plot: Any = None,
-                   console: Any = None) -> None:
+                   out: Any = None) -> None:
     """Write ``--json``, ``--plot`` and ``--roc-plot`` as one staged set: all of them or none."""
     writers = {"json": lambda path: write_json(path, json_obj), "plot": plot, "roc_plot": roc_plot}
     wanted = [(attr, option) for attr, option in OUTPUT_OPTIONS if getattr(args, attr, None) and writers.get(attr)]
     with staged_files() as stage:
         for attr, _ in wanted:
             writers[attr](stage(getattr(args, attr)))
-    if console is not None:
+    if out is not None:
         for attr, option in wanted:
             if attr != "json":
-                console.print(f"{option.lstrip('-').replace('-', ' ')}: {getattr(args, attr)}")
+                out.print(f"{option.lstrip('-').replace('-', ' ')}: {getattr(args, attr)}")
 
 
-def _print_notes(console: Any, notes: list[str]) -> None:
+def _print_notes(out: Any, notes: list[str]) -> None:
     for note in notes:
-        console.print(f"note: {note}")
+        out.print(f"note: {note}")
 
 
 def _load(args: argparse.Namespace, metric_paths: list[str], metric_fields: list[str], names: list[str] | None = None):
@@ -370,8 +349,8 @@ def run_correlations(args: argparse.Namespace) -> int:
         resample=args.resample,
         seed=args.seed,
     )
-    console = _console()
-    _print_notes(console, grid.notes)
+    out = console()
+    _print_notes(out, grid.notes)
     table = Table(
         title=f"{len(grid.systems)} systems x {len(grid.docs)} documents · {args.coefficient} · "
         f"{args.resamples} bootstrap resamples ({args.resample}), seed {args.seed}"
@@ -379,11 +358,11 @@ def run_correlations(args: argparse.Namespace) -> int:
     for column in ("statistic", "value", "95% CI", "n", "skipped"):
         table.add_column(column, justify="left" if column == "statistic" else "right")
     for name, result in report.stats.items():
-        table.add_row(name, _fmt(result.value), _fmt_ci(result.ci), str(result.n), str(result.skipped))
-    console.print(table)
+        table.add_row(name, fmt(result.value), fmt_ci(result.ci), str(result.n), str(result.skipped))
+    out.print(table)
     dropped = {name: r.nan_resamples for name, r in report.stats.items() if r.nan_resamples}
     if dropped:
-        console.print("undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+        out.print("undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
     _write_outputs(args, json_obj=report.to_json())
     return 0
 
@@ -412,8 +391,8 @@ def run_compare(args: argparse.Namespace) -> int:
         swap=args.swap,
         seed=args.seed,
     )
-    console = _console()
-    _print_notes(console, grid.notes)
+    out = console()
+    _print_notes(out, grid.notes)
     table = Table(
         title=f"H1: A correlates better than B · {args.coefficient} · {args.permutations} permutations "
         f"(swap per {args.swap}), seed {args.seed}"
@@ -426,13 +405,13 @@ def run_compare(args: argparse.Namespace) -> int:
                 statistic,
                 c.metric_a,
                 c.metric_b,
-                _fmt(c.value_a),
-                _fmt(c.value_b),
-                _fmt(c.delta),
-                _fmt_p(c.p_permutation),
-                _fmt_p(c.p_williams),
+                fmt(c.value_a),
+                fmt(c.value_b),
+                fmt(c.delta),
+                fmt_p(c.p_permutation),
+                fmt_p(c.p_williams),
             )
-    console.print(table)
+    out.print(table)
     _write_outputs(args, json_obj=report.to_json())
     return 0
 
@@ -447,8 +426,8 @@ def run_bias_matrix(args: argparse.Namespace) -> int:
     grid = _load(args, [args.metric], [args.metric_field])
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
     width = max(80, 14 + 8 * (len(matrix.systems) + 1))
-    console = _console(width)
-    _print_notes(console, grid.notes)
+    out = console(width=width)
+    _print_notes(out, grid.notes)
     table = Table(title="bias matrix: 2*acc-1 (pairs); row = system the humans prefer; upper tau+, lower tau-")
     table.add_column("system (mean H)")
     for k in range(len(matrix.systems)):
@@ -459,8 +438,8 @@ def run_bias_matrix(args: argparse.Namespace) -> int:
             value = matrix.tau[a, b]
             cells.append("" if value != value else f"{value:+.2f}\n({matrix.pairs[a, b]})")
         table.add_row(f"{a + 1} {name} ({matrix.mean_human[a]:.2f})", *cells)
-    console.print(table)
-    _write_outputs(args, json_obj=matrix.to_json(), plot=lambda path: plot_bias_matrix(matrix, path), console=console)
+    out.print(table)
+    _write_outputs(args, json_obj=matrix.to_json(), plot=lambda path: plot_bias_matrix(matrix, path), out=out)
     return 0
 
 
@@ -474,7 +453,7 @@ def run_auc(args: argparse.Namespace) -> int:
     _check_outputs(args)
     rows = read_labelled_scores(args.input, args.score_field, args.label_field, args.group_field, args.system_field)
     report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, resamples=args.resamples, seed=args.seed)
-    console = _console()
+    out = console()
     table = Table(title=f"ROC AUC · {args.resamples} bootstrap resamples, seed {args.seed}")
     columns = ["group", "AUC", "95% CI", "rows", "pos", "neg"]
     if rows.systems is not None:
@@ -482,24 +461,24 @@ def run_auc(args: argparse.Namespace) -> int:
     for column in columns:
         table.add_column(column, justify="left" if column == "group" else "right")
     for g in report.groups:
-        cells = [g.group, _fmt(g.auc.value), _fmt_ci(g.auc.ci), str(g.auc.n), str(g.positives), str(g.negatives)]
+        cells = [g.group, fmt(g.auc.value), fmt_ci(g.auc.ci), str(g.auc.n), str(g.positives), str(g.negatives)]
         if g.intra_system is not None:
-            cells += [_fmt(g.intra_system.value), str(g.intra_system.n), str(g.intra_system.skipped)]
+            cells += [fmt(g.intra_system.value), str(g.intra_system.n), str(g.intra_system.skipped)]
         table.add_row(*cells)
-    mean_cells = ["mean (unweighted)", _fmt(report.mean.value), _fmt_ci(report.mean.ci), "", "", ""]
+    mean_cells = ["mean (unweighted)", fmt(report.mean.value), fmt_ci(report.mean.ci), "", "", ""]
     if report.intra_system_mean is not None:
-        mean_cells += [_fmt(report.intra_system_mean.value), "", ""]
+        mean_cells += [fmt(report.intra_system_mean.value), "", ""]
     table.add_row(*mean_cells, end_section=True)
-    console.print(table)
+    out.print(table)
     if report.mean.skipped:
-        console.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
+        out.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
     aucs = {g.group: g.auc.value for g in report.groups}
     _write_outputs(
         args,
         json_obj=report.to_json(),
         plot=lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs),
         roc_plot=lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs),
-        console=console,
+        out=out,
     )
     return 0
 
@@ -531,13 +510,13 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
-    console = _console()
+    out = console()
     table = Table(title=f"shuffle test · {args.resamples} bootstrap resamples of pair ids, seed {args.seed}")
     for column in ("accuracy", "95% CI", "comparisons", "ties", "pair ids"):
         table.add_column(column, justify="right")
     acc = report.accuracy
-    table.add_row(_fmt(acc.value), _fmt_ci(acc.ci), str(acc.n), str(report.ties), str(report.pair_ids))
-    console.print(table)
+    table.add_row(fmt(acc.value), fmt_ci(acc.ci), str(acc.n), str(report.ties), str(report.pair_ids))
+    out.print(table)
     if report.buckets is not None:
         buckets = Table(title="accuracy by length gap (original - shuffled, characters)")
         for column in ("gap", "range", "comparisons", "accuracy"):
@@ -546,7 +525,7 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
             if b.pairs:
                 low = "-inf" if b.low is None else str(b.low)
                 high = "+inf" if b.high is None else str(b.high)
-                buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), _fmt(b.accuracy, 3))
-        console.print(buckets)
-    _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), console=console)
+                buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), fmt(b.accuracy, 3))
+        out.print(buckets)
+    _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), out=out)
     return 0

@@ -1,0 +1,80 @@
+"""``learned-metrics``: one entry point, one module per command family, each with ``register(subparsers)``.
+
+| module | commands |
+|---|---|
+| :mod:`~learned_metrics.cli.score` | ``score coherence``, ``score faithfulness`` |
+| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | bias-matrix | auc | shuffle-test`` |
+| :mod:`~learned_metrics.cli.export` | ``export`` |
+| :mod:`~learned_metrics.cli.runs` | ``runs list`` |
+| :mod:`~learned_metrics.cli.prep` | ``prep shuffle-set``, ``prep anli`` (also ``data_prep/*.py``) |
+| :mod:`~learned_metrics.cli.sweep` | ``sweep check`` (also ``python -m learned_metrics.sweeps``) |
+
+Command modules only parse, call the package and render (through
+:mod:`~learned_metrics.cli.tables`); the package never imports them. Every
+command runs inside the error boundary (:func:`learned_metrics.boundary.run_command`):
+user mistakes and OS errors are one line with exit code 2, Ctrl-C/SIGTERM remove
+temporary files and exit 130/143.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from learned_metrics import __version__
+from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, exit_on_stop_signals, run_command
+
+# Imported when the parser is built; each imports torch and friends only inside its commands.
+COMMAND_MODULES = ("score", "meta_eval", "export", "runs", "prep", "sweep")
+
+
+def help_formatter(prog: str) -> argparse.HelpFormatter:
+    """Subcommand help: keeps the line breaks of the examples in epilogs, with a wider option column."""
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandParser(
+        prog="learned-metrics",
+        description=(
+            "Score texts with learned metrics (coherence, faithfulness), export trained checkpoints, build "
+            "training sets, and meta-evaluate any metric against human judgements. Training runs through "
+            "`python train.py experiment=NAME`."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"learned-metrics {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"learned_metrics.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the console script, not a call from Python code that owns its signal handling
+        exit_on_stop_signals("learned-metrics")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USER_ERROR
+    return run_command(f"learned-metrics {args.command}", lambda: args.func(args))
+
+
+def script_main(prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
+                argv: Sequence[str] | None = None, **parser_kwargs) -> int:
+    """A stand-alone script (``data_prep/*.py``, ``python -m learned_metrics.sweeps``) made of one command's
+    arguments: the same parser, the same boundary, its own program name in messages. (The script itself calls
+    :func:`~learned_metrics.boundary.exit_on_stop_signals` first, before its imports.)"""
+    parser = CommandParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_command(prog, lambda: args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""``learned-metrics runs list [DIR]``: the table of training runs (:mod:`learned_metrics.train.runs`)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+
+from learned_metrics.cli.tables import console
+from learned_metrics.train.runs import RunRow
+
+
+def _fmt_best(row: RunRow) -> str:
+    if row.best is None:
+        return "—"
+    return f"{row.best:.4f}" + ("" if row.best_source == "export" else " (csv)")
+
+
+def _fmt_metric(row: RunRow) -> str:
+    if not row.metric:
+        return "—"
+    return f"{row.metric} {'↑' if row.mode == 'max' else '↓' if row.mode == 'min' else ''}".strip()
+
+
+def _short_run(row: RunRow) -> str:
+    """The run folder without the experiment folder the previous column already names."""
+    return row.run.removeprefix(f"{row.experiment}/")
+
+
+def render_table(rows: list[RunRow], title: str):
+    """A rich table; ``(csv)`` marks a best value read from the log of a run that has not exported."""
+    from rich.table import Table
+
+    table = Table(title=title, show_header=True)
+    for name, justify in (
+        ("experiment", "left"),
+        ("run folder", "left"),
+        ("date", "left"),
+        ("commit", "left"),
+        ("seed", "right"),
+        ("metric", "left"),
+        ("best", "right"),
+        ("best step", "right"),
+        ("export", "center"),
+    ):
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "run folder")
+    for row in rows:
+        table.add_row(
+            row.experiment,
+            _short_run(row),
+            row.date or "—",
+            (row.git_commit or "—")[:7],
+            "—" if row.seed is None else str(row.seed),
+            _fmt_metric(row),
+            _fmt_best(row),
+            "—" if row.best_step is None else str(row.best_step),
+            "yes" if row.export else "no",
+        )
+    return table
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from learned_metrics.io import write_json
+    from learned_metrics.outputs import check_outputs, file_output
+    from learned_metrics.train.runs import list_runs
+
+    if args.json:
+        check_outputs([file_output(args.json, "--json")])
+    rows = list_runs(args.dir)
+    console().print(render_table(rows, f"{len(rows)} run(s) under {args.dir}"))
+    if args.json:
+        write_json(args.json, [asdict(row) for row in rows])
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "runs",
+        help="list training runs and their best validation metric",
+        description="Inspect training run folders (checkpoints/<experiment>/<run>/).",
+    )
+    commands = parser.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
+    listing = commands.add_parser(
+        "list",
+        help="table of runs: experiment, folder, date, commit, monitored metric, best value, export",
+        description="List every run folder under DIR (single runs, Hydra multiruns, wandb sweep runs) with its "
+        "monitored metric and the best checkpoint's value from the export card (or, for a run that has not "
+        "exported yet, the best value in csv/metrics.csv, marked (csv)).",
+    )
+    listing.add_argument("dir", nargs="?", default="checkpoints", metavar="DIR", help="default: checkpoints/")
+    listing.add_argument("--json", metavar="OUT", help="also write the rows as a JSON list")
+    listing.set_defaults(func=run_list)
