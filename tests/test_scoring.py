@@ -21,7 +21,6 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 
 from learned_metrics.errors import UserError
 from learned_metrics.export import write_export
-from learned_metrics.models.classifier import read_tokenizer_files
 from learned_metrics.scoring import ScoreResult, TruncationWarning, load_scorer
 from learned_metrics.scoring.batching import encode, plan_batches
 from learned_metrics.scoring.chunking import ChunkPlan, aggregate_chunks, pack_sentences
@@ -68,7 +67,7 @@ def biased_copy(src: Path, dst: Path, label: str) -> Path:
 
 def export_with_card(src: Path, dst: Path, card: dict) -> Path:
     model = AutoModelForSequenceClassification.from_pretrained(src)
-    return write_export(model, read_tokenizer_files(str(src)), card, dst)
+    return write_export(model, src, card, dst)
 
 
 def coherence_card(splitter: str | None = "pysbd", joiner: str | None = "\n") -> dict:

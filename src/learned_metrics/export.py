@@ -1,24 +1,26 @@
 """Checkpoint -> a folder that plain ``transformers`` loads, plus ``learned_metric.json``.
 
 The export holds ``config.json`` (with ``id2label``), ``model.safetensors``,
-the tokenizer files and the card: metric kind, label names, preprocessing
-(sentence splitter, joiner, max length), default scoring mode, augmentation
-settings, validation results and the resolved training config. Other tools
+the tokenizer files and the card (:mod:`learned_metrics.card`). Other tools
 need nothing but ``AutoModelForSequenceClassification``/``AutoTokenizer``;
-our scorer reads the card to reproduce the training preprocessing.
+our scorer reads the card to reproduce the training preprocessing. Training
+runs and ``learned-metrics export`` write exports the same way:
+:func:`model_from_checkpoint` then :func:`write_export`.
 
-Everything read from a checkpoint or a card is checked before it is used: the
+The tokenizer comes from the run folder (``RUN/tokenizer/``, saved once when
+fitting starts); checkpoints of earlier versions carry it base64-encoded
+(``tokenizer_files``), which is still read, with every name checked.
+
+Everything read from a checkpoint is checked before it is used: the
 checkpoint loads with ``weights_only=True``, its stored config must name an
-architecture transformers provides (no custom code), its tokenizer file names
-must be plain names (``../x`` would write outside the export), and the card's
-fields must have the types the scorer relies on.
+architecture transformers provides (no custom code), and embedded tokenizer
+file names must be plain names (``../x`` would write outside the export).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import json
 import pickle
 import zipfile
@@ -26,21 +28,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from learned_metrics import __version__
+from learned_metrics.card import CARD_NAME, complete_card
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.io import read_json_object
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 from learned_metrics.validate import plain_file_name
 
-CARD_NAME = "learned_metric.json"
-CARD_FORMAT_VERSION = 1
 EXPORT_KIND = "export"
-CARD_KINDS = ("coherence", "faithfulness")
-CARD_MODES = ("e", "e-c")
+TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
 
 
 def decode_tokenizer_files(files: Any, where: object) -> dict[str, bytes]:
-    """The tokenizer files a checkpoint carries, each name a plain file name and each body valid base64."""
+    """The tokenizer files an older checkpoint carries, each name a plain file name and each body valid base64."""
     if not isinstance(files, Mapping) or not files:
         raise UserError("checkpoint field 'tokenizer_files' must be a non-empty mapping of file names", path=where)
     decoded = {}
@@ -55,48 +53,58 @@ def decode_tokenizer_files(files: Any, where: object) -> dict[str, bytes]:
     return decoded
 
 
-def build_card(card: dict[str, Any], id2label: dict[int, str], source_checkpoint: str | None) -> dict[str, Any]:
-    """The full card: what training recorded plus the labels and provenance."""
-    return {
-        "format_version": CARD_FORMAT_VERSION,
-        **card,
-        "id2label": {str(k): v for k, v in id2label.items()},
-        "source_checkpoint": source_checkpoint,
-        "learned_metrics_version": __version__,
-        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+def _write_tokenizer(tokenizer: str | Path | Mapping[str, bytes], folder: Path) -> None:
+    """A tokenizer folder (or an older checkpoint's decoded files) into the export."""
+    if isinstance(tokenizer, Mapping):
+        for name, data in tokenizer.items():
+            (folder / name).write_bytes(data)
+        return
+    from learned_metrics.safety import load_tokenizer
+
+    load_tokenizer(tokenizer).save_pretrained(folder)
 
 
 def write_export(
     model,
-    tokenizer_files: Any,
+    tokenizer: str | Path | Mapping[str, bytes],
     card: dict[str, Any],
     out_dir: str | Path,
     source_checkpoint: str | None = None,
+    results: dict[str, dict[str, float]] | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Write model (safetensors), tokenizer and card into ``out_dir`` atomically (:mod:`learned_metrics.outputs`)."""
+    """Write model (safetensors), tokenizer and the completed card into ``out_dir`` atomically.
+
+    ``tokenizer``: a folder holding the tokenizer (a run's ``tokenizer/``, a model folder) or
+    :func:`decode_tokenizer_files` of an older checkpoint. ``results``: ``{"validation": {...}, "test": {...}}``.
+    """
     out_dir = Path(out_dir)
-    files = decode_tokenizer_files(tokenizer_files, source_checkpoint or "tokenizer files")
-    full_card = validate_card(build_card(card, model.config.id2label, source_checkpoint), CARD_NAME)
+    full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
     with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        for name, data in files.items():
-            (tmp / name).write_bytes(data)
+        _write_tokenizer(tokenizer, tmp)
         (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",
                                      encoding="utf-8")
     return out_dir
 
 
-def export_module(module, out_dir: str | Path, source_checkpoint: str | None = None) -> Path:
-    """Export a live :class:`~learned_metrics.models.classifier.SequenceClassifier` into its own run folder.
-
-    A run resumed in place replaces the export an earlier attempt of the same run wrote.
-    """
-    return write_export(module.model, module.tokenizer_files, module.card, out_dir, source_checkpoint, overwrite=True)
-
-
-# --- reading checkpoints -----------------------------------------------------------------------
+def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
+                         tokenizer_dir: str | Path | None = None) -> str | Path | Mapping[str, bytes]:
+    """Where a checkpoint's tokenizer is, first found of: ``tokenizer_dir``; the files an older checkpoint embeds;
+    the ``tokenizer/`` folder of its run (``RUN/checkpoints/x.ckpt`` -> ``RUN/tokenizer``); the model the run
+    started from (``base_model`` in its card; training never changes the tokenizer)."""
+    if tokenizer_dir is not None:
+        return Path(tokenizer_dir)
+    if "tokenizer_files" in checkpoint:
+        return decode_tokenizer_files(checkpoint["tokenizer_files"], ckpt_path)
+    run_tokenizer = Path(ckpt_path).resolve().parent.parent / TOKENIZER_FOLDER
+    if run_tokenizer.is_dir():
+        return run_tokenizer
+    base_model = checkpoint.get("learned_metric", {}).get("base_model")
+    if isinstance(base_model, str) and base_model:
+        return base_model
+    raise UserError(f"no tokenizer for this checkpoint: no {TOKENIZER_FOLDER}/ in its run folder and no base model in "
+                    "its card; pass --tokenizer DIR (the model's own folder works)", path=ckpt_path)
 
 
 def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, Any]:
@@ -144,7 +152,7 @@ def check_checkpoint(checkpoint: Any, path: object) -> dict[str, Any]:
 
     if not isinstance(checkpoint, dict):
         raise UserError(f"not a learned-metrics checkpoint (holds a {type(checkpoint).__name__})", path=path)
-    missing = [key for key in ("hf_config", "tokenizer_files", "state_dict") if key not in checkpoint]
+    missing = [key for key in ("hf_config", "state_dict") if key not in checkpoint]
     if missing:
         raise UserError(f"not a learned-metrics checkpoint (missing {missing})", path=path)
     state = checkpoint["state_dict"]
@@ -175,64 +183,11 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
 
 
 def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: bool = False,
-                      overwrite: bool = False) -> Path:
+                      overwrite: bool = False, tokenizer: str | Path | None = None) -> Path:
     """Export any learned-metrics Lightning checkpoint to a transformers folder."""
-    check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path], overwrite=overwrite)
+    check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
     checkpoint = load_checkpoint(ckpt_path, allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
-    decode_tokenizer_files(checkpoint["tokenizer_files"], ckpt_path)  # refuse bad names before writing anything
-    return write_export(
-        model, checkpoint["tokenizer_files"], checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
-        overwrite=overwrite,
-    )
-
-
-# --- reading cards -----------------------------------------------------------------------------
-
-
-_TYPE_NAMES = {str: "text", int: "an integer", dict: "an object", list: "a list"}
-
-
-def _optional(mapping: dict, key: str, kind: type, path: object, prefix: str = "") -> Any:
-    """``mapping[key]`` when it is absent/null or of type ``kind`` (bools are not integers here), else one line."""
-    value = mapping.get(key)
-    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-        raise UserError(f"card field '{prefix}{key}' must be {_TYPE_NAMES[kind]}, got {value!r}", path=path)
-    return value
-
-
-def validate_card(card: Any, path: object) -> dict[str, Any]:
-    """A card whose fields have the types and values the scorer uses (one line for the first that does not)."""
-    from learned_metrics.text.sentences import SPLITTERS
-
-    if not isinstance(card, dict):
-        raise UserError(f"the card must be a JSON object, got {type(card).__name__}", path=path)
-    kind = _optional(card, "kind", str, path)
-    if kind is not None and kind not in CARD_KINDS:
-        raise UserError(f"card field 'kind' must be one of {', '.join(CARD_KINDS)}, got {kind!r}", path=path)
-    preprocessing = _optional(card, "preprocessing", dict, path) or {}
-    max_length = _optional(preprocessing, "max_length", int, path, "preprocessing.")
-    if max_length is not None and max_length < 1:
-        raise UserError(f"card field 'preprocessing.max_length' must be >= 1, got {max_length}", path=path)
-    splitter = _optional(preprocessing, "splitter", str, path, "preprocessing.")
-    if splitter is not None and splitter not in SPLITTERS:
-        raise UserError(f"card field 'preprocessing.splitter' must be one of {', '.join(SPLITTERS)}, got {splitter!r}",
-                        path=path)
-    _optional(preprocessing, "joiner", str, path, "preprocessing.")
-    fields = _optional(preprocessing, "text_fields", list, path, "preprocessing.")
-    if fields is not None and not all(isinstance(f, str) for f in fields):
-        raise UserError("card field 'preprocessing.text_fields' must be a list of strings", path=path)
-    scoring = _optional(card, "scoring", dict, path) or {}
-    mode = _optional(scoring, "default_mode", str, path, "scoring.")
-    if mode is not None and mode not in CARD_MODES:
-        raise UserError(f"card field 'scoring.default_mode' must be one of {', '.join(CARD_MODES)}, got {mode!r}",
-                        path=path)
-    _optional(card, "id2label", dict, path)
-    return card
-
-
-def read_card(model_dir: str | Path) -> dict[str, Any] | None:
-    """The checked ``learned_metric.json`` of an export, or None for a plain transformers folder."""
-    path = Path(model_dir) / CARD_NAME
-    card = read_json_object(path)
-    return None if card is None else validate_card(card, path)
+    source = checkpoint_tokenizer(checkpoint, ckpt_path, tokenizer)  # bad names refused before anything is written
+    return write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
+                        overwrite=overwrite)

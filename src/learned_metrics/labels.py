@@ -14,6 +14,8 @@ from learned_metrics.errors import UserError
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 COHERENCE_LABELS = ("incoherent", "coherent")
+METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
+"""The label set each metric kind needs, by canonical name."""
 
 _ALIASES: dict[str, str] = {
     "entailment": "entailment",

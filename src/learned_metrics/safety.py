@@ -89,15 +89,19 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     return config
 
 
-def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True) -> None:
-    """Refuse, before transformers reads it, a local folder that would run code or has no tokenizer."""
+def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True, need_config: bool = True) -> None:
+    """Refuse, before transformers reads it, a local folder that would run code or has no tokenizer.
+
+    ``need_config=False``: a tokenizer-only folder (a run's ``tokenizer/``) is fine without ``config.json``.
+    """
     model_dir = Path(model_dir).expanduser()
     if not model_dir.is_dir():
         return
     config = read_json_object(model_dir / "config.json")
-    if config is None:
+    if config is None and need_config:
         raise UserError("not a transformers model folder (no config.json)", path=model_dir)
-    check_config_dict(config, model_dir / "config.json")
+    if config is not None:
+        check_config_dict(config, model_dir / "config.json")
     for name in REMOTE_CODE_FILES[1:]:
         extra = read_json_object(model_dir / name)
         if extra is not None and "auto_map" in extra:
@@ -122,7 +126,7 @@ def load_config(name_or_path: str | os.PathLike, **kwargs: Any):
 def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
     from transformers import AutoTokenizer
 
-    check_model_folder(name_or_path)
+    check_model_folder(name_or_path, need_config=False)
     try:
         return AutoTokenizer.from_pretrained(name_or_path, **kwargs, **NO_REMOTE_CODE)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:

@@ -1,7 +1,7 @@
 """Classes 4 and 8: damaged or odd artefacts give one line, never a traceback or meaningless scores.
 
 Checkpoints are checked by ``export.load_checkpoint``/``check_checkpoint`` (also for
-``train.py ckpt_path=``), cards by ``export.validate_card``, model folders by
+``train.py ckpt_path=``), cards by ``card.validate_card``, model folders by
 ``safety.check_model_folder`` and the loaders in ``learned_metrics.safety``.
 """
 

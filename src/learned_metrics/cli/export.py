@@ -8,7 +8,8 @@ import argparse
 def _run_export(args: argparse.Namespace) -> int:
     from learned_metrics.export import export_checkpoint
 
-    out = export_checkpoint(args.checkpoint, args.output, allow_pickle=args.allow_pickle, overwrite=args.overwrite)
+    out = export_checkpoint(args.checkpoint, args.output, allow_pickle=args.allow_pickle, overwrite=args.overwrite,
+                            tokenizer=args.tokenizer)
     print(f"exported {args.checkpoint} -> {out}")
     return 0
 
@@ -28,6 +29,9 @@ def register(subparsers) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier export in OUTPUT atomically (a folder holding anything else is "
                         "never touched)")
+    parser.add_argument("--tokenizer", metavar="DIR",
+                        help="folder with the tokenizer (default: the run's tokenizer/ beside checkpoints/, else the "
+                        "model the run started from)")
     parser.add_argument(
         "--allow-pickle",
         action="store_true",

@@ -7,16 +7,13 @@
   head and its own label order; entailment/neutral/contradiction are resolved
   from ``config.id2label`` by name.
 
-Checkpoints carry the HF config, the tokenizer files and the model card, so
-``learned-metrics export CKPT OUT`` rebuilds a transformers folder offline,
-without the hub model the run started from.
+Checkpoints carry the HF config and the training card, so ``learned-metrics
+export CKPT OUT`` rebuilds a transformers folder offline, without the hub model
+the run started from (the tokenizer is saved once, in the run's ``tokenizer/``).
 """
 
 from __future__ import annotations
 
-import base64
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -25,10 +22,9 @@ from torchmetrics import MetricCollection
 from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from learned_metrics.errors import UserError
-from learned_metrics.labels import COHERENCE_LABELS, NLI_LABELS, id2label_for, resolve_label_ids
-from learned_metrics.safety import check_model_folder, load_classifier, load_config, load_tokenizer
+from learned_metrics.labels import METRIC_KINDS, id2label_for, resolve_label_ids
+from learned_metrics.safety import check_model_folder, load_classifier, load_config
 
-METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
 _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 
@@ -75,18 +71,6 @@ def _has_labels(id2label: dict, required) -> bool:
     return len(id2label) == len(required)
 
 
-def read_tokenizer_files(name_or_path: str) -> dict[str, str]:
-    """The tokenizer's saved files, base64-encoded, so checkpoints can rebuild it offline."""
-    tokenizer = load_tokenizer(name_or_path)
-    with tempfile.TemporaryDirectory() as tmp:
-        tokenizer.save_pretrained(tmp)
-        return {
-            str(p.relative_to(tmp)): base64.b64encode(p.read_bytes()).decode("ascii")
-            for p in Path(tmp).rglob("*")
-            if p.is_file()
-        }
-
-
 class SequenceClassifier(L.LightningModule):
     """Fine-tunes a transformers sequence classifier; logs loss, accuracy and macro F1."""
 
@@ -109,8 +93,7 @@ class SequenceClassifier(L.LightningModule):
         self.model = load_pretrained_classifier(name_or_path, metric_kind, head_labels, allow_pickle)
         self.model.train()  # from_pretrained returns eval mode; Lightning keeps module modes, so dropout would stay off
         self.label_ids = resolve_label_ids(self.model.config.id2label, METRIC_KINDS[metric_kind])
-        self.tokenizer_files = read_tokenizer_files(name_or_path)
-        self.card: dict[str, Any] = {}
+        self.card: dict[str, Any] = {}  # the training card (learned_metrics.card), set once when fitting starts
         num_classes = self.model.config.num_labels
         metrics = MetricCollection(
             {
@@ -145,9 +128,6 @@ class SequenceClassifier(L.LightningModule):
     def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
         self._eval_step(batch, "test", self.test_metrics)
 
-    def predict_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        return self(batch).logits.float().softmax(-1)
-
     # -- optimisation --------------------------------------------------------------------------
 
     def configure_optimizers(self):
@@ -168,11 +148,10 @@ class SequenceClassifier(L.LightningModule):
         scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
-    # -- checkpoints carry what export needs ---------------------------------------------------
+    # -- checkpoints carry what export needs (the tokenizer is in the run folder) ----------------
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["hf_config"] = self.model.config.to_dict()
-        checkpoint["tokenizer_files"] = self.tokenizer_files
         checkpoint["learned_metric"] = self.card
         checkpoint["rng_states"] = capture_rng_states()
 

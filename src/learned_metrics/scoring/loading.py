@@ -15,8 +15,8 @@ from typing import Any
 import torch
 
 from learned_metrics import safety
+from learned_metrics.card import CARD_NAME
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.export import CARD_NAME
 from learned_metrics.labels import COHERENCE_LABELS, resolve_label_ids
 
 KINDS = ("coherence", "faithfulness")

@@ -23,8 +23,8 @@ import numpy as np
 import torch
 
 from learned_metrics import safety
+from learned_metrics.card import read_card
 from learned_metrics.errors import UserError
-from learned_metrics.export import read_card
 from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
 from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks

@@ -34,11 +34,12 @@ TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 class ResumableDataLoader(DataLoader):
     """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``).
 
-    The position is restored through the datamodule's ``load_state_dict``
-    (Lightning builds the train loader for ``estimated_stepping_batches``
-    before it restores loop states, so a loader-level restore would come too
-    late); ``load_state_dict`` here applies the same position and is harmless
-    when both run.
+    Workaround for Lightning issue #20550 (https://github.com/Lightning-AI/pytorch-lightning/issues/20550):
+    a stateful loader's state is never restored when ``configure_optimizers`` reads
+    ``trainer.estimated_stepping_batches`` (our linear warm-up schedule does), because that
+    builds the train loader before the checkpoint's loop states are restored. So the position
+    is restored through the datamodule's ``load_state_dict`` instead; ``load_state_dict`` here
+    applies the same position and is harmless if a fixed Lightning calls it too.
     """
 
     def __init__(self, *args: Any, position: Callable[[], dict[str, int]], **kwargs: Any):
@@ -131,9 +132,13 @@ class TextClassificationDataModule(L.LightningDataModule):
                 self.builder(output=str(self.path))
 
     def setup(self, stage: str | None = None) -> None:
+        """Tokenize every split; labels map onto the class ids of the model being trained (set by Lightning)."""
         if self.splits:
             return
         import datasets
+
+        if self.label2id is None and self.trainer is not None:
+            self.set_label_ids(self.trainer.lightning_module.label_ids)
 
         if not (self.path / "dataset_dict.json").exists():
             raise UserError(
@@ -161,7 +166,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         if missing:
             raise UserError(f"split '{split}' lacks column(s) {missing} (has {ds.column_names})", path=self.path)
         if self.label2id is None:
-            raise RuntimeError("set_label_ids() must be called before setup()")
+            raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
         class_names = self._label_names(ds)
         label2id, tokenizer = self.label2id, self.tokenizer
         fields, label_field, max_length = self.text_fields, self.label_field, self.max_length

@@ -1,9 +1,15 @@
-"""Compose-and-run: build everything from the Hydra config, fit, pick the best, export.
+"""The training run, top to bottom: ``python train.py experiment=NAME`` composes the config and calls :func:`train`.
 
-``train.py`` only calls :func:`train`. A run writes to ``paths.output_dir``
-(``checkpoints/<experiment>/<timestamp>/``): Lightning checkpoints, logs, the
-run info (git commit, package versions, data report) and ``export/``, the best
-checkpoint as a plain transformers folder.
+1. **check**: the checkpoint to resume from and the run folder, before anything is built;
+2. **build**: model, datamodule, callbacks, loggers and trainer from the Hydra config (``_target_``);
+3. **fit**: Lightning prepares the data (building it on first use), sets it up with the model's label ids,
+   and fits; when fitting starts, :class:`RunRecord` writes ``run_info.json``, the data report and the
+   tokenizer (once per run, ``RUN/tokenizer/``) and hands the module its training card;
+4. **best**: the best checkpoint (the monitored metric, ``callbacks.model_checkpoint``) is validated,
+   and tested with ``test=true``;
+5. **export**: that checkpoint file is loaded explicitly and written to ``RUN/export/`` by the same code
+   as ``learned-metrics export``;
+6. **report**: the sweep objective, the ``latest`` link and a summary table.
 """
 
 from __future__ import annotations
@@ -17,19 +23,145 @@ from typing import Any
 
 import lightning as L
 from hydra.utils import instantiate
+from lightning.pytorch import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from learned_metrics.boundary import is_main_process
+from learned_metrics.card import training_card
 from learned_metrics.errors import UserError
-from learned_metrics.export import export_module, load_checkpoint
+from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from_checkpoint, write_export
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
-from learned_metrics.models.classifier import METRIC_KINDS
+from learned_metrics.outputs import atomic_folder
 from learned_metrics.train.config import register_resolvers
 
 log = logging.getLogger(__name__)
 
 _VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core")
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
+
+    A wandb run is finished cleanly either way (exit code 1 on a crash), so a
+    sweep agent goes on with its next run and Optuna trials get one run each.
+    """
+    with wandb_run_scope():
+        return _run(cfg)
+
+
+def _run(cfg: DictConfig) -> dict[str, float]:
+    register_resolvers()
+    started = time.time()
+    allow_pickle = bool(cfg.model.get("allow_pickle", False))
+
+    # 1. check
+    output_dir = Path(cfg.paths.output_dir)
+    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
+    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
+        check_run_folder(output_dir, ckpt_path)
+    L.seed_everything(cfg.seed, workers=True)
+
+    # 2. build
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    model = instantiate(cfg.model)
+    datamodule = instantiate(cfg.data)
+    record = RunRecord(output_dir, cfg, resolved)
+    callbacks = [*_instantiate_all(cfg.get("callbacks")), record]
+    loggers = _instantiate_all(cfg.get("logger"))
+    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
+
+    # 3. fit (checkpoints hold tensors and plain values: loaded without unpickling objects)
+    trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=not allow_pickle)
+
+    # 4. best
+    best_path = _best_checkpoint_path(callbacks)
+    results = _evaluate(trainer, model, datamodule, best_path, bool(cfg.get("test")), not allow_pickle)
+    metrics = {name: value for split in results.values() for name, value in split.items()}
+
+    if trainer.is_global_zero:
+        # 5. export: the best checkpoint file itself, as `learned-metrics export` reads it
+        best_model = model_from_checkpoint(load_checkpoint(best_path, allow_pickle), best_path) if best_path \
+            else model.model
+        export_dir = output_dir / "export"
+        write_export(best_model, output_dir / TOKENIZER_FOLDER, record.card, export_dir, best_path, results=results,
+                     overwrite=True)  # a run resumed in place replaces its own earlier export
+        # 6. report
+        log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
+        _link_latest(output_dir)
+        _print_summary(cfg.task_name, metrics, {
+            "best checkpoint": best_path or "none (no validation during training): final weights",
+            "global steps": trainer.global_step,
+            "epochs": trainer.current_epoch,
+            "truncated rows (train)": datamodule.truncated.get("train", 0),
+            "export": export_dir,
+            "elapsed": f"{time.time() - started:.0f} s",
+        })
+    return metrics
+
+
+class RunRecord(Callback):
+    """What a run folder records about its run, written once when fitting starts.
+
+    ``on_fit_start`` comes after Lightning's ``prepare_data`` (which may build the data set) and
+    ``setup``, so the data-prep report is there to read: the training card is built from it and
+    the config, ``run_info.json``/``data_report.json`` and the tokenizer are written (rank 0), and
+    the module gets the card, which every checkpoint then carries.
+    """
+
+    def __init__(self, output_dir: Path, cfg: DictConfig, resolved: dict[str, Any]):
+        self.output_dir = output_dir
+        self.cfg = cfg
+        self.resolved = resolved
+        self.card: dict[str, Any] = {}
+
+    def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
+        datamodule = trainer.datamodule
+        report = datamodule.report
+        self.card = training_card(kind=self.cfg.model.metric_kind, experiment=self.cfg.task_name,
+                                  base_model=self.cfg.model.name_or_path, text_fields=list(datamodule.text_fields),
+                                  max_length=datamodule.max_length, report=report, training_config=self.resolved)
+        pl_module.card = self.card
+        for logger in trainer.loggers:
+            logger.log_hyperparams(self.resolved)
+        if not trainer.is_global_zero:
+            return
+        write_json(self.output_dir / "run_info.json", run_info(self.cfg, report, self.resolved))
+        if report is not None:  # the data-prep report this run trained on, beside its results
+            write_json(self.output_dir / "data_report.json", report)
+        with atomic_folder(self.output_dir / TOKENIZER_FOLDER, "tokenizer", overwrite=True) as tmp:
+            datamodule.tokenizer.save_pretrained(tmp)
+
+
+def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    monitored = next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+    if monitored is None or not monitored.best_model_path:
+        log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
+        return None
+    return monitored.best_model_path
+
+
+def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | None, test: bool,
+              weights_only: bool) -> dict[str, dict[str, float]]:
+    """Validation (and test) metrics of the best checkpoint: ``{"validation": {...}, "test": {...}}``."""
+    results = {"validation": _first(trainer.validate(model, datamodule=datamodule, ckpt_path=best_path,
+                                                     verbose=False, weights_only=weights_only))}
+    if test and "test" in datamodule.splits:
+        results["test"] = _first(trainer.test(model, datamodule=datamodule, ckpt_path=best_path, verbose=False,
+                                              weights_only=weights_only))
+    return results
+
+
+def _first(outputs: list[dict[str, Any]]) -> dict[str, float]:
+    return {k: float(v) for k, v in outputs[0].items()} if outputs else {}
+
+
+def _print_summary(task: str, metrics: dict[str, float], details: dict[str, Any]) -> None:
+    from learned_metrics.cli.tables import console, key_value_table
+
+    console().print(key_value_table(f"{task}: best checkpoint", {**metrics, **details}))
 
 
 def _instantiate_all(group: DictConfig | None) -> list[Any]:
@@ -107,40 +239,6 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str,
     }
 
 
-def training_card(
-    cfg: DictConfig, datamodule, report: dict[str, Any] | None, resolved: dict[str, Any]
-) -> dict[str, Any]:
-    """The metric card recorded in every checkpoint and export (completed by ``export.build_card``)."""
-    report = report or {}
-    kind = cfg.model.metric_kind
-    pair = len(datamodule.text_fields) == 2
-    preprocessing = {
-        "splitter": None,
-        "joiner": None,
-        **report.get("preprocessing", {}),
-        "max_length": datamodule.max_length,
-        "text_fields": list(datamodule.text_fields),
-        "truncation": "premise_only" if pair else "end",
-    }
-    return {
-        "kind": kind,
-        "experiment": cfg.task_name,
-        "base_model": cfg.model.name_or_path,
-        "label_names": list(METRIC_KINDS[kind]),
-        "preprocessing": preprocessing,
-        "scoring": {"default_mode": "e-c"} if kind == "faithfulness" else {"score": "P(coherent)"},
-        "augmentation": report.get("augmentation"),
-        "data_report": report or None,
-        "training_config": resolved,
-    }
-
-
-def _checkpoint_callback(callbacks: list[Any]):
-    from lightning.pytorch.callbacks import ModelCheckpoint
-
-    return next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
-
-
 def _link_latest(output_dir: Path) -> None:
     """``checkpoints/<experiment>/latest`` -> the newest run, for scripts and the README."""
     link = output_dir.parent / "latest"
@@ -150,98 +248,6 @@ def _link_latest(output_dir: Path) -> None:
         link.symlink_to(output_dir.name)
     except OSError:
         pass
-
-
-def _as_floats(metrics: dict[str, Any]) -> dict[str, float]:
-    return {k: float(v) for k, v in metrics.items()}
-
-
-def print_summary(title: str, rows: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, show_header=True)
-    table.add_column("item")
-    table.add_column("value", overflow="fold")
-    for key, value in rows.items():
-        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
-    Console().print(table)
-
-
-def train(cfg: DictConfig) -> dict[str, float]:
-    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
-
-    A wandb run is finished cleanly either way (exit code 1 on a crash), so a
-    sweep agent goes on with its next run and Optuna trials get one run each.
-    """
-    with wandb_run_scope():
-        return _fit_and_export(cfg)
-
-
-def _fit_and_export(cfg: DictConfig) -> dict[str, float]:
-    register_resolvers()
-    started = time.time()
-    output_dir = Path(cfg.paths.output_dir)
-    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
-    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
-        check_run_folder(output_dir, ckpt_path)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    L.seed_everything(cfg.seed, workers=True)
-
-    model = instantiate(cfg.model)
-    datamodule = instantiate(cfg.data)
-    datamodule.set_label_ids(model.label_ids)
-    datamodule.prepare_data()
-    report = datamodule.report  # read once: card, run info and the run folder's copy share it
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    model.card = training_card(cfg, datamodule, report, resolved)
-
-    callbacks = _instantiate_all(cfg.get("callbacks"))
-    loggers = _instantiate_all(cfg.get("logger"))
-    for logger in loggers:
-        logger.log_hyperparams(resolved)
-    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
-    if trainer.is_global_zero:
-        write_json(output_dir / "run_info.json", run_info(cfg, report, resolved))
-        if report is not None:  # the data-prep report this run trained on, beside its results
-            write_json(output_dir / "data_report.json", report)
-
-    # checkpoints hold tensors and plain values only: load them without unpickling arbitrary objects
-    weights_only = not cfg.model.get("allow_pickle", False)
-    trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=weights_only)
-
-    checkpoint_cb = _checkpoint_callback(callbacks)
-    best_path = checkpoint_cb.best_model_path if checkpoint_cb and checkpoint_cb.best_model_path else None
-    if best_path is None:  # no validation during training (short run, fast_dev_run): keep the final weights
-        log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
-    validation = trainer.validate(
-        model, datamodule=datamodule, ckpt_path=best_path, verbose=False, weights_only=weights_only
-    )
-    model.card["validation"] = _as_floats(validation[0]) if validation else {}
-    metrics = dict(model.card["validation"])
-    if cfg.get("test") and "test" in datamodule.splits:
-        tested = trainer.test(model, datamodule=datamodule, verbose=False)
-        model.card["test"] = _as_floats(tested[0]) if tested else {}
-        metrics.update(model.card["test"])
-
-    export_dir = output_dir / "export"
-    if trainer.is_global_zero:
-        log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
-        export_module(model, export_dir, source_checkpoint=best_path)
-        _link_latest(output_dir)
-        print_summary(
-            f"{cfg.task_name}: best checkpoint",
-            {
-                **metrics,
-                "best checkpoint": best_path or "none (no validation during training): final weights",
-                "global steps": trainer.global_step,
-                "epochs": trainer.current_epoch,
-                "truncated rows (train)": datamodule.truncated.get("train", 0),
-                "export": export_dir,
-                "elapsed": f"{time.time() - started:.0f} s",
-            },
-        )
-    return metrics
 
 
 def optimized_metric_value(cfg: DictConfig, metrics: dict[str, float]) -> float | None:
