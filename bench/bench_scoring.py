@@ -53,7 +53,6 @@ from learned_metrics.safety import load_config  # noqa: E402
 from learned_metrics.scoring import load_scorer, loading  # noqa: E402
 from learned_metrics.scoring.batching import encode  # noqa: E402
 from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
-from learned_metrics.scoring.precision import precision_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "bench" / "README.md"
@@ -163,6 +162,9 @@ def timed(fn: Callable[[], object]) -> tuple[object, float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     out = fn()
     return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+PRECISION_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 
 
 @dataclass
@@ -309,7 +311,7 @@ def run_large(name: str, model_dir: Path, kind: str, length: str, inputs: list[t
             project_call(scorer, kind, subset[:8], passes)  # warm-up: kernels, allocator
             result, wall = synced_wall(device, project_call, scorer, kind, subset, passes)
             diff = float(np.abs(naive_scores - result.scores).max()) if passes == 1 else None
-            cases.append(LargeCase(name, kind, length, precision_name(scorer.dtype), passes, rows, lengths.mean(),
+            cases.append(LargeCase(name, kind, length, PRECISION_NAMES[scorer.dtype], passes, rows, lengths.mean(),
                                    rows / naive_wall, rows / wall, lengths.sum() * passes / wall,
                                    model_flops(scorer.model.config, lengths) * passes / wall / 1e12, diff))
             console.log(f"{name} {length} {cases[-1].precision} K={passes}: naive fp32 {rows / naive_wall:,.1f}, "

@@ -15,7 +15,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import pytest  # noqa: E402
-from tiny_models import NLI_ORDER_DEBERTA, NLI_ORDER_ROBERTA, build_model  # noqa: E402
+from tiny_models import (  # noqa: E402
+    COHERENCE_ORDER,
+    NLI_ORDER_DEBERTA,
+    NLI_ORDER_ROBERTA,
+    build_model,
+    coherence_card,
+    copy_tokenizer,
+    export_with_card,
+    faithfulness_card,
+)
 
 
 @pytest.fixture(scope="session")
@@ -92,3 +101,36 @@ def train_config(tmp_path):
         )
 
     return make
+
+
+# --- scoring: exports with cards, a model whose only dropout is attention, a bare encoder -------------
+
+
+@pytest.fixture(scope="session")
+def coherence_export(tmp_path_factory, tiny_roberta):
+    base = build_model(tmp_path_factory.mktemp("ccl-base"), "roberta", id2label=COHERENCE_ORDER)
+    return export_with_card(base, tmp_path_factory.mktemp("ccl") / "export", coherence_card())
+
+
+@pytest.fixture(scope="session")
+def nli_export(tmp_path_factory, tiny_deberta_nli):
+    return export_with_card(tiny_deberta_nli, tmp_path_factory.mktemp("nli") / "export", faithfulness_card())
+
+
+@pytest.fixture(scope="session")
+def attention_dropout_only(tmp_path_factory):
+    """Hidden and classifier dropout 0, attention dropout 0.3: MC noise can only come from attention."""
+    return build_model(tmp_path_factory.mktemp("attn-drop"), "roberta", id2label=NLI_ORDER_ROBERTA,
+                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.3)
+
+
+@pytest.fixture(scope="session")
+def bare_encoder(tmp_path_factory, tiny_roberta_nli):
+    """An encoder saved with AutoModel (no classification head), labels named as NLI."""
+    out = tmp_path_factory.mktemp("bare")
+    from transformers import AutoConfig, AutoModel
+
+    config = AutoConfig.from_pretrained(tiny_roberta_nli)
+    AutoModel.from_config(config).save_pretrained(out)
+    copy_tokenizer(tiny_roberta_nli, out)
+    return out

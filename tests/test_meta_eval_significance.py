@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from meta_eval_reference import reference
 from scipy import stats as scipy_stats
-from test_meta_eval_statistics import reference
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import compare, williams_p

@@ -15,79 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tiny_models import NLI_ORDER_ROBERTA, build_model
+from tiny_models import DOCUMENTS, GENERATIONS, GROUNDINGS, biased_copy
 from torch import nn
-from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
 from learned_metrics.errors import UserError
-from learned_metrics.export import write_export
 from learned_metrics.scoring import ScoreResult, TruncationWarning, load_scorer
 from learned_metrics.scoring.batching import encode, plan_batches
 from learned_metrics.scoring.chunking import ChunkPlan, aggregate_chunks, pack_sentences
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.scorer import default_max_tokens
-
-COHERENCE_ORDER = {0: "incoherent", 1: "coherent"}
-GROUNDINGS = [
-    "On Monday, Anna went to the market and bought 3 apples. The weather was mild.",
-    "On Friday, Ben went to the library and bought 5 books.",
-    "Carla walked to the station. Then she waited for the train. Finally, she went home.",
-    "On Sunday, David went to the harbour and bought 2 maps. The weather was mild. He paid with a card.",
-    "Elif bought bread.",
-]
-GENERATIONS = ["Anna bought apples.", "Ben never went to the library.", "Carla likes trains a lot.",
-               "David went there on Tuesday.", "Elif bought 4 loaves of bread at the bakery on Monday."]
-DOCUMENTS = [
-    ["First, Anna woke up at 7 o'clock.", "Then she walked to the market.", "Finally, she went home."],
-    ["First, Ben went to the library.", "After that, he read a book.", "Later, it started to rain.",
-     "Finally, he told the family about the trip."],
-    ["First, Carla paid for the bread.", "Finally, she put it on the table."],
-]
-
-
-# -- model builders (also used by test_scoring_cli.py) ------------------------------------------
-
-
-def copy_tokenizer(src: Path, dst: Path) -> None:
-    AutoTokenizer.from_pretrained(src).save_pretrained(dst)
-
-
-def biased_copy(src: Path, dst: Path, label: str) -> Path:
-    """A copy of a classifier whose output bias makes ``label`` (by name) win by a wide margin."""
-    model = AutoModelForSequenceClassification.from_pretrained(src)
-    head = [m for m in model.modules() if isinstance(m, nn.Linear) and m.out_features == model.config.num_labels][-1]
-    index = next(int(i) for i, name in model.config.id2label.items() if name.lower() == label)
-    with torch.no_grad():
-        head.bias.zero_()
-        head.bias[index] = 12.0
-    model.save_pretrained(dst)
-    copy_tokenizer(src, dst)
-    return dst
-
-
-def export_with_card(src: Path, dst: Path, card: dict) -> Path:
-    model = AutoModelForSequenceClassification.from_pretrained(src)
-    return write_export(model, src, card, dst)
-
-
-def coherence_card(splitter: str | None = "pysbd", joiner: str | None = "\n") -> dict:
-    return {
-        "kind": "coherence",
-        "label_names": ["incoherent", "coherent"],
-        "preprocessing": {"splitter": splitter, "joiner": joiner, "max_length": 128, "text_fields": ["text"],
-                          "truncation": "end"},
-        "scoring": {"score": "P(coherent)"},
-    }
-
-
-def faithfulness_card(default_mode: str = "e-c") -> dict:
-    return {
-        "kind": "faithfulness",
-        "label_names": ["entailment", "neutral", "contradiction"],
-        "preprocessing": {"splitter": None, "joiner": None, "max_length": 128,
-                          "text_fields": ["premise", "hypothesis"], "truncation": "premise_only"},
-        "scoring": {"default_mode": default_mode},
-    }
 
 
 def reference_probabilities(model_dir: Path, first: list[str], second: list[str] | None = None,
@@ -103,34 +40,6 @@ def reference_probabilities(model_dir: Path, first: list[str], second: list[str]
                             return_tensors="pt")
             out.append(model(**enc).logits.double().softmax(-1)[0].numpy())
     return np.stack(out)
-
-
-@pytest.fixture(scope="session")
-def coherence_export(tmp_path_factory, tiny_roberta):
-    base = build_model(tmp_path_factory.mktemp("ccl-base"), "roberta", id2label=COHERENCE_ORDER)
-    return export_with_card(base, tmp_path_factory.mktemp("ccl") / "export", coherence_card())
-
-
-@pytest.fixture(scope="session")
-def nli_export(tmp_path_factory, tiny_deberta_nli):
-    return export_with_card(tiny_deberta_nli, tmp_path_factory.mktemp("nli") / "export", faithfulness_card())
-
-
-@pytest.fixture(scope="session")
-def attention_dropout_only(tmp_path_factory):
-    """Hidden and classifier dropout 0, attention dropout 0.3: MC noise can only come from attention."""
-    return build_model(tmp_path_factory.mktemp("attn-drop"), "roberta", id2label=NLI_ORDER_ROBERTA,
-                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.3)
-
-
-@pytest.fixture(scope="session")
-def bare_encoder(tmp_path_factory, tiny_roberta_nli):
-    """An encoder saved with AutoModel (no classification head), labels named as NLI."""
-    out = tmp_path_factory.mktemp("bare")
-    config = AutoConfig.from_pretrained(tiny_roberta_nli)
-    AutoModel.from_config(config).save_pretrained(out)
-    copy_tokenizer(tiny_roberta_nli, out)
-    return out
 
 
 def count_forwarded_rows(model: nn.Module) -> list[int]:

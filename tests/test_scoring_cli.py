@@ -18,19 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import test_scoring as api_tests
-from test_scoring import DOCUMENTS, GENERATIONS, GROUNDINGS
+from tiny_models import DOCUMENTS, GENERATIONS, GROUNDINGS
 
 from learned_metrics.cli import main
 from learned_metrics.scoring import TruncationWarning, load_scorer
 
 SCORE_COLUMNS = ["score", "prob_entailment", "prob_neutral", "prob_contradiction"]
-
-# Session fixtures shared with the API tests (built once per session).
-nli_export = api_tests.nli_export
-coherence_export = api_tests.coherence_export
-bare_encoder = api_tests.bare_encoder
-
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import struct
@@ -18,7 +19,6 @@ from learned_metrics.sweeps import (
     agent_command,
     compose_config,
     format_overrides,
-    grid_combinations,
     load_sweep,
     representative_combinations,
 )
@@ -94,6 +94,13 @@ def test_sweep_file_is_valid(path):
     argv = agent_command(sweep, first)
     assert argv[:3] == ["/usr/bin/env", "python", "train.py"]
     assert all(f"{k}={v}" in argv for k, v in first.items()) and not any(a.startswith("--") for a in argv)
+
+
+def grid_combinations(sweep):
+    """All combinations of a grid sweep, in the order of the file (what the wandb grid search runs)."""
+    keys = list(sweep.parameters)
+    values = [sweep.parameters[k].get("values", [sweep.parameters[k].get("value")]) for k in keys]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
 
 
 def test_nli_seeds_is_15_seeds_by_the_ablation_settings():

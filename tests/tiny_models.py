@@ -10,15 +10,19 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from torch import nn
 from transformers import (
     AutoModelForSequenceClassification,
+    AutoTokenizer,
     DebertaV2Config,
     PreTrainedTokenizerFast,
     RobertaConfig,
 )
 
 from learned_metrics.data.demo import coherent_document, nli_triple
+from learned_metrics.export import write_export
 
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
@@ -116,3 +120,66 @@ def build_model(
 
 NLI_ORDER_DEBERTA = {0: "entailment", 1: "neutral", 2: "contradiction"}
 NLI_ORDER_ROBERTA = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
+
+
+COHERENCE_ORDER = {0: "incoherent", 1: "coherent"}
+GROUNDINGS = [
+    "On Monday, Anna went to the market and bought 3 apples. The weather was mild.",
+    "On Friday, Ben went to the library and bought 5 books.",
+    "Carla walked to the station. Then she waited for the train. Finally, she went home.",
+    "On Sunday, David went to the harbour and bought 2 maps. The weather was mild. He paid with a card.",
+    "Elif bought bread.",
+]
+GENERATIONS = ["Anna bought apples.", "Ben never went to the library.", "Carla likes trains a lot.",
+               "David went there on Tuesday.", "Elif bought 4 loaves of bread at the bakery on Monday."]
+DOCUMENTS = [
+    ["First, Anna woke up at 7 o'clock.", "Then she walked to the market.", "Finally, she went home."],
+    ["First, Ben went to the library.", "After that, he read a book.", "Later, it started to rain.",
+     "Finally, he told the family about the trip."],
+    ["First, Carla paid for the bread.", "Finally, she put it on the table."],
+]
+
+
+# --- scoring artefacts: inputs, exports with cards, modified copies -------------------------------
+
+
+def copy_tokenizer(src: Path, dst: Path) -> None:
+    AutoTokenizer.from_pretrained(src).save_pretrained(dst)
+
+
+def biased_copy(src: Path, dst: Path, label: str) -> Path:
+    """A copy of a classifier whose output bias makes ``label`` (by name) win by a wide margin."""
+    model = AutoModelForSequenceClassification.from_pretrained(src)
+    head = [m for m in model.modules() if isinstance(m, nn.Linear) and m.out_features == model.config.num_labels][-1]
+    index = next(int(i) for i, name in model.config.id2label.items() if name.lower() == label)
+    with torch.no_grad():
+        head.bias.zero_()
+        head.bias[index] = 12.0
+    model.save_pretrained(dst)
+    copy_tokenizer(src, dst)
+    return dst
+
+
+def export_with_card(src: Path, dst: Path, card: dict) -> Path:
+    model = AutoModelForSequenceClassification.from_pretrained(src)
+    return write_export(model, src, card, dst)
+
+
+def coherence_card(splitter: str | None = "pysbd", joiner: str | None = "\n") -> dict:
+    return {
+        "kind": "coherence",
+        "label_names": ["incoherent", "coherent"],
+        "preprocessing": {"splitter": splitter, "joiner": joiner, "max_length": 128, "text_fields": ["text"],
+                          "truncation": "end"},
+        "scoring": {"score": "P(coherent)"},
+    }
+
+
+def faithfulness_card(default_mode: str = "e-c") -> dict:
+    return {
+        "kind": "faithfulness",
+        "label_names": ["entailment", "neutral", "contradiction"],
+        "preprocessing": {"splitter": None, "joiner": None, "max_length": 128,
+                          "text_fields": ["premise", "hypothesis"], "truncation": "premise_only"},
+        "scoring": {"default_mode": default_mode},
+    }

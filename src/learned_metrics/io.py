@@ -21,8 +21,6 @@ from typing import Any
 from learned_metrics.errors import UserError
 from learned_metrics.outputs import atomic_file
 
-SUPPORTED_SUFFIXES = (".jsonl", ".csv")
-
 # CSV fields can be long (whole articles); the default limit of 128 KiB is not enough.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
@@ -104,11 +102,6 @@ def iter_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError("file is empty (no data rows)", path=path)
 
 
-def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read every row of a ``.jsonl``/``.csv`` file."""
-    return [row for _, row in iter_rows(path)]
-
-
 def read_json_object(path: str | os.PathLike) -> dict[str, Any] | None:
     """A JSON file that must hold an object (configs, cards, reports); None when the file does not exist."""
     path = Path(path)
@@ -188,10 +181,3 @@ class RowWriter:
             self._ctx.__exit__(None, None, None)
         else:
             self._ctx.__exit__(exc_type, exc, tb)
-
-
-def write_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]], fieldnames: list[str] | None = None) -> int:
-    """Write all rows atomically; returns the number written."""
-    with RowWriter(path, fieldnames) as writer:
-        writer.write(rows)
-    return writer.rows_written

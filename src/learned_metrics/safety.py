@@ -31,10 +31,6 @@ REMOTE_CODE_FILES = ("config.json", "tokenizer_config.json", "preprocessor_confi
 NO_REMOTE_CODE = {"trust_remote_code": False}
 
 
-def is_local(name_or_path: str | os.PathLike) -> bool:
-    return Path(name_or_path).expanduser().is_dir()
-
-
 def has_safetensors(model_dir: Path) -> bool:
     return any(model_dir.glob("*.safetensors"))
 

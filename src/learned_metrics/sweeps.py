@@ -18,9 +18,8 @@ the loggers (:mod:`learned_metrics.loggers`). ``learned-metrics sweep check FILE
 
 from __future__ import annotations
 
-import itertools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,13 +250,6 @@ def _representative_values(spec: dict[str, Any]) -> list[Any]:
     if "min" in spec:
         return [spec["min"], spec["max"]]
     return [spec.get("mu", 0.0)]
-
-
-def grid_combinations(sweep: Sweep) -> Iterator[dict[str, Any]]:
-    """All combinations of a grid sweep, in the order of the file."""
-    keys = list(sweep.parameters)
-    for values in itertools.product(*(_discrete_values(sweep.parameters[k]) for k in keys)):
-        yield dict(zip(keys, values, strict=True))
 
 
 def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None:

@@ -158,7 +158,7 @@ def _register_compare(commands: Any) -> None:
         "p = (1 + #{delta* >= delta}) / (1 + k). Williams' test: the parametric alternative "
         "(n = items of one correlation; not defined for acc_pair).",
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
-        "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.jsonl",
+        "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv",
         formatter_class=help_formatter,
     )
     _add_grid_inputs(parser, many_metrics=True)

@@ -1,4 +1,4 @@
-"""The five correlation statistics of DESIGN.md section 5, with bootstrap confidence intervals.
+"""The five correlation statistics (docs/meta_eval.md), with bootstrap confidence intervals.
 
 Scores are (documents x systems) matrices, NaN where a summary is absent.
 Every statistic is evaluated for a whole block of resamples at once from

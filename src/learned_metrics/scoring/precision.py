@@ -54,7 +54,3 @@ def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:
     if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
         raise UserError("this GPU does not support bf16; use --precision fp16 or fp32")
     return _DTYPES[precision]
-
-
-def precision_name(dtype: torch.dtype) -> str:
-    return {v: k for k, v in _DTYPES.items()}[dtype]
