@@ -30,7 +30,7 @@ def _overrides(model: Path, data: Path, tmp_path: Path, *extra: str) -> list[str
         "trainer.max_epochs=2",
         "trainer.deterministic=true",
         "callbacks.last_checkpoint.every_n_train_steps=5",
-        "callbacks.rich_model_summary=null",
+        "callbacks.model_summary=null",
         "trainer.enable_progress_bar=false",
         f"paths.checkpoints_dir={tmp_path}",
         *extra,

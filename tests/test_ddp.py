@@ -29,7 +29,7 @@ def test_ddp_two_cpu_processes(tiny_roberta, ccl_data_dir, tmp_path):
             "trainer.accelerator=cpu",
             "trainer.devices=2",
             "trainer.max_epochs=1",
-            "callbacks.rich_model_summary=null",
+            "callbacks.model_summary=null",
             "trainer.enable_progress_bar=false",
             f"paths.checkpoints_dir={tmp_path}",
             f"hydra.run.dir={run}",

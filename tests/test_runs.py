@@ -128,7 +128,7 @@ def test_runs_list_reads_a_real_run(train_config, tiny_roberta, ccl_data_dir, tm
         f"paths.output_dir={tmp_path / 'ccl_demo' / '2026-02-03_04-05-06'}",
         "trainer.fast_dev_run=true",
         "trainer.enable_progress_bar=false",
-        "callbacks.rich_model_summary=null",
+        "callbacks.model_summary=null",
     )
     metrics = train(cfg)
     capsys.readouterr()

@@ -31,7 +31,7 @@ QUICK = [
     "trainer=cpu",
     "trainer.enable_progress_bar=false",
     "trainer.num_sanity_val_steps=0",
-    "callbacks.rich_model_summary=null",
+    "callbacks.model_summary=null",
     "data.max_train_rows=32",
     "data.max_eval_rows=16",
 ]

@@ -20,7 +20,7 @@ from learned_metrics.train.run import train
 
 pytestmark = pytest.mark.slow
 
-QUIET = ["trainer.enable_progress_bar=false", "callbacks.rich_model_summary=null"]
+QUIET = ["trainer.enable_progress_bar=false", "callbacks.model_summary=null"]
 
 
 def _metrics_rows(run_dir: Path) -> list[dict[str, str]]:

@@ -133,19 +133,16 @@ def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
 def roc_points(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ROC curve (false-positive rate, true-positive rate) from (0, 0) to (1, 1), one point per distinct score.
 
-    Tied scores move both rates at once (a diagonal step), so the area under
-    these points is exactly the tie-aware AUC; equal to
-    ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``.
+    ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``: tied scores move both rates at once
+    (a diagonal step), so the area under these points is exactly the tie-aware AUC.
     """
+    from sklearn.metrics import roc_curve
+
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
-    order = np.argsort(-scores, kind="stable")
-    s, y = scores[order], labels[order].astype(np.float64)
-    last_of_tie = np.r_[s[1:] != s[:-1], True] if len(s) else np.zeros(0, dtype=bool)
-    tp, fp = np.cumsum(y)[last_of_tie], np.cumsum(1 - y)[last_of_tie]
-    positives, negatives = y.sum(), len(y) - y.sum()
-    if not positives or not negatives:
+    if len(np.unique(labels)) < 2:
         raise UserError("a ROC curve needs both labels")
-    return np.r_[0.0, fp / negatives], np.r_[0.0, tp / positives]
+    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+    return fpr, tpr
 
 
 def auc_by_group(

@@ -34,6 +34,7 @@ from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
 from learned_metrics.train.config import register_resolvers
+from learned_metrics.train.logs import tidy_logging
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
 def _run(cfg: DictConfig) -> dict[str, float]:
     register_resolvers()
+    tidy_logging()
     started = time.time()
     allow_pickle = bool(cfg.model.get("allow_pickle", False))
 
@@ -168,7 +170,8 @@ def _instantiate_all(group: DictConfig | None) -> list[Any]:
     """Instantiate every ``_target_`` entry of a config group (callbacks, loggers)."""
     if not group:
         return []
-    return [instantiate(node) for node in group.values() if isinstance(node, DictConfig) and "_target_" in node]
+    built = [instantiate(node) for node in group.values() if isinstance(node, DictConfig) and "_target_" in node]
+    return [item for item in built if item is not None]  # a factory may decline (progress_bar when disabled)
 
 
 def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:

@@ -1,0 +1,179 @@
+"""Training output a person can read: one line per message, progress that suits the place it is written to.
+
+- Lightning adds its own console handler to the ``lightning`` logger while Hydra
+  already writes every record to the console and ``train.log``: each line came
+  out twice. :func:`tidy_logging` removes Lightning's handler and drops the lines
+  that are advertising or say nothing about this run (the ``litlogger`` tip,
+  "Loading train_dataloader to estimate ...").
+- :func:`progress_bar` picks the bar: the rich bar in a terminal, and where
+  stdout is a file or pipe (SLURM, ``nohup``, CI) :class:`LineProgress`, a plain
+  line every ``every_seconds`` with step, epoch, loss, rows/s and ETA. Both count
+  epochs from 1 and show steps when the run is bounded by ``max_steps`` (Lightning's
+  own bar printed "Epoch 1/-2" there).
+- :class:`ParameterSummary` prints the model's size in one line instead of
+  Lightning's table with its always-zero FLOPs column.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import warnings
+from typing import Any
+
+from lightning.pytorch import Callback
+from lightning.pytorch.callbacks import RichProgressBar
+from lightning.pytorch.callbacks.progress import ProgressBar
+
+log = logging.getLogger("learned_metrics.train")
+NOISE = (
+    "💡 Tip",
+    "Loading `train_dataloader` to estimate number of stepping batches",
+    "Trainer already configured with model summary callbacks",
+    "was configured so validation will run at the end of the training epoch",
+)
+
+
+class _DropNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(fragment in message for fragment in NOISE)
+
+
+def tidy_logging() -> None:
+    """One console line per record (Hydra's handler), without Lightning's advertising; no per-item
+    progress bars of ``datasets``/``transformers`` in logs. Idempotent."""
+    lightning_logger = logging.getLogger("lightning")
+    for handler in list(lightning_logger.handlers):
+        if type(handler) is logging.StreamHandler:
+            lightning_logger.removeHandler(handler)
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning.pytorch.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _DropNoise) for f in logger.filters):
+            logger.addFilter(_DropNoise())
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")  # inside Lightning, not ours
+    if not sys.stderr.isatty():  # a bar redrawn a hundred times is a hundred lines in a log file
+        from datasets.utils import logging as datasets_logging
+        from transformers.utils import logging as transformers_logging
+
+        datasets_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()
+
+
+def _human(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def position(trainer: Any) -> str:
+    """``epoch 2/6`` (1-based) or, for runs bounded by steps, ``step 1200/2000``."""
+    if trainer.max_steps and trainer.max_steps > 0:
+        return f"step {trainer.global_step}/{trainer.max_steps}"
+    epochs = trainer.max_epochs if trainer.max_epochs and trainer.max_epochs > 0 else "?"
+    return f"epoch {trainer.current_epoch + 1}/{epochs}"
+
+
+class ReadableRichProgressBar(RichProgressBar):
+    """Lightning's rich bar with a truthful description (1-based epochs; steps for step-bounded runs)."""
+
+    def _get_train_description(self, current_epoch: int) -> str:
+        return position(self.trainer)
+
+
+class LineProgress(ProgressBar):
+    """Progress for logs: a plain line every ``every_seconds`` (and after each validation), never a bar."""
+
+    def __init__(self, every_seconds: float = 30.0):
+        super().__init__()
+        self.every_seconds = every_seconds
+        self._enabled = True
+        self._started = 0.0
+        self._last = 0.0
+        self._rows = 0
+
+    def disable(self) -> None:
+        self._enabled = False
+
+    def enable(self) -> None:
+        self._enabled = True
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        self._started = self._last = time.monotonic()
+        self._rows = 0
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+        try:
+            self._rows += int(batch["labels"].shape[0])  # a dict-like BatchEncoding
+        except (KeyError, TypeError, AttributeError):
+            pass
+        now = time.monotonic()
+        if self._enabled and trainer.is_global_zero and now - self._last >= self.every_seconds:
+            self._last = now
+            self._print(trainer, now)
+
+    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
+        if not self._enabled or not trainer.is_global_zero or trainer.sanity_checking or trainer.state.fn != "fit":
+            return
+        metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()))
+        self._write(f"validation at {position(trainer)}: {shown}")
+
+    def _print(self, trainer: Any, now: float) -> None:
+        elapsed = now - self._started
+        loss = trainer.callback_metrics.get("train/loss")
+        parts = [position(trainer)]
+        if loss is not None:
+            parts.append(f"loss {float(loss):.4f}")
+        parts.append(f"{self._rows / max(elapsed, 1e-9):,.1f} rows/s")
+        done, total = self._fraction(trainer)
+        if total:
+            parts.append(f"ETA {_human(elapsed * (total - done) / max(done, 1e-9))}")
+        parts.append(f"elapsed {_human(elapsed)}")
+        self._write(" · ".join(parts))
+
+    @staticmethod
+    def _fraction(trainer: Any) -> tuple[float, float]:
+        """Work done and total, in optimizer steps (step-bounded runs) or training batches."""
+        if trainer.max_steps and trainer.max_steps > 0:
+            return float(trainer.global_step), float(trainer.max_steps)
+        per_epoch = trainer.num_training_batches
+        if not trainer.max_epochs or trainer.max_epochs < 0 or per_epoch in (None, float("inf")):
+            return 0.0, 0.0
+        done = trainer.current_epoch * per_epoch + trainer.fit_loop.epoch_loop.batch_progress.current.processed
+        return float(done), float(trainer.max_epochs * per_epoch)
+
+    @staticmethod
+    def _write(line: str) -> None:
+        log.info(line)  # console and train.log alike
+
+
+def progress_bar(enabled: bool = True, every_seconds: float = 30.0) -> ProgressBar | None:
+    """The rich bar in a terminal; :class:`LineProgress` when stdout is a file or a pipe; None when disabled
+    (``trainer.enable_progress_bar=false``)."""
+    if not enabled:
+        return None
+    return ReadableRichProgressBar() if sys.stdout.isatty() else LineProgress(every_seconds)
+
+
+class ParameterSummary(Callback):
+    """One line about the model when fitting starts: architecture, parameters (trainable), size."""
+
+    def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
+        if not trainer.is_global_zero:
+            return
+        model = getattr(pl_module, "model", pl_module)
+        total = sum(p.numel() for p in model.parameters())
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        size = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20
+        log.info(f"model: {type(model).__name__}, {_count(total)} parameters ({_count(trainable)} trainable), "
+                 f"{size:,.1f} MiB")
+
+
+def _count(n: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return str(n)
