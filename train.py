@@ -21,8 +21,12 @@ exit_on_stop_signals("train.py")  # first: Ctrl-C during the imports below is on
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import hydra  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
+try:
+    import hydra
+    from omegaconf import DictConfig
+except ModuleNotFoundError as exc:  # a core install: scoring and meta-evaluation only
+    sys.exit(f"train.py: error: training needs the 'train' extra ({exc.name} is not installed): "
+             "pip install 'learned-metrics[train]'")
 
 from learned_metrics.train.config import register_resolvers  # noqa: E402
 

@@ -28,6 +28,8 @@ from typing import Any
 from learned_metrics.errors import CommandInterrupted, UserError
 
 EXIT_USER_ERROR = 2
+# Installed by `pip install 'learned-metrics[train]'` only (scoring and meta-evaluation do without them).
+TRAIN_EXTRA_MODULES = {"lightning", "torchmetrics", "hydra", "omegaconf", "optuna", "wandb", "filelock", "yaml"}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -127,6 +129,12 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
         return EXIT_USER_ERROR
     except OSError as exc:
         report(prog, describe_os_error(exc))
+        return EXIT_USER_ERROR
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in TRAIN_EXTRA_MODULES:
+            raise
+        report(prog, f"this needs the training extra ({exc.name} is not installed): "
+                     "pip install 'learned-metrics[train]'")
         return EXIT_USER_ERROR
     except Exception as exc:  # a library wrapped our error (Hydra's instantiate, datasets' generators)?
         cause = wrapped_user_error(exc)
