@@ -48,3 +48,13 @@ def test_evaluation_order_is_sorted_and_complete():
     flat = [i for batch in sampler for i in batch]
     assert sorted(flat) == list(range(1000))
     assert list(sampler.lengths[flat]) == sorted(sampler.lengths, reverse=True)
+
+
+def test_training_epochs_start_with_their_longest_batch():
+    """Peak memory at step 1: resident memory stays flat for the rest of the epoch, and OOM shows at once."""
+    sampler = _sampler()
+    for epoch in range(3):
+        sampler.set_epoch(epoch)
+        batches = list(sampler)
+        assert max(sampler.lengths[batches[0]]) == sampler.lengths.max()
+        assert sorted(i for b in batches for i in b) == list(range(1000))
