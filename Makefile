@@ -35,7 +35,8 @@ demo: venv  ## offline demo: train the shipped MiniLM as a coherence classifier,
 demo-nli: venv  ## offline NLI demo: augmented generated NLI set, fine-tune, score with MC dropout, ROC AUC
 	$(BIN)/python train.py experiment=nli_demo
 	$(BIN)/learned-metrics score faithfulness --model $(NLI_RUN)/export --mc-samples 15 \
-		--input examples/faithfulness_demo.jsonl --output $(NLI_RUN)/demo_scores.jsonl
+		--input examples/faithfulness_demo.jsonl --output $(NLI_RUN)/demo_scores.jsonl \
+		--system-field system --summary $(NLI_RUN)/demo_summary.json --resume
 	$(BIN)/learned-metrics meta-eval auc --input $(NLI_RUN)/demo_scores.jsonl --score-field score --label-field label \
 		--roc-plot $(NLI_RUN)/roc.png
 

@@ -6,7 +6,9 @@
   fields ``doc_id``, ``label``, ``text`` (sentences joined by newlines, as the demo model
   was trained). Score it, then run ``learned-metrics meta-eval shuffle-test`` on the output.
 - ``faithfulness_demo.jsonl``: ``grounding``/``generation`` pairs with ``label`` 1 (entailed)
-  or 0 (contradicted), for ``score faithfulness`` and ``meta-eval auc``.
+  or 0 (contradicted), for ``score faithfulness`` and ``meta-eval auc``, and a made-up
+  ``system`` (``careful`` writes mostly faithful generations, ``sloppy`` mostly unfaithful ones)
+  for ``score --system-field system``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from learned_metrics.data.shuffle import shuffled_negatives
 
 HERE = Path(__file__).resolve().parent
 SEED = 2026  # the demo training sets use other seeds
+# Share of each made-up system among faithful and among unfaithful generations.
+SYSTEMS = {"careful": (0.55, 0.15), "typical": (0.3, 0.35), "sloppy": (0.15, 0.5)}
 
 
 def coherence_rows(n_docs: int, rng: random.Random) -> list[dict]:
@@ -42,6 +46,15 @@ def faithfulness_rows(n_rows: int, rng: random.Random) -> list[dict]:
     return rows
 
 
+def add_systems(rows: list[dict], rng: random.Random) -> list[dict]:
+    """A system per row, drawn by label, so system means differ the way a metric should find."""
+    names = list(SYSTEMS)
+    for row in rows:
+        weights = [SYSTEMS[name][0 if row["label"] == 1 else 1] for name in names]
+        row["system"] = rng.choices(names, weights)[0]
+    return rows
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
@@ -49,5 +62,6 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 if __name__ == "__main__":
     rng = random.Random(SEED)
     write_jsonl(HERE / "coherence_demo.jsonl", coherence_rows(100, rng))
-    write_jsonl(HERE / "faithfulness_demo.jsonl", faithfulness_rows(200, rng))
+    faithfulness = add_systems(faithfulness_rows(200, rng), random.Random(SEED + 1))  # rows as before
+    write_jsonl(HERE / "faithfulness_demo.jsonl", faithfulness)
     print(f"wrote {HERE / 'coherence_demo.jsonl'} and {HERE / 'faithfulness_demo.jsonl'}")

@@ -22,9 +22,9 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 from learned_metrics.errors import UserError
 from learned_metrics.scoring import ScoreResult, TruncationWarning, load_scorer
 from learned_metrics.scoring.batching import encode, plan_batches
-from learned_metrics.scoring.chunking import ChunkPlan, aggregate_chunks, pack_sentences
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.scorer import default_max_tokens
+from learned_metrics.scoring.units import ChunkPlan, aggregate_units, pack_sentences
 
 
 def reference_probabilities(model_dir: Path, first: list[str], second: list[str] | None = None,
@@ -251,13 +251,18 @@ def test_chunk_pairs_streamed_in_groups_give_the_same_scores(tiny_deberta_nli, m
     assert grouped.details == whole.details and whole.details["chunked_rows"] == 2
 
 
-def test_chunk_aggregation_takes_the_best_chunk_per_sentence_then_the_mean():
-    # one row, two hypothesis sentences, three chunks each; classes (entailment, neutral, contradiction)
+def test_unit_aggregation_takes_the_best_unit_per_sentence_by_the_mode_then_the_mean():
+    # one row, two hypothesis sentences, three units each; classes (entailment, neutral, contradiction)
     probs = np.array([[[.1, .1, .8], [.7, .2, .1], [.3, .3, .4],
-                       [.2, .2, .6], [.1, .8, .1], [.5, .1, .4]]])
+                       [.2, .2, .6], [.45, .55, 0.], [.5, .1, .4]]])
     plan = ChunkPlan(["p"] * 6, ["h"] * 6, np.array([0, 0, 0, 1, 1, 1]), np.array([0, 0]), 1, 1)
-    out = aggregate_chunks(probs, plan, entailment_id=0)
-    np.testing.assert_allclose(out[0, 0], (np.array([.7, .2, .1]) + np.array([.5, .1, .4])) / 2)
+    e_minus_c = probs[..., 0] - probs[..., 2]
+    out, choice = aggregate_units(probs, plan, e_minus_c)
+    # sentence 2: unit 3 has the higher e (.5) but unit 2 the higher e-c (.45 vs .1): SummaC-ZS takes the max of e-c
+    np.testing.assert_allclose(out[0, 0], (np.array([.7, .2, .1]) + np.array([.45, .55, 0.])) / 2)
+    assert list(choice.best_pair) == [1, 4] and choice.sentence_scores == pytest.approx([.6, .45])
+    by_entailment, _ = aggregate_units(probs, plan, probs[..., 0])
+    np.testing.assert_allclose(by_entailment[0, 0], (np.array([.7, .2, .1]) + np.array([.5, .1, .4])) / 2)
 
 
 def test_pack_sentences_fills_chunks_in_order_and_cuts_overlong_sentences():

@@ -122,7 +122,7 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
-def _make_parents(folder: Path) -> list[Path]:
+def make_parents(folder: Path) -> list[Path]:
     """``mkdir -p`` that returns the folders it created (outermost first), so a failure can remove them."""
     missing = []
     current = folder
@@ -141,7 +141,7 @@ def _make_parents(folder: Path) -> list[Path]:
     return created
 
 
-def _remove_created(created: list[Path]) -> None:
+def remove_created(created: list[Path]) -> None:
     for path in reversed(created):
         with contextlib.suppress(OSError):
             path.rmdir()
@@ -316,7 +316,7 @@ def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -
     ours and ``overwrite`` is set (checked again at the swap).
     """
     path = _resolved(Path(path))
-    created = _make_parents(path.parent)
+    created = make_parents(path.parent)
     remove_stale_temps(path)
     tmp = temp_sibling(path)
     tmp.mkdir()
@@ -330,7 +330,7 @@ def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -
     finally:
         if not committed:
             _remove(tmp)
-            _remove_created(created)
+            remove_created(created)
 
 
 def _swap_in(tmp: Path, path: Path, kind: str, overwrite: bool) -> None:
@@ -359,7 +359,7 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
 
     def stage(target: str | os.PathLike) -> Path:
         target = Path(target)
-        created = _make_parents(target.parent)
+        created = make_parents(target.parent)
         remove_stale_temps(target)
         tmp = temp_sibling(target)
         staged.append((tmp, target, created))
@@ -377,7 +377,7 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
         if not committed:
             for tmp, _, created in staged:
                 _remove(tmp)
-                _remove_created(created)
+                remove_created(created)
 
 
 @contextlib.contextmanager
@@ -387,7 +387,7 @@ def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
     Folders created for it are removed again unless the output now lives in them.
     """
     target = _resolved(Path(target))
-    created = _make_parents(target.parent)
+    created = make_parents(target.parent)
     remove_stale_temps(target)
     work = temp_sibling(target)
     work.mkdir()
@@ -395,4 +395,4 @@ def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
         yield work
     finally:
         _remove(work)
-        _remove_created(created)
+        remove_created(created)

@@ -218,6 +218,17 @@ def int_option(minimum: int, maximum: int | None = None) -> Callable[[str], int]
     return parse
 
 
+def seconds_option(text: str) -> float:
+    """An argparse ``type`` for a number of seconds > 0 (finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
 def fraction_option(text: str) -> float:
     """An argparse ``type`` for a share in ``[0, 1)``."""
     try:

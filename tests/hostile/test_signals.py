@@ -3,7 +3,9 @@
 Found before: Ctrl-C in the data-prep scripts printed a ``KeyboardInterrupt`` traceback, and SIGTERM
 (what ``timeout``, SLURM and ``docker stop`` send) during ``score`` left a partial hidden temp file.
 Now the boundary turns both signals into an exception that unwinds every temporary, prints one line
-and exits 130 / 143; ``kill -9`` leftovers are removed by the next run (test_output_policy.py).
+and exits 130 / 143; ``kill -9`` leftovers are removed by the next run (test_output_policy.py). A scoring
+run keeps the chunks it finished for ``--resume`` (test_scoring_runs.py); one stopped before its first
+chunk keeps nothing.
 """
 
 from __future__ import annotations
@@ -51,10 +53,10 @@ def test_score_interrupted_mid_file_leaves_nothing(tiny_deberta_nli, tmp_path, s
     output = tmp_path / "scored.jsonl"
     proc = _start([*LEARNED_METRICS, "score", "faithfulness", "--model", str(tiny_deberta_nli), "--input",
                    str(source), "--output", str(output), "--mc-samples", "8", "--no-progress"], tmp_path)
-    _wait_for(lambda: any(".lmtmp-" in p.name for p in tmp_path.iterdir()), proc)  # scoring has begun
+    _wait_for(lambda: (tmp_path / ".scored.jsonl.lmresume").exists(), proc)  # scoring has begun
     time.sleep(0.3)
-    _stopped(proc, signum)
-    assert not output.exists() and not [p for p in tmp_path.iterdir() if ".lmtmp-" in p.name]
+    _stopped(proc, signum)  # before the first chunk is finished: nothing worth resuming, nothing kept
+    assert not output.exists() and not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_data_prep_ctrl_c_is_one_line_and_leaves_no_output(tmp_path):

@@ -10,27 +10,47 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.tables import console
+from learned_metrics.cli.tables import console, fmt, fmt_ci, table
+from learned_metrics.io import FORMATS
 from learned_metrics.scoring.distributed import Processes, current_processes
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, add_scoring_arguments, options_from_arguments
-from learned_metrics.validate import int_option
+from learned_metrics.validate import int_option, seconds_option
 
 
 def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument("--model", required=True, help="export folder, plain transformers classifier folder, or Hub id")
-    parser.add_argument("--input", required=True, help="input .jsonl or .csv")
+    parser.add_argument("--input", required=True, help="input .jsonl, .csv or .parquet; - reads standard input")
     parser.add_argument("--output", required=True,
-                        help="output .jsonl or .csv (format by suffix; written to a temporary file renamed at the end; "
-                        "an existing file is replaced, the input never)")
+                        help="output .jsonl, .csv or .parquet (format by suffix; written to a temporary file renamed "
+                        "at the end; an existing file is replaced, the input never); - writes standard output")
     add_scoring_arguments(parser, kind)
-    parser.add_argument("--chunk-size", type=int_option(1), default=DEFAULT_CHUNK_SIZE,
-                        help="rows read, sorted and scored at a time (bounds memory)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    files = parser.add_argument_group("files, resuming and reporting")
+    files.add_argument("--input-format", choices=FORMATS, default=None,
+                       help="format of --input when its suffix does not say (default for -: jsonl)")
+    files.add_argument("--output-format", choices=FORMATS, default=None,
+                       help="format of --output when its suffix does not say (default for -: jsonl)")
+    files.add_argument("--chunk-size", type=int_option(1), default=DEFAULT_CHUNK_SIZE,
+                       help="rows read, sorted and scored at a time: bounds memory, and is what an interrupted run "
+                       "can lose")
+    files.add_argument("--resume", action="store_true",
+                       help="continue an interrupted run of the same command after its last finished chunk "
+                       "(starts from the beginning when there is nothing to continue)")
+    files.add_argument("--restart", action="store_true",
+                       help="discard what an interrupted run of this output finished and score from the beginning")
+    files.add_argument("--system-field", default=None, metavar="FIELD",
+                       help="field naming each row's system: prints a per-system table of mean scores with "
+                       "bootstrap 95%% CIs at the end")
+    files.add_argument("--summary", default=None, metavar="FILE",
+                       help="also write the mean score (and per-system means with CIs) as JSON to FILE")
+    files.add_argument("--progress-every", type=seconds_option, default=30.0, metavar="SECONDS",
+                       help="when stderr is not a terminal (SLURM, nohup), a progress line every SECONDS")
+    files.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    files.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
 COHERENCE_EPILOG = """examples:
@@ -78,6 +98,9 @@ def register(subparsers) -> None:
     faithfulness.add_argument("--premise-field", default="grounding", help="field with the grounding (premise)")
     faithfulness.add_argument("--hypothesis-field", default="generation",
                               help="field with the generation (hypothesis); TRUE files use generated_text")
+    faithfulness.add_argument("--details", action="store_true",
+                              help="add a details column: per generation sentence its score and the grounding "
+                              "unit that supported it most (see --granularity)")
     faithfulness.set_defaults(func=_run_faithfulness)
 
 
@@ -123,30 +146,54 @@ def _share_cpu_threads(processes: Processes) -> None:
 
 
 def _run(args: argparse.Namespace, fields) -> int:
-    from learned_metrics.scoring.runner import score_file
+    from learned_metrics.io import count_rows
+    from learned_metrics.progress import RowProgress
+    from learned_metrics.scoring.runner import FileRun, score_file
     from learned_metrics.scoring.scorer import load_scorer
 
     _check_paths(args)
+    run = FileRun(args.chunk_size, args.resume, args.restart, args.system_field, args.input_format,
+                  args.output_format, getattr(args, "details", False))
     with _quiet_transformers():
         processes = current_processes(cpu=args.device == "cpu")
         _share_cpu_threads(processes)
         options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
         scorer = load_scorer(args.model, kind=fields.kind, **asdict(options))
-        with _progress_bar(processes.is_main and not args.no_progress) as advance:
-            summary = score_file(scorer, args.input, args.output, fields, args.chunk_size, processes, advance)
+        shown = processes.is_main and not args.quiet
+        progress = RowProgress(count_rows(args.input, args.input_format) if shown else None,
+                               enabled=shown and not args.no_progress, every_seconds=args.progress_every)
+        say = _say if shown else None
+        summary = score_file(scorer, args.input, args.output, fields, run, processes, progress, say)
     if processes.is_main:
-        _report(summary, args.output, scorer.max_length, fields.kind)
+        if args.summary:
+            from learned_metrics.io import write_json
+
+            write_json(args.summary, summary.scores.to_json())
+        if not args.quiet:
+            _report(summary, args.output, scorer.max_length, fields.kind)
     return 0
 
 
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def _check_paths(args: argparse.Namespace) -> None:
-    """Input, output and model folder checked before the model is loaded: no error after minutes of work."""
-    from learned_metrics.io import check_input_file, file_format
+    """Input, outputs and model folder checked before the model is loaded: no error after minutes of work."""
+    from learned_metrics.errors import UserError
+    from learned_metrics.io import check_input_file, file_format, is_stdio
     from learned_metrics.outputs import check_outputs, file_output
 
-    check_input_file(args.input)
-    file_format(args.output)
-    check_outputs([file_output(args.output)], inputs=[args.input, args.model])
+    if args.resume and args.restart:
+        raise UserError("give --resume or --restart, not both")
+    check_input_file(args.input, args.input_format)
+    file_format(args.output, args.output_format)
+    outputs = [] if is_stdio(args.output) else [file_output(args.output)]
+    if args.summary:
+        if not args.summary.lower().endswith(".json"):
+            raise UserError("--summary is written as JSON: give a file name ending in .json", path=args.summary)
+        outputs.append(file_output(args.summary, "--summary"))
+    check_outputs(outputs, inputs=[None if is_stdio(args.input) else args.input, args.model])
 
 
 def _report(summary, output: str, max_length: int, kind: str) -> None:
@@ -164,26 +211,19 @@ def _report(summary, output: str, max_length: int, kind: str) -> None:
     if "chunked_rows" in summary.details:
         print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
               "scored pairs in total", file=sys.stderr)
-    print(summary.line(output), file=sys.stderr)
+    print(summary.line("standard output" if output == "-" else output), file=sys.stderr)
+    _print_scores(summary.scores)
 
 
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
-    """A rich progress display on stderr: rows done, rows/s, elapsed time."""
-    if not enabled:
-        yield None
+def _print_scores(scores) -> None:
+    """Mean score of the file, and the per-system table when a system field was named."""
+    overall = scores.overall
+    ci = None if overall.ci_low is None else (overall.ci_low, overall.ci_high)
+    print(f"mean score {fmt(overall.mean)} (95% CI {fmt_ci(ci)}) over {overall.rows:,} rows", file=sys.stderr)
+    if not scores.system_field:
         return
-    from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
-    from rich.text import Text
-
-    class RowsPerSecond(ProgressColumn):
-        def render(self, task) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:,.1f} rows/s" if speed else "- rows/s", style="progress.data.speed")
-
-    columns = (SpinnerColumn(), TextColumn("scoring"), TextColumn("{task.completed:,.0f} rows"), RowsPerSecond(),
-               TimeElapsedColumn())
-    with Progress(*columns, console=console(stderr=True), transient=True) as progress:
-        task = progress.add_task("scoring", total=None)
-        yield lambda n: progress.advance(task, n)
-
+    rows = [(s.name, f"{s.rows:,}", fmt(s.mean), fmt_ci(None if s.ci_low is None else (s.ci_low, s.ci_high)))
+            for s in scores.systems]
+    console(stderr=True).print(table(f"mean score per {scores.system_field} (bootstrap 95% CI)",
+                                     (scores.system_field, "rows", "mean", "95% CI"), rows,
+                                     left=(scores.system_field,)))

@@ -8,12 +8,13 @@ into batches whose padded size ``rows x longest`` stays under ``max_tokens``,
 padded only to the longest row of the batch, and the outputs are written back
 at each row's input index.
 
-Token ids are stored flat as int32 (with row offsets) so a 50,000-row chunk of
+Token ids are stored flat as int32 (with row offsets) so a 10,000-row chunk of
 long groundings costs megabytes, not the gigabytes of Python int lists.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -121,25 +122,60 @@ class BatchSettings:
     pad_to_multiple_of: int | None = None
 
 
+class OutOfMemoryWarning(UserWarning):
+    """A batch did not fit the device's memory: the token budget was halved and the batch retried."""
+
+
+def _free_device_memory(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
 def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchSettings, device: torch.device,
                           progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Class probabilities of every pass, ``(passes, N, classes)``, rows in input order.
 
     Under MC dropout the base batches get ``max_tokens / passes`` so that all
-    ``passes`` stacked copies of a batch fit the budget in one forward.
+    ``passes`` stacked copies of a batch fit the budget in one forward. A batch
+    that runs out of device memory halves ``settings.max_tokens`` (the caller
+    keeps the smaller budget) and the rows not yet scored are batched again;
+    only a single row that does not fit is an error.
     """
     n_rows = len(encoded)
     num_labels = model.config.num_labels
     out = np.zeros((passes, n_rows, num_labels), dtype=np.float64)
-    if n_rows == 0:
-        return out
-    budget = max(1, settings.max_tokens // passes)
+    pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows)
     with torch.inference_mode():
-        for rows in plan_batches(encoded.lengths, budget, settings.max_rows):
+        while pending:
+            rows = pending.pop(0)
             batch = collate(encoded, rows, settings.pad_id, settings.padding_side, settings.pad_to_multiple_of)
             batch = {name: t.to(device, non_blocking=True) for name, t in batch.items()}
-            probs = forward_passes(model, batch, passes, settings.max_tokens)
+            try:
+                probs = forward_passes(model, batch, passes, settings.max_tokens)
+            except torch.OutOfMemoryError:
+                del batch
+                _free_device_memory(device)
+                pending = _smaller_batches(encoded, [rows, *pending], settings, passes)
+                continue
             out[:, rows, :] = probs.cpu().numpy()
             if progress is not None:
                 progress(len(rows))
     return out
+
+
+def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings,
+                     passes: int) -> list[np.ndarray]:
+    """After an out-of-memory error: half the token budget, the unscored rows batched again."""
+    from learned_metrics.errors import UserError
+
+    failed = pending[0]
+    width = int(encoded.lengths[failed].max())
+    if len(failed) == 1 and settings.max_tokens <= width * passes:
+        raise UserError(f"out of device memory on a single input of {width} tokens; lower --max-length, use "
+                        "--precision bf16/fp16 on a GPU, or fewer --mc-samples")
+    settings.max_tokens = max(1, settings.max_tokens // 2)
+    warnings.warn(f"out of device memory: token budget halved to {settings.max_tokens:,} and the batch retried",
+                  OutOfMemoryWarning, stacklevel=3)
+    remaining = np.concatenate(pending)
+    budget = max(1, settings.max_tokens // passes)
+    return [remaining[b] for b in plan_batches(encoded.lengths[remaining], budget, settings.max_rows)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -101,3 +102,13 @@ class DropoutStream:
                     torch.cuda.set_rng_state(self._state[1], index)
             yield
             self._state = (torch.get_rng_state(), torch.cuda.get_rng_state(index) if cuda else None)
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The dropout seed of chunk ``chunk`` of a file run: a resumed run draws the masks an uninterrupted one drew.
+
+    Derived, not carried over in memory: the stream state of chunk 5 does not
+    exist in a process that starts at chunk 5. Chunk 0 uses ``seed`` itself, so
+    a file of one chunk scores as ``Scorer.score(..., seed=seed)`` does.
+    """
+    return seed if chunk == 0 else int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0])

@@ -18,9 +18,10 @@ from learned_metrics.validate import int_at_least, int_option
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
+GRANULARITIES = ("document", "paragraph", "sentence")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-DEFAULT_CHUNK_SIZE = 50_000
+DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
 
@@ -58,6 +59,11 @@ class ScoringOptions:
     mode: str | None = _option(None, "score mode (default: the card's, else e-c)", kinds=NLI, choices=MODES)
     premise_strategy: str = _option("truncate", "long groundings: truncate the premise (paper) or score premise "
                                     "chunks", kinds=NLI, choices=PREMISE_STRATEGIES)
+    granularity: str = _option(
+        "document", "grounding units each generation sentence is checked against: document (the whole grounding; "
+        "with --premise-strategy chunk, fitted chunks of a grounding too long for the model), paragraph or "
+        "sentence (SummaC-ZS style: best unit per generation sentence, mean over sentences)", kinds=NLI,
+        choices=GRANULARITIES)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True)
 

@@ -1,11 +1,14 @@
-"""Scoring a whole file: streamed in chunks, validated, sharded, written in input order.
+"""Scoring a whole file: streamed in chunks, validated, sharded, resumable, written in input order.
 
 Memory is bounded by the chunk size (and the token budget), not the input
 size: rows are read ``chunk_size`` at a time, every row of a chunk is
 validated before anything of it is scored, the chunk is scored (sorted by
-length inside the scorer), and its rows are appended to a temporary file that
-is renamed onto the output only when the whole input has been scored. Any
-error leaves no output file at all.
+length inside the scorer), and its output rows are kept in a
+:class:`~learned_metrics.scoring.resume.ChunkStore` beside the output. When the
+whole input is scored the chunks are joined into the output (a temporary file
+renamed at the end). A bad row leaves nothing behind; an interrupted run (signal,
+``kill -9``, out of memory) leaves its finished chunks for ``--resume``. ``-`` as
+output streams rows to standard output instead.
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from learned_metrics import validate
+from learned_metrics import __version__, validate
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowWriter, file_format, iter_row_chunks
-from learned_metrics.outputs import check_outputs, file_output
+from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks
+from learned_metrics.outputs import atomic_file, check_outputs, file_output
+from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
+from learned_metrics.scoring.mc_dropout import chunk_seed
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE
+from learned_metrics.scoring.resume import ChunkStore, files_stamp
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
+from learned_metrics.scoring.summary import ScoreCollector, ScoreSummary
 
 
 @dataclass
@@ -69,19 +76,28 @@ class InputFields:
 
 @dataclass
 class RunSummary:
-    """What a file run did: rows, model input tokens, wall time, truncated rows."""
+    """What a file run did. ``rows`` counts the whole output, ``resumed_rows`` those an earlier, interrupted run
+    scored; ``tokens`` and ``seconds`` are this process's own work."""
 
     rows: int = 0
+    resumed_rows: int = 0
     tokens: int = 0
     seconds: float = 0.0
     truncated: int = 0
     details: dict[str, int] = field(default_factory=dict)
     replaced_columns: list[str] = field(default_factory=list)
+    scores: ScoreSummary | None = None
 
     def line(self, output: str | Path) -> str:
-        seconds = max(self.seconds, 1e-9)
-        return (f"scored {self.rows:,} rows ({self.tokens:,} tokens) in {self.seconds:.1f} s: "
-                f"{self.rows / seconds:,.1f} rows/s, {self.tokens / seconds:,.0f} tokens/s -> {output}")
+        new = self.rows - self.resumed_rows
+        resumed = f" (+{self.resumed_rows:,} rows scored before the interruption)" if self.resumed_rows else ""
+        return (f"scored {new:,} rows ({self.tokens:,} tokens) in {human_duration(self.seconds)}: "
+                f"{human_rate(new, self.seconds)}, {human_rate(self.tokens, self.seconds, 'tokens')}{resumed} "
+                f"-> {output}")
+
+    def counters(self) -> dict[str, Any]:
+        """What ``progress.json`` keeps after each chunk, so a resumed run reports whole-file totals."""
+        return {"rows": self.rows, "truncated": self.truncated, "details": self.details}
 
 
 def _shard(kwargs: dict[str, list], indices) -> dict[str, list]:
@@ -96,10 +112,10 @@ def _csv_value(value: Any) -> Any:
 class _OutputRows:
     """Builds output rows (input fields + score columns) and, for CSV, fixes the header from the first chunk."""
 
-    def __init__(self, output: Path):
-        self.csv = file_format(output) == "csv"
-        self.fieldnames: list[str] | None = None
-        self.replaced: list[str] = []
+    def __init__(self, csv_output: bool, fieldnames: list[str] | None = None, replaced: list[str] | None = None):
+        self.csv = csv_output
+        self.fieldnames = fieldnames
+        self.replaced = replaced or []
 
     def build(self, chunk: Sequence[tuple[int, dict[str, Any]]], result: ScoreResult, path: Path) -> list[dict]:
         if self.fieldnames is None:
@@ -122,49 +138,152 @@ class _OutputRows:
 
 
 @contextlib.contextmanager
-def _quiet_truncation() -> Iterator[None]:
-    """The file run reports truncation once at the end, not once per chunk."""
+def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
+    """The file run reports truncation once at the end, not once per chunk; other warnings (an out-of-memory
+    retry) as one plain line each."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
+        warnings.showwarning = lambda message, *_args, **_kwargs: say and say(f"warning: {message}")
         yield
 
 
-def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
-               chunk_size: int = DEFAULT_CHUNK_SIZE, processes: Processes | None = None,
-               progress: Callable[[float], None] | None = None) -> RunSummary:
-    """Score every row of ``input_path`` into ``output_path`` (``.jsonl``/``.csv``), keeping rows and order.
+@dataclass
+class FileRun:
+    """How a file is scored beyond the scorer's own settings (the ``learned-metrics score`` file options)."""
 
-    Under several processes each scores its share of every chunk and process 0
-    writes; the other processes return the same summary without writing.
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    resume: bool = False
+    restart: bool = False
+    system_field: str | None = None
+    input_format: str | None = None
+    output_format: str | None = None
+    details: bool = False  # faithfulness: a ``details`` column with per-sentence scores and supporting units
+
+
+def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
+                    formats: list[str]) -> dict[str, Any]:
+    """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint."""
+    return {
+        "input": str(Path(input_path).resolve()), "input_file": files_stamp(input_path),
+        "model": scorer.source, "model_files": files_stamp(scorer.source), "fields": asdict(fields),
+        "chunk_size": run.chunk_size, "processes": world,
+        "formats": formats,
+        "mode": scorer.mode, "mc_samples": scorer.mc_samples, "seed": scorer.dropout_stream.seed,
+        "premise_strategy": scorer.premise_strategy, "granularity": getattr(scorer, "granularity", None),
+        "details": run.details, "max_length": scorer.max_length,
+        "max_tokens": scorer.max_tokens, "batch_size": scorer.batch_size, "precision": str(scorer.dtype),
+        "device": scorer.device.type, "version": __version__,
+    }
+
+
+def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
+               run: FileRun | None = None, processes: Processes | None = None, progress: RowProgress | None = None,
+               say: Callable[[str], None] | None = None) -> RunSummary:
+    """Score every row of ``input_path`` into ``output_path`` (``.jsonl``/``.csv``/``.parquet``, or ``-``).
+
+    Rows and their order are kept. Under several processes each scores its
+    share of every chunk and process 0 writes; the other processes return the
+    same summary without writing. ``say`` receives the notes of a resumed run.
     """
-    validate.int_at_least(chunk_size, 1, "--chunk-size")
-    input_path, output_path = Path(input_path), Path(output_path)
+    run = run or FileRun()
+    validate.int_at_least(run.chunk_size, 1, "--chunk-size")
     processes = processes or Processes()
-    file_format(output_path)  # unsupported output suffix: fail before scoring anything
-    check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
-    summary = RunSummary()
-    builder = _OutputRows(output_path)
+    progress = progress or RowProgress(None, enabled=False)
+    out_format = file_format(output_path, run.output_format)  # an unsupported output: fail before scoring
+    in_format = file_format(input_path, run.input_format)
+    streamed = is_stdio(output_path)
+    if streamed and (run.resume or run.restart):
+        raise UserError("--resume and --restart need an output file, not -", path=input_path)
+    if not streamed:
+        output_path = Path(output_path)
+        check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
+    store = None
+    if processes.is_main and not streamed:
+        store = ChunkStore(Path(output_path).resolve(), out_format,
+                           run_fingerprint(scorer, input_path, fields, run, processes.world,
+                                           [in_format, out_format]))
+        store.open(resume=run.resume, restart=run.restart)
+    state = processes.gather(dict(store.state) if store else {"chunks": 0, "rows": 0})[0]
+    try:
+        summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
+                                in_format, say)
+    except UserError:
+        if store is not None:
+            store.remove()  # a bad row or setting: the rerun must change it, so nothing here is worth keeping
+        raise
+    except BaseException:
+        if store is not None and not store.state.get("chunks"):
+            store.remove()
+        elif store is not None:
+            store.close()  # interrupted: the finished chunks stay for --resume
+            if say:
+                say(f"kept {store.state['rows']:,} scored rows in {store.folder}: run the same command with "
+                    "--resume to continue")
+        raise
+    if store is not None:
+        with atomic_file(output_path) as tmp:
+            store.join_into(tmp, store.state.get("fieldnames"))
+        store.remove()
+    return summary
+
+
+def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, run: FileRun, processes: Processes,
+                  progress: RowProgress, store: ChunkStore | None, state: dict[str, Any], in_format: str,
+                  say: Callable[[str], None] | None) -> RunSummary:
+    first = int(state.get("chunks", 0))
+    summary = RunSummary(rows=state.get("rows", 0), resumed_rows=state.get("rows", 0),
+                         truncated=state.get("truncated", 0), details=dict(state.get("details") or {}))
+    out_format = file_format(output_path, run.output_format)
+    builder = _OutputRows(out_format == "csv", state.get("fieldnames"), state.get("replaced"))
+    collector = ScoreCollector(run.system_field)
+    if first and store is not None:
+        for index in range(first):
+            collector.add_rows(store.iter_part_rows(index))
+        if say:
+            say(f"resuming after {summary.rows:,} rows ({first} chunk(s)) scored by the interrupted run")
+    base_seed = scorer.dropout_stream.seed
+    streamed = processes.is_main and store is None
     start = time.perf_counter()
-    writer_ctx = RowWriter(output_path, None) if processes.is_main else contextlib.nullcontext()
-    with writer_ctx as writer, _quiet_truncation():
-        for chunk in iter_row_chunks(input_path, chunk_size):
-            if summary.rows == 0:
-                fields.settle(chunk[0][1])
-            kwargs, sizes = fields.extract(chunk, input_path)
-            share = processes.share(sizes)
-            advance = None if progress is None else (lambda n: progress(n * processes.world))
-            part = scorer.score_validated(**_shard(kwargs, share), progress=advance)
-            result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
-            if writer is not None:
-                rows = builder.build(chunk, result, input_path)
-                if writer.fieldnames is None and builder.csv:
-                    writer.fieldnames = builder.fieldnames
-                writer.write(rows)
-            summary.rows += len(chunk)
-            summary.tokens += result.tokens
-            summary.truncated += result.truncated
-            for key, value in result.details.items():
-                summary.details[key] = summary.details.get(key, 0) + value
+    progress.skip(summary.rows)
+    writer_ctx = RowWriter(output_path, None, run.output_format) if streamed else contextlib.nullcontext()
+    try:
+        with progress, writer_ctx as writer, _run_warnings(say):
+            for index, chunk in enumerate(iter_row_chunks(input_path, run.chunk_size, in_format)):
+                if index == 0:
+                    fields.settle(chunk[0][1])
+                if index < first:
+                    continue
+                kwargs, sizes = fields.extract(chunk, input_path)
+                systems = collector.systems_of(chunk, input_path)
+                share = processes.share(sizes)
+                seed = None if base_seed is None else chunk_seed(base_seed, index)
+                advance = lambda n: progress.advance(n * processes.world)  # noqa: E731
+                extra = {"details": True} if run.details else {}
+                part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance, **extra)
+                result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
+                summary.rows += len(chunk)
+                summary.tokens += result.tokens
+                summary.truncated += result.truncated
+                for key, value in result.details.items():
+                    summary.details[key] = summary.details.get(key, 0) + value
+                if processes.is_main:
+                    rows = builder.build(chunk, result, input_path)
+                    _keep(rows, builder, store, writer, summary)
+                collector.add(result.scores, systems)
+    finally:
+        scorer.dropout_stream.reseed(base_seed)
     summary.seconds = time.perf_counter() - start
     summary.replaced_columns = builder.replaced
+    summary.scores = collector.summary()
     return summary
+
+
+def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, summary: RunSummary) -> None:
+    """A finished chunk's rows: into the resume store (and its record), or straight to standard output."""
+    if store is not None:
+        store.save(rows, {**summary.counters(), "fieldnames": builder.fieldnames, "replaced": builder.replaced},
+                   builder.fieldnames)
+        return
+    if writer.fieldnames is None and builder.csv:
+        writer.fieldnames = builder.fieldnames
+    writer.write(rows)

@@ -27,10 +27,10 @@ from learned_metrics.card import read_card
 from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
-from learned_metrics.scoring.chunking import aggregate_chunks, plan_chunks
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
-from learned_metrics.scoring.options import MODES, PREMISE_STRATEGIES, ScoringOptions, one_of
+from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions, one_of
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
+from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_details
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
 from learned_metrics.validate import int_at_least, sentence_lists, text_list
@@ -70,7 +70,9 @@ class ScoreResult:
     ``score_std`` is the standard deviation of the score across the MC passes
     (population std; zeros when ``passes == 1``). ``tokens`` counts model
     input tokens (once per row, not per pass), ``truncated`` the rows cut to
-    the model's limit.
+    the model's limit. ``sentences`` (faithfulness with ``details=True``) holds per
+    row each generation sentence with its score and the grounding unit that
+    supported it most.
     """
 
     kind: str
@@ -82,6 +84,7 @@ class ScoreResult:
     tokens: int = 0
     truncated: int = 0
     details: dict[str, int] = field(default_factory=dict)
+    sentences: list[list[dict[str, Any]]] | None = None
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -90,13 +93,17 @@ class ScoreResult:
     def columns(self) -> list[str]:
         """Output columns: ``score``, ``prob_<label>`` ..., and ``score_std`` under MC dropout."""
         cols = ["score", *(f"prob_{label}" for label in self.probabilities)]
-        return [*cols, "score_std"] if self.passes > 1 else cols
+        if self.passes > 1:
+            cols.append("score_std")
+        return [*cols, "details"] if self.sentences is not None else cols
 
     def row(self, i: int) -> dict[str, float]:
         out = {"score": float(self.scores[i])}
         out.update({f"prob_{label}": float(p[i]) for label, p in self.probabilities.items()})
         if self.passes > 1:
             out["score_std"] = float(self.score_std[i])
+        if self.sentences is not None:
+            out["details"] = self.sentences[i]
         return out
 
     def rows(self) -> list[dict[str, float]]:
@@ -118,8 +125,14 @@ class ScoreResult:
         for _, part in parts:
             for key, value in part.details.items():
                 details[key] = details.get(key, 0) + value
+        sentences = None
+        if first.sentences is not None:
+            sentences = [[] for _ in range(n_rows)]
+            for indices, part in parts:
+                for index, row in zip(indices, part.sentences, strict=True):
+                    sentences[index] = row
         return cls(first.kind, scores, probs, std, first.passes, first.mode,
-                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details)
+                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details, sentences)
 
 
 class Scorer:
@@ -145,6 +158,7 @@ class Scorer:
         self.mode = one_of(options.mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
         self.mc_samples = self._check_passes(options.mc_samples)
         self.premise_strategy = options.premise_strategy
+        self.granularity = options.granularity
         self.max_tokens = options.max_tokens or default_max_tokens(model.config, device)
         self.batch_size = options.batch_size
         self.dropout_stream = DropoutStream(options.seed, device)
@@ -184,13 +198,16 @@ class Scorer:
     def score(self, texts: Sequence[str] | None = None, *, sentences: Sequence[Sequence[str]] | None = None,
               groundings: Sequence[str] | None = None, generations: Sequence[str] | None = None,
               mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
-              seed: int | None = None, progress: Callable[[float], None] | None = None) -> ScoreResult:
+              granularity: str | None = None, details: bool = False, seed: int | None = None,
+              progress: Callable[[float], None] | None = None) -> ScoreResult:
         """Score texts (coherence: ``texts`` or ``sentences``) or pairs (faithfulness: ``groundings``, ``generations``).
 
-        ``mode``, ``mc_samples`` and ``premise_strategy`` override the scorer's
-        settings for this call; ``seed`` restarts the dropout stream;
-        ``progress`` is called with the number of rows finished. Every text is
-        checked (:mod:`learned_metrics.validate`); errors name the argument and position.
+        ``mode``, ``mc_samples``, ``premise_strategy`` and ``granularity`` override
+        the scorer's settings for this call; ``details=True`` (faithfulness) adds
+        per-sentence scores and supporting grounding units (``result.sentences``);
+        ``seed`` restarts the dropout stream; ``progress`` is called with the number
+        of rows finished. Every text is checked (:mod:`learned_metrics.validate`);
+        errors name the argument and position.
         """
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
@@ -207,25 +224,40 @@ class Scorer:
             inputs = {"groundings": text_list(groundings, "groundings"),
                       "generations": text_list(generations, "generations")}
         return self.score_validated(**inputs, mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
-                                    seed=seed, progress=progress)
+                                    granularity=granularity, details=details, seed=seed, progress=progress)
 
     def score_validated(self, *, texts: list[str] | None = None, sentences: list[list[str]] | None = None,
                         groundings: list[str] | None = None, generations: list[str] | None = None,
                         mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
-                        seed: int | None = None, progress: Callable[[float], None] | None = None) -> ScoreResult:
+                        granularity: str | None = None, details: bool = False, seed: int | None = None,
+                        progress: Callable[[float], None] | None = None) -> ScoreResult:
         """:meth:`score` for inputs a reader has already checked row by row (the file runner): no second pass."""
         passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
         if seed is not None:
             self.dropout_stream.reseed(int_at_least(seed, 0, "seed"))
         if self.kind == "coherence":
-            probs, tokens, truncated, details = self._run_texts(self.coherence_inputs(texts, sentences), passes,
-                                                                progress)
-            return self._result(probs, passes, None, tokens, truncated, details)
+            if details:
+                raise UserError("details= is for faithfulness scoring (per generation sentence)")
+            probs, tokens, truncated, counts = self._run_texts(self.coherence_inputs(texts, sentences), passes,
+                                                               progress)
+            return self._result(probs, passes, None, tokens, truncated, counts)
         if len(groundings) != len(generations):
             raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
         strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-        probs, tokens, truncated, details = self._run_pairs(groundings, generations, strategy, passes, progress)
-        return self._result(probs, passes, one_of(mode or self.mode, MODES, "mode"), tokens, truncated, details)
+        units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
+        mode = one_of(mode or self.mode, MODES, "mode")
+        if strategy == "truncate" and units == "document":
+            probs, tokens, truncated, counts = self._run_whole_pairs(groundings, generations, passes, progress)
+            result = self._result(probs, passes, mode, tokens, truncated, counts)
+            if details:
+                result.sentences = [[{"sentence": h, "score": float(s), "unit": 0, "support": p}]
+                                    for p, h, s in zip(groundings, generations, result.scores, strict=True)]
+            return result
+        probs, tokens, truncated, counts, rows = self._run_units(groundings, generations, units, mode, passes,
+                                                                 progress, details)
+        result = self._result(probs, passes, mode, tokens, truncated, counts)
+        result.sentences = rows
+        return result
 
     def _batch_settings(self) -> BatchSettings:
         return BatchSettings(
@@ -238,11 +270,14 @@ class Scorer:
 
     def _predict(self, encoded, passes: int, progress: Callable[[float], None] | None) -> np.ndarray:
         settings = self._batch_settings()
-        if passes == 1:
-            self.model.eval()
-            return predict_probabilities(self.model, encoded, 1, settings, self.device, progress)
-        with self.dropout_stream.active(), mc_dropout_mode(self.model):
-            return predict_probabilities(self.model, encoded, passes, settings, self.device, progress)
+        try:
+            if passes == 1:
+                self.model.eval()
+                return predict_probabilities(self.model, encoded, 1, settings, self.device, progress)
+            with self.dropout_stream.active(), mc_dropout_mode(self.model):
+                return predict_probabilities(self.model, encoded, passes, settings, self.device, progress)
+        finally:
+            self.max_tokens = settings.max_tokens  # a budget halved after an out-of-memory error stays halved
 
     def _run_texts(self, texts: list[str], passes: int, progress):
         encoded = encode(self.tokenizer, texts, None, self.max_length)
@@ -251,30 +286,38 @@ class Scorer:
         self._warn_truncated(truncated, len(texts), "the end of the text was cut")
         return probs, encoded.tokens, truncated, {}
 
-    def _run_pairs(self, premises: list[str], hypotheses: list[str], strategy: str, passes: int, progress):
-        if strategy == "truncate":
-            encoded = encode(self.tokenizer, premises, hypotheses, self.max_length)
-            probs = self._predict(encoded, passes, progress)
-            truncated = int(encoded.truncated.sum())
-            both = int(encoded.second_truncated.sum())
-            how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
-            if both:
-                how += f"; in {both} of them the generation alone was too long and was cut as well"
-            self._warn_truncated(truncated, len(premises), how)
-            return probs, encoded.tokens, truncated, {"generation_truncated": both}
-        plan = plan_chunks(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"))
+    def _run_whole_pairs(self, premises: list[str], hypotheses: list[str], passes: int, progress):
+        """The paper's way: each pair whole, the premise truncated when the pair is too long."""
+        encoded = encode(self.tokenizer, premises, hypotheses, self.max_length)
+        probs = self._predict(encoded, passes, progress)
+        truncated = int(encoded.truncated.sum())
+        both = int(encoded.second_truncated.sum())
+        how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
+        if both:
+            how += f"; in {both} of them the generation alone was too long and was cut as well"
+        self._warn_truncated(truncated, len(premises), how)
+        return probs, encoded.tokens, truncated, {"generation_truncated": both}
+
+    def _run_units(self, premises: list[str], hypotheses: list[str], granularity: str, mode: str, passes: int,
+                   progress, details: bool):
+        """Generation sentences against grounding units, best unit per sentence (:mod:`.units`)."""
+        plan = plan_units(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"), granularity)
         probs = np.zeros((passes, len(premises), self.model.config.num_labels))
+        rows: list[list[dict]] | None = [] if details else None
         tokens, truncated = 0, 0
         scale = len(premises) / max(1, len(plan))
         advance = (lambda n: progress(n * scale)) if progress else None
-        for rows, group in plan.split(MAX_PAIRS_PER_STREAM):
+        for row_slice, group in plan.split(MAX_PAIRS_PER_STREAM):
             encoded = encode(self.tokenizer, group.premises, group.hypotheses, self.max_length)
             pair_probs = self._predict(encoded, passes, advance)
-            probs[:, rows, :] = aggregate_chunks(pair_probs, group, self.label_ids["entailment"])
+            probs[:, row_slice, :], choice = aggregate_units(pair_probs, group,
+                                                             self._scores_from_probs(pair_probs, mode))
+            if rows is not None:
+                rows.extend(sentence_details(group, choice))
             tokens += encoded.tokens
             truncated += len(np.unique(group.row_of_sentence[group.sentence_of_pair[encoded.truncated]]))
-        self._warn_truncated(truncated, len(premises), "a chunk or sentence longer than the limit was cut")
-        return probs, tokens, truncated, {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}
+        self._warn_truncated(truncated, len(premises), "a unit or sentence longer than the limit was cut")
+        return probs, tokens, truncated, {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}, rows
 
     def _warn_truncated(self, truncated: int, total: int, how: str) -> None:
         if truncated:

@@ -1,20 +1,25 @@
-"""Premise chunking for groundings longer than the model's input (``--premise-strategy chunk``).
+"""Grounding units and generation sentences: how long groundings and ``--granularity`` are scored.
 
-A pair that fits the model is scored as it is, exactly as ``truncate`` scores
-it. A pair that does not fit is scored SummaC/AlignScore style:
+One mechanism covers the whole space, SummaC-ZS style:
 
-1. the hypothesis is split into sentences;
-2. the premise is split into sentences and packed greedily, in order, into
-   chunks that fit the model together with the longest hypothesis sentence;
-3. every (chunk, hypothesis sentence) pair is scored (all pairs of all rows in
-   one flat stream, so they share length-sorted batches);
-4. per hypothesis sentence, the chunk with the highest P(entailment) (mean over
-   MC passes) is taken, with its whole class distribution;
+1. the grounding is cut into **units**: ``document`` keeps it whole when the pair
+   fits the model (then the pair is scored exactly as ``truncate`` scores it) and
+   otherwise packs its sentences, in order, into chunks that fit
+   (``--premise-strategy chunk``); ``paragraph`` uses blank-line separated
+   paragraphs (a paragraph that does not fit is packed into chunks of its
+   sentences); ``sentence`` uses each sentence (an over-long one is cut into
+   word windows);
+2. the generation is split into sentences (a whole pair that fits at
+   ``document`` granularity keeps the whole generation as its one "sentence");
+3. every (unit, generation sentence) pair is scored, the pairs of all rows in
+   one flat stream so they share length-sorted batches;
+4. for each generation sentence the unit with the highest score (the mode's:
+   ``e`` or ``e-c``, MC mean) is taken, with its whole class distribution;
 5. the row's probabilities are the mean of those distributions over the
-   hypothesis sentences, and the mode (``e`` or ``e-c``) is applied to that
-   mean. Since ``e-c`` is linear, the row's ``e-c`` equals the mean of the
-   per-sentence ``e-c`` of the selected chunks. Under MC dropout every pass
-   goes through the same selection, which gives ``score_std``.
+   generation sentences, and the mode is applied to that mean. Since ``e-c``
+   is linear, the row's ``e-c`` equals the mean of the per-sentence maxima,
+   SummaC-ZS's aggregation. Under MC dropout every pass goes through the same
+   selection, which gives ``score_std``.
 
 Sentence splitting uses pysbd (groundings and generations are running text).
 """
@@ -22,6 +27,7 @@ Sentence splitting uses pysbd (groundings and generations are running text).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +40,8 @@ SAFETY_MARGIN = 2
 
 @dataclass
 class ChunkPlan:
-    """Flat (chunk, hypothesis sentence) pairs and which row and sentence each belongs to."""
+    """Flat (unit, generation sentence) pairs, which row and sentence each belongs to, and each unit's index
+    within its row's units (for ``--details``)."""
 
     premises: list[str]
     hypotheses: list[str]
@@ -42,6 +49,11 @@ class ChunkPlan:
     row_of_sentence: np.ndarray
     n_rows: int
     chunked_rows: int
+    unit_of_pair: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.unit_of_pair is None:
+            self.unit_of_pair = np.zeros(len(self.premises), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.premises)
@@ -66,7 +78,7 @@ class ChunkPlan:
             groups.append((slice(first, last), ChunkPlan(
                 self.premises[pairs], self.hypotheses[pairs], self.sentence_of_pair[pairs] - sentences,
                 self.row_of_sentence[sentences:sentence_start[last]] - first, last - first,
-                0,
+                0, self.unit_of_pair[pairs],
             )))
             first = last
         return groups
@@ -117,17 +129,19 @@ class _PlanBuilder:
         self.premises: list[str] = []
         self.hypotheses: list[str] = []
         self.sentence_of_pair: list[int] = []
+        self.unit_of_pair: list[int] = []
         self.row_of_sentence: list[int] = []
         self.n_rows = n_rows
         self.chunked_rows = 0
 
-    def add_sentence(self, row: int, chunks: Sequence[str], hypothesis: str) -> None:
+    def add_sentence(self, row: int, units: Sequence[str], hypothesis: str) -> None:
         sentence_id = len(self.row_of_sentence)
         self.row_of_sentence.append(row)
-        for chunk in chunks:
-            self.premises.append(chunk)
+        for index, unit in enumerate(units):
+            self.premises.append(unit)
             self.hypotheses.append(hypothesis)
             self.sentence_of_pair.append(sentence_id)
+            self.unit_of_pair.append(index)
 
     def build(self) -> ChunkPlan:
         return ChunkPlan(
@@ -137,39 +151,75 @@ class _PlanBuilder:
             np.asarray(self.row_of_sentence, dtype=np.int64),
             self.n_rows,
             self.chunked_rows,
+            np.asarray(self.unit_of_pair, dtype=np.int64),
         )
 
 
-def plan_chunks(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int,
-                split: Callable[[str], list[str]]) -> ChunkPlan:
-    """Pairs to score: the whole pair when it fits, else every premise chunk with every hypothesis sentence."""
+def split_paragraphs(text: str) -> list[str]:
+    """Blank-line separated paragraphs (a text without blank lines is one paragraph)."""
+    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def grounding_units(tokenizer, premise: str, granularity: str, budget: int,
+                    split: Callable[[str], list[str]]) -> list[str]:
+    """The units a generation sentence is checked against, each at most ``budget`` tokens."""
+    if granularity == "sentence":
+        sentences = split(premise) or [premise]
+        lengths = _token_lengths(tokenizer, sentences)
+        return [piece for s, n in zip(sentences, lengths, strict=True)
+                for piece, _ in (split_long_sentence(s, n, budget) if n > budget else [(s, n)])]
+    blocks = split_paragraphs(premise) if granularity == "paragraph" else [premise]
+    units: list[str] = []
+    for block, length in zip(blocks, _token_lengths(tokenizer, blocks), strict=True):
+        if length <= budget:
+            units.append(block)
+            continue
+        sentences = split(block) or [block]
+        units.extend(pack_sentences(sentences, _token_lengths(tokenizer, sentences), budget))
+    return units
+
+
+def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int,
+               split: Callable[[str], list[str]], granularity: str = "document") -> ChunkPlan:
+    """Pairs to score. At ``document`` granularity a pair that fits is scored whole; every other row scores each
+    generation sentence against every grounding unit."""
     specials = tokenizer.num_special_tokens_to_add(pair=True)
     premise_lengths = _token_lengths(tokenizer, premises)
     hypothesis_lengths = _token_lengths(tokenizer, hypotheses)
     builder = _PlanBuilder(len(premises))
     min_budget = max(1, max_length // 4)
     for row, (premise, hypothesis) in enumerate(zip(premises, hypotheses, strict=True)):
-        if premise_lengths[row] + hypothesis_lengths[row] + specials <= max_length:
+        fits = premise_lengths[row] + hypothesis_lengths[row] + specials <= max_length
+        if granularity == "document" and fits:
             builder.add_sentence(row, [premise], hypothesis)
             continue
-        builder.chunked_rows += 1
+        builder.chunked_rows += not fits
         hyp_sentences = split(hypothesis) or [hypothesis]
-        prem_sentences = split(premise) or [premise]
         longest_hyp = max(_token_lengths(tokenizer, hyp_sentences))
         budget = max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN)
-        chunks = pack_sentences(prem_sentences, _token_lengths(tokenizer, prem_sentences), budget)
+        units = grounding_units(tokenizer, premise, granularity, budget, split)
         for sentence in hyp_sentences:
-            builder.add_sentence(row, chunks, sentence)
+            builder.add_sentence(row, units, sentence)
     return builder.build()
 
 
-def aggregate_chunks(pair_probs: np.ndarray, plan: ChunkPlan, entailment_id: int) -> np.ndarray:
-    """``(passes, pairs, C)`` -> ``(passes, rows, C)``: best chunk per hypothesis sentence, mean over sentences."""
+@dataclass
+class UnitChoice:
+    """Per generation sentence: the pair of its best unit and that pair's score (MC mean)."""
+
+    best_pair: np.ndarray
+    sentence_scores: np.ndarray
+
+
+def aggregate_units(pair_probs: np.ndarray, plan: ChunkPlan,
+                    pair_scores: np.ndarray) -> tuple[np.ndarray, UnitChoice]:
+    """``(passes, pairs, C)`` -> ``(passes, rows, C)``: best unit per sentence by ``pair_scores``
+    (``(passes, pairs)``, the mode's score), mean over the row's sentences."""
     passes, _, classes = pair_probs.shape
     n_sentences = len(plan.row_of_sentence)
-    mean_entailment = pair_probs[:, :, entailment_id].mean(axis=0)
-    # Sort pairs by sentence, then by entailment descending: the first pair of each sentence is its best chunk.
-    order = np.lexsort((-mean_entailment, plan.sentence_of_pair))
+    mean_score = pair_scores.mean(axis=0)
+    # Sort pairs by sentence, then by score descending: the first pair of each sentence is its best unit.
+    order = np.lexsort((-mean_score, plan.sentence_of_pair))
     first = np.ones(len(order), dtype=bool)
     first[1:] = plan.sentence_of_pair[order[1:]] != plan.sentence_of_pair[order[:-1]]
     best_pair = order[first]  # one per sentence, in sentence-id order
@@ -178,4 +228,16 @@ def aggregate_chunks(pair_probs: np.ndarray, plan: ChunkPlan, entailment_id: int
     np.add.at(sums, plan.row_of_sentence, selected.transpose(1, 0, 2).reshape(n_sentences, passes * classes))
     counts = np.bincount(plan.row_of_sentence, minlength=plan.n_rows).astype(np.float64)
     means = sums / np.maximum(counts, 1)[:, None]
-    return means.reshape(plan.n_rows, passes, classes).transpose(1, 0, 2)
+    return (means.reshape(plan.n_rows, passes, classes).transpose(1, 0, 2),
+            UnitChoice(best_pair, mean_score[best_pair]))
+
+
+def sentence_details(plan: ChunkPlan, choice: UnitChoice) -> list[list[dict]]:
+    """``--details``: per row, each generation sentence with its score and the grounding unit that supported it."""
+    rows: list[list[dict]] = [[] for _ in range(plan.n_rows)]
+    for sentence, pair in enumerate(choice.best_pair):
+        rows[plan.row_of_sentence[sentence]].append({
+            "sentence": plan.hypotheses[pair], "score": float(choice.sentence_scores[sentence]),
+            "unit": int(plan.unit_of_pair[pair]), "support": plan.premises[pair],
+        })
+    return rows
