@@ -240,7 +240,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
         for index in range(first):
             collector.add_rows(store.iter_part_rows(index))
         if say:
-            say(f"resuming after {summary.rows:,} rows ({first} chunk(s)) scored by the interrupted run")
+            say(f"resuming after {summary.rows:,} rows ({first} chunk{'s' if first > 1 else ''}) scored by the "
+                "interrupted run")
     base_seed = scorer.dropout_stream.seed
     streamed = processes.is_main and store is None
     start = time.perf_counter()
