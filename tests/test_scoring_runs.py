@@ -388,3 +388,29 @@ def test_out_of_memory_halves_the_token_budget_and_retries(nli_export, monkeypat
     with pytest.raises(UserError, match="out of device memory on a single input"), \
             pytest.warns(OutOfMemoryWarning):
         scorer.score(groundings=groundings[:3], generations=generations[:3])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_resume_after_a_crash_gives_the_same_csv_and_parquet(nli_export, tmp_path, monkeypatch, suffix):
+    from learned_metrics.scoring.scorer import Scorer
+
+    source = write_jsonl(tmp_path / "in.jsonl", rows(30))
+    args = ["score", "faithfulness", "--model", str(nli_export), "--input", str(source), "--chunk-size", "7",
+            "--mc-samples", "2", "--seed", "5", "--system-field", "system", "--no-progress"]
+    whole, resumed = tmp_path / f"whole{suffix}", tmp_path / f"resumed{suffix}"
+    assert main([*args, "--output", str(whole)]) == 0
+    real, calls = Scorer.score_validated, []
+
+    def crash_on_third_chunk(self, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("simulated crash (out of host memory)")
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(Scorer, "score_validated", crash_on_third_chunk)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        main([*args, "--output", str(resumed)])
+    assert progress_record(resumed)["chunks"] == 2 and not resumed.exists()
+    monkeypatch.setattr(Scorer, "score_validated", real)
+    assert main([*args, "--output", str(resumed), "--resume"]) == 0
+    assert resumed.read_bytes() == whole.read_bytes()
