@@ -27,16 +27,102 @@ from torch import nn
 _STATEFUL_NORMS = (nn.modules.batchnorm._NormBase,)
 
 
+class FastDropout:
+    """Dropout masks on CPU from numpy's PCG64 generator: the same Bernoulli(1 - p) keep mask scaled by 1/(1 - p),
+    about 4x cheaper to draw than ``torch.bernoulli_`` (whose per-element Mersenne Twister took a third of an
+    MC forward on article-length pairs). The keep threshold is p in units of 2^-32."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def __call__(self, x: torch.Tensor, p: float, inplace: bool = False) -> torch.Tensor:
+        if p <= 0.0:
+            return x
+        if p >= 1.0:
+            return x.zero_() if inplace else torch.zeros_like(x)
+        threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
+        draws = self.rng.integers(0, 2**32, size=x.numel(), dtype=np.uint32)
+        mask = torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
+        mask = mask.view(x.shape).to(x.dtype)
+        return x.mul_(mask) if inplace else x * mask
+
+
+def _dropout_forward(module: nn.Dropout, fast: FastDropout):
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        if x.device.type != "cpu":
+            return nn.functional.dropout(x, module.p, True, module.inplace)
+        return fast(x, module.p, inplace=module.inplace)
+
+    return forward
+
+
+def _attention_with_fast_dropout(original, fast: FastDropout):
+    """transformers' ``sdpa`` attention, except that with dropout on CPU it runs the same math with ``fast`` masks.
+
+    With dropout, torch's CPU SDPA falls back to its math path anyway (and draws masks with ``bernoulli_``);
+    this computes softmax(q k^T * scale + mask) with the dropout mask applied, then times v, as that path does.
+    Anything this does not cover (no dropout, GPU, causal without a mask, grouped heads, position bias, paged
+    cache) goes to the original.
+    """
+
+    def attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
+                  **kwargs):
+        causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+        delegate = (not dropout or query.device.type != "cpu" or getattr(module, "num_key_value_groups", 1) > 1
+                    or kwargs.get("position_bias") is not None or kwargs.get("cache") is not None
+                    or kwargs.get("softcap") is not None or (attention_mask is None and causal and query.shape[2] > 1))
+        if delegate:
+            return original(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                            is_causal=is_causal, **kwargs)
+        scale = scaling if scaling is not None else query.shape[-1] ** -0.5
+        scores = torch.matmul(query, key.transpose(-2, -1)).mul_(scale)
+        if attention_mask is not None and attention_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        elif attention_mask is not None:
+            scores = scores + attention_mask
+        probs = fast(scores.softmax(dim=-1), dropout, inplace=True)  # a fresh tensor: masked in place
+        return torch.matmul(probs, value).transpose(1, 2).contiguous(), None
+
+    return attention
+
+
 @contextlib.contextmanager
-def mc_dropout_mode(model: nn.Module) -> Iterator[nn.Module]:
-    """Enable the dropout the architecture uses in training; restore every module's mode on exit."""
+def _fast_cpu_dropout(model: nn.Module) -> Iterator[None]:
+    """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from one seeded
+    :class:`FastDropout` (seeded from torch's RNG, so the dropout stream's seed decides the masks)."""
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    fast = FastDropout(int(torch.randint(0, 2**62, (1,)).item()))
+    patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
+    for module in patched:
+        module.forward = _dropout_forward(module, fast)
+    mapping = ALL_ATTENTION_FUNCTIONS._global_mapping
+    original = mapping.get("sdpa")
+    if original is not None:
+        mapping["sdpa"] = _attention_with_fast_dropout(original, fast)
+    try:
+        yield
+    finally:
+        for module in patched:
+            del module.forward
+        if original is not None:
+            mapping["sdpa"] = original
+
+
+@contextlib.contextmanager
+def mc_dropout_mode(model: nn.Module, fast_cpu_masks: bool = True) -> Iterator[nn.Module]:
+    """Enable the dropout the architecture uses in training; restore every module's mode on exit.
+
+    ``fast_cpu_masks``: masks of tensors on CPU come from :class:`FastDropout` (same distribution, cheaper).
+    """
     previous = {module: module.training for module in model.modules()}
     model.train()
     for module in model.modules():
         if isinstance(module, _STATEFUL_NORMS):
             module.eval()
     try:
-        yield model
+        with _fast_cpu_dropout(model) if fast_cpu_masks else contextlib.nullcontext():
+            yield model
     finally:
         for module, mode in previous.items():
             module.train(mode)
