@@ -66,30 +66,28 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def _dataset(path: str, rows: int):
+def _model_and_rows(args: argparse.Namespace):
+    """Seeded, as every way starts: the tokenizer, a 2-class head on the model, the first ``rows`` training rows."""
     import datasets
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    ds = datasets.load_from_disk(path)["train"]
-    return ds.select(range(min(rows, len(ds))))
+    torch.manual_seed(42)
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    model = AutoModelForSequenceClassification.from_pretrained(args.model, num_labels=2, ignore_mismatched_sizes=True)
+    ds = datasets.load_from_disk(args.set)["train"]
+    return tokenizer, model, ds.select(range(min(args.rows, len(ds))))
 
 
 def plain(args: argparse.Namespace) -> None:
     """A plain PyTorch loop: AdamW, linear warm-up, clipping, the project's length-grouped batches."""
     import torch
     from torch.utils.data import DataLoader
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        get_linear_schedule_with_warmup,
-    )
+    from transformers import DataCollatorWithPadding, get_linear_schedule_with_warmup
 
     from learned_metrics.train.sampler import LengthGroupedBatchSampler
 
-    torch.manual_seed(42)
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForSequenceClassification.from_pretrained(args.model, num_labels=2, ignore_mismatched_sizes=True)
-    ds = _dataset(args.set, args.rows)
+    tokenizer, model, ds = _model_and_rows(args)
     ds = ds.map(lambda b: {**tokenizer(b["text"], truncation=True, max_length=args.max_length), "labels": b["label"]},
                 batched=True, remove_columns=ds.column_names)
     lengths = [len(ids) for ids in ds["input_ids"]]
@@ -112,19 +110,9 @@ def plain(args: argparse.Namespace) -> None:
 
 def paper(args: argparse.Namespace) -> None:
     """The original scripts' way: HF Trainer, every text padded to 512 tokens."""
-    import torch
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        Trainer,
-        TrainerCallback,
-        TrainingArguments,
-    )
+    from transformers import Trainer, TrainerCallback, TrainingArguments
 
-    torch.manual_seed(42)
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForSequenceClassification.from_pretrained(args.model, num_labels=2, ignore_mismatched_sizes=True)
-    ds = _dataset(args.set, args.rows)
+    tokenizer, model, ds = _model_and_rows(args)
     ds = ds.map(lambda b: {**tokenizer(b["text"], truncation=True, padding="max_length", max_length=512),
                            "labels": b["label"]}, batched=True, remove_columns=ds.column_names)
 
