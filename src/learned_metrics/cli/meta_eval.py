@@ -17,7 +17,7 @@ from learned_metrics.cli.tables import console, fmt, fmt_ci, fmt_p
 from learned_metrics.errors import UserError
 from learned_metrics.io import write_json
 from learned_metrics.outputs import check_outputs, file_output, staged_files
-from learned_metrics.validate import int_option
+from learned_metrics.validate import fraction_option, int_option
 
 STATS_HELP = "tau_sys,tau_sum,tau_pair,acc_pair,tau_intra"
 
@@ -118,6 +118,7 @@ def register(subparsers: Any) -> None:
     _register_bias(commands)
     _register_auc(commands)
     _register_shuffle(commands)
+    _register_report(commands)
 
 
 def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
@@ -270,7 +271,9 @@ def _parse_stats(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
-OUTPUT_OPTIONS = (("json", "--json"), ("plot", "--plot"), ("roc_plot", "--roc-plot"))
+OUTPUT_OPTIONS = (("json", "--json"), ("plot", "--plot"), ("roc_plot", "--roc-plot"), ("markdown", "--markdown"),
+                  ("latex", "--latex"), ("csv", "--csv"))
+PLOT_OPTIONS = ("plot", "roc_plot")
 INPUT_OPTIONS = ("human", "metric", "input")
 
 
@@ -283,7 +286,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         path = getattr(args, attr, None)
         if path is None:
             continue
-        if attr != "json":
+        if attr in PLOT_OPTIONS:
             check_plot_path(path)
         outputs.append(file_output(path, option))
     inputs = []
@@ -294,16 +297,19 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None, roc_plot: Any = None,
-                   out: Any = None) -> None:
-    """Write ``--json``, ``--plot`` and ``--roc-plot`` as one staged set: all of them or none."""
+                   out: Any = None, texts: dict[str, str] | None = None) -> None:
+    """Write ``--json``, the plots and the text tables (``--markdown``, ``--latex``, ``--csv``) as one staged set:
+    all of them or none."""
     writers = {"json": lambda path: write_json(path, json_obj), "plot": plot, "roc_plot": roc_plot}
+    for attr, text in (texts or {}).items():
+        writers[attr] = lambda path, text=text: path.write_text(text, encoding="utf-8")
     wanted = [(attr, option) for attr, option in OUTPUT_OPTIONS if getattr(args, attr, None) and writers.get(attr)]
     with staged_files() as stage:
         for attr, _ in wanted:
             writers[attr](stage(getattr(args, attr)))
     if out is not None:
         for attr, option in wanted:
-            if attr != "json":
+            if attr in PLOT_OPTIONS:
                 out.print(f"{option.lstrip('-').replace('-', ' ')}: {getattr(args, attr)}")
 
 
@@ -529,3 +535,88 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
         out.print(buckets)
     _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), out=out)
     return 0
+
+
+REPORT_EPILOG = """example (the coherence paper's Table 4.3 layout: five metrics x five statistics):
+  learned-metrics meta-eval report --human examples/meta_eval/human.jsonl \\
+      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv \\
+      --names good,weak --latex table.tex --markdown table.md
+
+A cell shows the value, its 95%% bootstrap CI and, as superscript numbers, the metrics (by row number)
+this one is significantly better than (one-sided permutation test as in compare, p < --alpha)."""
+
+
+def _register_report(commands: Any) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
+        description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
+        "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
+        "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.",
+        epilog=REPORT_EPILOG,
+        formatter_class=help_formatter,
+    )
+    _add_grid_inputs(parser, many_metrics=True)
+    _add_stat_options(parser)
+    parser.add_argument("--resamples", type=int_option(0), default=1000, help="bootstrap resamples (default: 1000)")
+    parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
+                        help="what the bootstrap redraws (default: both)")
+    parser.add_argument("--permutations", type=int_option(1), default=1000,
+                        help="permutations per pair of metrics (default: 1000)")
+    parser.add_argument("--swap", choices=("cell", "system", "document"), default="cell",
+                        help="unit whose scores two metrics trade in a permutation (default: cell)")
+    parser.add_argument("--alpha", type=fraction_option, default=0.05,
+                        help="significance level of the markers (default: 0.05)")
+    for option, what in (("--markdown", "Markdown"), ("--latex", "LaTeX (booktabs)"), ("--csv", "CSV"),
+                         ("--json", "JSON")):
+        parser.add_argument(option, metavar="OUT", help=f"also write the table as {what}")
+    parser.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from learned_metrics.meta_eval.correlations import check_options
+    from learned_metrics.meta_eval.report import correlation_report
+
+    stats = _parse_stats(args.stats)
+    check_options(args.coefficient, stats, args.resample)
+    if args.alpha <= 0:
+        raise UserError("--alpha must be in (0, 1)")
+    _check_outputs(args)
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    grid = _load(args, args.metric, args.metric_field or ["score"], names)
+    table = correlation_report(grid.human, grid.metrics, coefficient=args.coefficient, stats=stats,
+                               resamples=args.resamples, resample=args.resample, permutations=args.permutations,
+                               swap=args.swap, alpha=args.alpha, seed=args.seed)
+    out = console()
+    _print_notes(out, grid.notes)
+    out.print(_rich_report(table, f"{len(grid.systems)} systems x {len(grid.docs)} documents"))
+    out.print(table.caption)
+    _write_outputs(args, json_obj=table.to_json(), out=out,
+                   texts={"markdown": table.to_markdown(), "latex": table.to_latex(), "csv": table.to_csv()})
+    for attr in ("markdown", "latex", "csv", "json"):
+        if getattr(args, attr, None):
+            out.print(f"{attr}: {getattr(args, attr)}")
+    return 0
+
+
+def _rich_report(table, title: str):
+    from rich.table import Table
+    from rich.text import Text
+
+    rendered = Table(title=title, show_header=True)
+    rendered.add_column("#", justify="right")
+    rendered.add_column("metric")
+    for column in table.columns:
+        rendered.add_column(column, justify="right")
+    for number, metric in enumerate(table.metrics, start=1):
+        cells = []
+        for column in table.columns:
+            c = table.cell(metric, column)
+            text = Text(fmt(c.value, 3), style="bold" if c.best else "")
+            if c.beats:
+                text.append("^" + ",".join(map(str, c.beats)), style="dim")
+            if c.ci is not None:
+                text.append(f"\n[{c.ci[0]:.3f}, {c.ci[1]:.3f}]", style="dim")
+            cells.append(text)
+        rendered.add_row(str(number), metric, *cells)
+    return rendered
