@@ -85,3 +85,69 @@ def test_report_command_writes_every_format(tmp_path, capsys):
     assert body.count("{") == body.count("}")  # balanced groups: it compiles as far as braces go
     rows_with_values = [line for line in latex.splitlines() if line[:1].isdigit()]
     assert all(line.replace(r"\&", "").count("&") == 1 + 5 for line in rows_with_values)  # number, name, 5 stats
+
+
+# -- AUC mode ------------------------------------------------------------------------------------
+
+
+def write_corpora(folder: Path, scores: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> Path:
+    folder.mkdir()
+    for corpus, values in scores.items():
+        (folder / f"{corpus}.jsonl").write_text("".join(
+            json.dumps({"id": i, "label": int(y), "score": float(s)}) + "\n"
+            for i, (s, y) in enumerate(zip(values, labels[corpus], strict=True))))
+    return folder
+
+
+@pytest.fixture
+def scored_folders(tmp_path):
+    rng = np.random.default_rng(2)
+    labels = {c: rng.integers(0, 2, n) for c, n in (("frank", 120), ("summeval", 90), ("qags", 60))}
+    strong = {c: y + rng.normal(0, 0.6, len(y)) for c, y in labels.items()}
+    weak = {c: y + rng.normal(0, 2.5, len(y)) for c, y in labels.items()}
+    return (write_corpora(tmp_path / "strong", strong, labels), write_corpora(tmp_path / "weak", weak, labels),
+            strong, weak, labels)
+
+
+def test_auc_table_from_folders_of_scored_corpora(scored_folders, tmp_path, capsys):
+    from sklearn.metrics import roc_auc_score
+
+    strong_dir, weak_dir, strong, weak, labels = scored_folders
+    out = tmp_path / "auc.json"
+    assert main(["meta-eval", "report", "--auc", "--metric", str(strong_dir), "--metric", str(weak_dir),
+                 "--baseline", "weak", "--resamples", "100", "--permutations", "200", "--json", str(out),
+                 "--latex", str(tmp_path / "auc.tex")]) == 0
+    report = json.loads(out.read_text())
+    assert report["columns"] == ["frank", "qags", "summeval", "mean"]  # files in name order, then the mean
+    for name, scores in (("strong", strong), ("weak", weak)):
+        aucs = {c: roc_auc_score(labels[c], scores[c]) for c in labels}
+        for corpus, auc in aucs.items():
+            assert report["cells"][name][corpus]["value"] == pytest.approx(auc, abs=1e-12)
+        assert report["cells"][name]["mean"]["value"] == pytest.approx(np.mean(list(aucs.values())), abs=1e-12)
+    assert report["cells"]["strong"]["mean"]["better_than"] == ["weak"] and report["cells"]["strong"]["mean"]["best"]
+    assert report["cells"]["weak"]["mean"]["better_than"] == []
+    (test,) = report["tests"]
+    assert test["metric"] == "strong" and test["baseline"] == "weak"
+    mean = test["columns"]["mean"]
+    assert mean["p_randomization"] < 0.01 and mean["delta_ci"][0] <= mean["delta"] <= mean["delta_ci"][1]
+    assert "ROC AUC per corpus" in capsys.readouterr().out
+
+
+def test_paired_auc_test_of_a_metric_against_itself_finds_nothing():
+    from learned_metrics.meta_eval.report import paired_auc_test
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 80)
+    scores = y + rng.normal(0, 1, 80)
+    test = paired_auc_test(scores, scores.copy(), y, ["c"] * 80, permutations=99, resamples=50)
+    assert test.delta["c"] == 0 and test.p["c"] == 1.0 and test.ci["c"] == (0.0, 0.0)
+
+
+def test_auc_mode_refuses_metrics_scored_on_other_rows(scored_folders, tmp_path, capsys):
+    strong_dir, *_ = scored_folders
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "frank.jsonl").write_text('{"label": 1, "score": 0.3}\n{"label": 0, "score": 0.1}\n')
+    assert main(["meta-eval", "report", "--auc", "--metric", str(strong_dir), "--metric", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "score the same files with every metric" in err and err.count("\n") == 1

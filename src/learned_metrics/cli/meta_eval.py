@@ -44,9 +44,11 @@ example:
 """
 
 
-def _add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = False) -> None:
+def _add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = False,
+                     human_required: bool = True) -> None:
     """Options shared by commands that align a human file with metric file(s)."""
-    parser.add_argument("--human", required=True, metavar="FILE", help="human judgements (.jsonl/.csv)")
+    parser.add_argument("--human", required=human_required, metavar="FILE",
+                        help="human judgements (.jsonl/.csv)" + ("" if human_required else "; not with --auc"))
     if many_metrics:
         parser.add_argument(
             "--metric",
@@ -556,8 +558,17 @@ def _register_report(commands: Any) -> None:
         epilog=REPORT_EPILOG,
         formatter_class=help_formatter,
     )
-    _add_grid_inputs(parser, many_metrics=True)
+    _add_grid_inputs(parser, many_metrics=True, human_required=False)
     _add_stat_options(parser)
+    auc = parser.add_argument_group("AUC mode (TRUE-style: corpora as columns, no human file)")
+    auc.add_argument("--auc", action="store_true",
+                     help="rows = metrics, columns = corpora + their unweighted mean, ROC AUC against --label-field; "
+                     "a --metric may be a folder of scored corpora (the corpus is the file name)")
+    auc.add_argument("--label-field", default="label", metavar="F", help="0/1 label field (default: label)")
+    auc.add_argument("--group-field", default=None, metavar="F",
+                     help="corpus field (default: the file name inside a folder, else one group 'all')")
+    auc.add_argument("--baseline", action="append", metavar="NAME",
+                     help="mark significant improvements over this metric (repeatable; default: every other metric)")
     parser.add_argument("--resamples", type=int_option(0), default=1000, help="bootstrap resamples (default: 1000)")
     parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
                         help="what the bootstrap redraws (default: both)")
@@ -577,6 +588,10 @@ def run_report(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.correlations import check_options
     from learned_metrics.meta_eval.report import correlation_report
 
+    if args.auc:
+        return _run_auc_report(args)
+    if not args.human:
+        raise UserError("give --human FILE (or --auc for a table of ROC AUC per corpus)")
     stats = _parse_stats(args.stats)
     check_options(args.coefficient, stats, args.resample)
     if args.alpha <= 0:
@@ -591,12 +606,62 @@ def run_report(args: argparse.Namespace) -> int:
     _print_notes(out, grid.notes)
     out.print(_rich_report(table, f"{len(grid.systems)} systems x {len(grid.docs)} documents"))
     out.print(table.caption)
-    _write_outputs(args, json_obj=table.to_json(), out=out,
+    _write_report(args, out, table, table.to_json())
+    return 0
+
+
+def _write_report(args: argparse.Namespace, out: Any, table, json_obj: dict) -> None:
+    _write_outputs(args, json_obj=json_obj, out=out,
                    texts={"markdown": table.to_markdown(), "latex": table.to_latex(), "csv": table.to_csv()})
     for attr in ("markdown", "latex", "csv", "json"):
         if getattr(args, attr, None):
             out.print(f"{attr}: {getattr(args, attr)}")
+
+
+def _run_auc_report(args: argparse.Namespace) -> int:
+    from learned_metrics.meta_eval.report import auc_report
+
+    if args.human:
+        raise UserError("--auc reads labelled score files; --human is for the correlation table")
+    _check_outputs(args)
+    scored = _read_scored_corpora(args)
+    table, tests = auc_report(scored, baselines=args.baseline, resamples=args.resamples,
+                              permutations=args.permutations, alpha=args.alpha, seed=args.seed)
+    out = console()
+    rows = len(next(iter(scored.values())).scores)
+    out.print(_rich_report(table, f"ROC AUC · {rows:,} rows in {len(table.columns) - 1} corpora"))
+    out.print(table.caption)
+    _write_report(args, out, table, {**table.to_json(), "tests": [t.to_json() for t in tests]})
     return 0
+
+
+def _read_scored_corpora(args: argparse.Namespace) -> dict[str, Any]:
+    """Each --metric: a scored file, or a folder of scored corpora (one file per corpus, the corpus is its name)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from learned_metrics.meta_eval.data import LabelledScores, metric_names, read_labelled_scores
+
+    fields = args.metric_field or ["score"]
+    if len(fields) not in (1, len(args.metric)):
+        raise UserError(f"give --metric-field once, or once per --metric ({len(args.metric)})")
+    names = metric_names(args.metric, [n.strip() for n in args.names.split(",")] if args.names else None)
+    scored = {}
+    for index, (name, source) in enumerate(zip(names, args.metric, strict=True)):
+        field = fields[0] if len(fields) == 1 else fields[index]
+        path = Path(source)
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".jsonl", ".csv", ".parquet")) \
+            if path.is_dir() else [path]
+        if not files:
+            raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
+        parts = [read_labelled_scores(file, field, args.label_field, args.group_field) for file in files]
+        corpora = [[file.stem] * len(part.scores) if path.is_dir() and args.group_field is None else part.groups
+                   for file, part in zip(files, parts, strict=True)]
+        scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
+                                      np.concatenate([p.labels for p in parts]),
+                                      [g for groups in corpora for g in groups], None)
+    return scored
 
 
 def _rich_report(table, title: str):

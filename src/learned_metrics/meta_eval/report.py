@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import STATISTICS, check_options, correlations
 from learned_metrics.meta_eval.significance import compare
@@ -196,3 +198,174 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
     settings = {"coefficient": coefficient, "resamples": resamples, "resample": resample,
                 "permutations": permutations, "swap": swap, "alpha": alpha, "seed": seed}
     return ReportTable(names, stats, cells, caption, settings)
+
+
+# -- AUC mode (TRUE-style): corpora as columns, paired tests on AUC differences --------------------
+
+MEAN_COLUMN = "mean"
+
+
+def rank_auc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """ROC AUC of every row of ``scores`` (``(k, n)``) against 0/1 ``labels`` (``(n,)`` or ``(k, n)``):
+    Mann-Whitney with ties counted 1/2; NaN for a row without both classes."""
+    from scipy.stats import rankdata
+
+    scores = np.atleast_2d(scores)
+    positive = np.broadcast_to(labels, scores.shape).astype(bool)
+    n_pos = positive.sum(axis=1)
+    n_neg = positive.shape[1] - n_pos
+    ranks = rankdata(scores, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((ranks * positive).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return np.where((n_pos > 0) & (n_neg > 0), auc, np.nan)
+
+
+@dataclass
+class PairedAucTest:
+    """Is metric ``a`` better than ``b``: AUC differences (per corpus and the mean), one-sided approximate
+    randomization p-values (scores of a and b swapped per row) and paired bootstrap CIs of the differences."""
+
+    a: str
+    b: str
+    delta: dict[str, float | None]
+    p: dict[str, float | None]
+    ci: dict[str, tuple[float, float] | None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.a, "baseline": self.b,
+                "columns": {c: {"delta": self.delta[c], "p_randomization": self.p[c],
+                                "delta_ci": None if self.ci[c] is None else list(self.ci[c])} for c in self.delta}}
+
+
+def _group_rows(groups: Sequence[str]) -> dict[str, np.ndarray]:
+    values = np.asarray(groups)
+    return {name: np.flatnonzero(values == name) for name in dict.fromkeys(groups)}
+
+
+class _AucDifference:
+    """AUC(a) - AUC(b) per corpus and their mean, for blocks of randomized or resampled copies of the rows."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Sequence[str]):
+        self.rows = _group_rows(groups)
+        self.a, self.b, self.labels = a, b, labels
+        self.defined = [g for g, idx in self.rows.items() if 0 < labels[idx].sum() < len(idx)]
+        self.columns = [*self.rows, MEAN_COLUMN]
+
+    def _with_mean(self, per_group: dict[str, np.ndarray], k: int) -> dict[str, np.ndarray]:
+        per_group[MEAN_COLUMN] = (np.mean([per_group[g] for g in self.defined], axis=0) if self.defined
+                                  else np.full(k, np.nan))
+        return per_group
+
+    def observed(self) -> dict[str, float]:
+        out = {g: rank_auc(self.a[idx], self.labels[idx]) - rank_auc(self.b[idx], self.labels[idx])
+               for g, idx in self.rows.items()}
+        return {c: float(v[0]) for c, v in self._with_mean(out, 1).items()}
+
+    def randomized(self, swap: np.ndarray) -> dict[str, np.ndarray]:
+        """``swap`` (``(k, rows)``): where True, the two metrics' scores of that row trade places."""
+        out = {}
+        for g, idx in self.rows.items():
+            a, b, s = self.a[idx], self.b[idx], swap[:, idx]
+            out[g] = rank_auc(np.where(s, b, a), self.labels[idx]) - rank_auc(np.where(s, a, b), self.labels[idx])
+        return self._with_mean(out, swap.shape[0])
+
+    def resampled(self, rng: np.random.Generator, k: int) -> dict[str, np.ndarray]:
+        """``k`` paired bootstrap copies: the same rows drawn for both metrics, within each corpus."""
+        out = {}
+        for g, idx in self.rows.items():
+            take = idx[rng.integers(0, len(idx), (k, len(idx)))]
+            y = self.labels[take]
+            out[g] = rank_auc(self.a[take], y) - rank_auc(self.b[take], y)
+        return self._with_mean(out, k)
+
+
+def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Sequence[str], *, names=("a", "b"),
+                    permutations: int = 1000, resamples: int = 1000, seed: int = 0,
+                    block: int = 100) -> PairedAucTest:
+    """Approximate randomization and paired bootstrap for AUC(a) - AUC(b), per corpus and for the unweighted mean
+    over the corpora where both classes occur. p = (1 + #{delta* >= delta}) / (1 + permutations)."""
+    rng = np.random.default_rng(seed)
+    difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels).astype(np.int64),
+                                groups)
+    observed = difference.observed()
+    exceed = dict.fromkeys(difference.columns, 0)
+    for start in range(0, permutations, block):
+        k = min(block, permutations - start)
+        for c, values in difference.randomized(rng.random((k, len(a))) < 0.5).items():
+            exceed[c] += int((values >= observed[c] - 1e-12).sum())
+    boot: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
+    for start in range(0, resamples, block):
+        for c, values in difference.resampled(rng, min(block, resamples - start)).items():
+            boot[c].append(values)
+    p, ci, delta = {}, {}, {}
+    for c in difference.columns:
+        delta[c] = None if np.isnan(observed[c]) else observed[c]
+        p[c] = None if delta[c] is None else (1 + exceed[c]) / (1 + permutations)
+        values = np.concatenate(boot[c]) if boot[c] else np.empty(0)
+        values = values[~np.isnan(values)]
+        ci[c] = tuple(float(x) for x in np.percentile(values, [2.5, 97.5])) if len(values) else None
+    return PairedAucTest(names[0], names[1], delta, p, ci)
+
+
+def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None, resamples: int = 1000,
+               permutations: int = 1000, alpha: float = 0.05, seed: int = 0) -> tuple[ReportTable, list]:
+    """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
+    for a significant improvement over each baseline (every other metric when none are named).
+
+    ``scored`` maps a metric name to its :class:`~.data.LabelledScores`; all of them must hold the same rows
+    (the same files scored by every metric): labels and corpora are checked row by row.
+    """
+    from learned_metrics.meta_eval.auc import auc_by_group
+
+    if not scored:
+        raise UserError("report needs at least one metric")
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    names = list(scored)
+    first = scored[names[0]]
+    for name in names[1:]:
+        _check_same_rows(names[0], first, name, scored[name])
+    unknown = [b for b in (baselines or []) if b not in scored]
+    if unknown:
+        raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(names)})")
+    cells: dict[tuple[str, str], Cell] = {}
+    columns: list[str] = []
+    for name in names:
+        report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups, resamples=resamples,
+                              seed=seed)
+        columns = [g.group for g in report.groups] + [MEAN_COLUMN]
+        for group in report.groups:
+            cells[(name, group.group)] = Cell(group.auc.value, group.auc.ci)
+        cells[(name, MEAN_COLUMN)] = Cell(report.mean.value, report.mean.ci)
+    tests = []
+    for a in names:
+        for b in (baselines or names):
+            if a == b:
+                continue
+            test = paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
+                                   names=(a, b), permutations=permutations, resamples=resamples, seed=seed)
+            tests.append(test)
+            for column in columns:
+                if test.p[column] is not None and test.p[column] < alpha and test.delta[column] > 0:
+                    cells[(a, column)].beats.append(names.index(b) + 1)
+    for cell in cells.values():
+        cell.beats.sort()
+    mark_best(cells, names, columns)
+    against = "the baselines" if baselines else "the other metrics"
+    caption = (f"ROC AUC per corpus and their unweighted mean, with 95% bootstrap CIs ({resamples} resamples, rows "
+               f"redrawn within corpora); bold: best per column; superscript numbers: {against} (by row number) "
+               f"this metric is significantly better than (one-sided approximate randomization, scores of the two "
+               f"metrics swapped per row, {permutations} rounds, p < {alpha}).")
+    settings = {"mode": "auc", "resamples": resamples, "permutations": permutations, "alpha": alpha, "seed": seed,
+                "baselines": list(baselines or [])}
+    return ReportTable(names, columns, cells, caption, settings), tests
+
+
+def _check_same_rows(name_a: str, a: Any, name_b: str, b: Any) -> None:
+    if len(a.scores) != len(b.scores):
+        raise UserError(f"{name_b} has {len(b.scores)} rows and {name_a} {len(a.scores)}: score the same files with "
+                        "every metric")
+    for i, (la, lb, ga, gb) in enumerate(zip(a.labels, b.labels, a.groups, b.groups, strict=True)):
+        if la != lb or ga != gb:
+            raise UserError(f"{name_b} differs from {name_a} at row {i + 1} (label {lb} vs {la}, corpus {gb!r} vs "
+                            f"{ga!r}): score the same files, in the same order, with every metric")
