@@ -110,7 +110,8 @@ def register(subparsers: Any) -> None:
     """Add ``meta-eval`` and its subcommands to the main parser."""
     meta = subparsers.add_parser(
         "meta-eval",
-        help="judge metric scores against human judgements (correlations, tests, bias matrix, AUC, shuffle test)",
+        help="judge metric scores against human judgements (correlations, tests, bias matrix, AUC, shuffle test, "
+        "paper tables)",
         description="Meta-evaluation: how well do a metric's scores agree with human judgements?",
     )
     commands = meta.add_subparsers(dest="meta_command", metavar="COMMAND")
