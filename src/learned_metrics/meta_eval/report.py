@@ -85,11 +85,7 @@ class ReportTable:
             cells = []
             for column in self.columns:
                 c = self.cell(metric, column)
-                text = _number(c.value)
-                if c.best and c.value is not None:
-                    text = f"**{text}**"
-                if c.beats:
-                    text += "<sup>" + ",".join(map(str, c.beats)) + "</sup>"
+                text = _marked(c, lambda t: f"**{t}**", lambda t: f"<sup>{t}</sup>")
                 if c.ci is not None:
                     text += f" [{_number(c.ci[0])}, {_number(c.ci[1])}]"
                 cells.append(text)
@@ -106,12 +102,7 @@ class ReportTable:
             values, intervals = [], []
             for column in self.columns:
                 c = self.cell(metric, column)
-                text = _number(c.value)
-                if c.best and c.value is not None:
-                    text = rf"\textbf{{{text}}}"
-                if c.beats:
-                    text += rf"$^{{{','.join(map(str, c.beats))}}}$"
-                values.append(text)
+                values.append(_marked(c, lambda t: rf"\textbf{{{t}}}", lambda t: rf"$^{{{t}}}$"))
                 intervals.append(r"{\scriptsize " + (f"[{_number(c.ci[0])}, {_number(c.ci[1])}]" if c.ci else "")
                                  + "}")
             lines.append(rf"{number} & {_latex_escape(metric)} & " + " & ".join(values) + r" \\")
@@ -128,6 +119,14 @@ class ReportTable:
                               "better_than": [self.metrics[i - 1] for i in c.beats], "best": c.best}
                              for metric in self.metrics for column in self.columns
                              for c in [self.cell(metric, column)]])
+
+
+def _marked(cell: Cell, bold, superscript) -> str:
+    """The cell's value, in bold when best, with the numbers of the metrics it beats as a superscript."""
+    text = _number(cell.value)
+    if cell.best and cell.value is not None:
+        text = bold(text)
+    return text + superscript(",".join(map(str, cell.beats))) if cell.beats else text
 
 
 def _plain(value: float | None) -> str:
