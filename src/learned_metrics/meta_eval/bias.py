@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import as_grid
+from learned_metrics.meta_eval.frames import input_grids
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,11 @@ class BiasMatrix:
         }
 
 
-def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None) -> BiasMatrix:
-    """tau+/tau- matrix of a metric from (documents x systems) human and metric matrices (NaN = absent)."""
-    human_grid, metric_grid = as_grid(human, "human"), as_grid(metric, "metric")
+def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None,
+                axes: str = "documents x systems") -> BiasMatrix:
+    """tau+/tau- matrix of a metric from human and metric matrices with the named ``axes`` (NaN = absent)."""
+    human_grid, grids = input_grids(human, {"metric": metric}, axes)
+    metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     n_systems = human_grid.shape[1]

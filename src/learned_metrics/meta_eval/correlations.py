@@ -25,6 +25,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import COEFFICIENTS, FixedGroups, rowwise_correlation
+from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.resampling import (
     RESAMPLE_MODES,
     Estimate,
@@ -73,6 +74,14 @@ class CorrelationReport:
 
     def to_json(self) -> dict:
         return {name: result.to_json() for name, result in self.stats.items()}
+
+    def to_frame(self):
+        """One row per statistic (value, CI, n, skipped), for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([{"statistic": name, "value": r.value, "ci_low": r.ci[0] if r.ci else None,
+                              "ci_high": r.ci[1] if r.ci else None, "n": r.n, "skipped": r.skipped}
+                             for name, r in self.stats.items()])
 
 
 def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present: np.ndarray) -> StatSample:
@@ -190,14 +199,6 @@ class StatisticsEngine:
         return StatSample(value, np.rint(strict_total).astype(int), np.rint(tied).astype(int))
 
 
-def as_grid(values: object, name: str) -> np.ndarray:
-    """A (documents x systems) float matrix from array-likes or a DataFrame (NaN = absent summary)."""
-    grid = np.asarray(values, dtype=np.float64)
-    if grid.ndim != 2:
-        raise UserError(f"{name}: expected a 2-D (documents x systems) matrix, got shape {grid.shape}")
-    return grid
-
-
 def check_options(coefficient: str, stats: Sequence[str], resample: str | None = None) -> None:
     """Reject unknown coefficient / statistic / resample names with one clear line."""
     if coefficient not in COEFFICIENTS:
@@ -218,17 +219,20 @@ def correlations(
     resamples: int = 1000,
     resample: str = "both",
     seed: int = 0,
+    axes: str = "documents x systems",
 ) -> CorrelationReport:
     """Point estimates and 95% percentile-bootstrap CIs of the chosen statistics.
 
-    ``human`` and ``metric`` are (documents x systems) matrices; a NaN in
-    either marks an absent summary. ``resample`` picks what the bootstrap
+    ``human`` and ``metric`` are matrices with the named ``axes`` (or long
+    DataFrames with ``doc_id``, ``system_id`` and a score, see
+    :mod:`.frames`); a NaN in either marks an absent summary. ``resample`` picks what the bootstrap
     draws with replacement: ``systems``, ``documents`` or ``both`` (default,
     Deutsch et al. 2021's recommended BOOT-BOTH).
     """
     stats = tuple(stats)
     check_options(coefficient, stats, resample)
-    human_grid, metric_grid = as_grid(human, "human"), as_grid(metric, "metric")
+    human_grid, grids = input_grids(human, {"metric": metric}, axes)
+    metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     if resamples < 0:

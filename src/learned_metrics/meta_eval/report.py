@@ -161,12 +161,15 @@ def mark_best(cells: dict[tuple[str, str], Cell], metrics: Sequence[str], column
 def correlation_report(human: object, metrics: dict[str, object], *, coefficient: str = "kendall",
                        stats: Sequence[str] = STATISTICS, resamples: int = 1000, resample: str = "both",
                        permutations: int = 1000, swap: str = "cell", alpha: float = 0.05,
-                       seed: int = 0) -> ReportTable:
+                       seed: int = 0, axes: str = "documents x systems") -> ReportTable:
     """Every metric's statistics with bootstrap CIs, and one-sided permutation tests between every pair.
 
-    ``human`` and each metric are (documents x systems) matrices (NaN = absent).
+    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
     With one metric there is nothing to compare and no markers.
     """
+    from learned_metrics.meta_eval.frames import input_grids
+
+    human, metrics = input_grids(human, dict(metrics), axes)
     stats = list(stats)
     check_options(coefficient, stats, resample)
     if not metrics:

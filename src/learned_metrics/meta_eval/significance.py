@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import STATISTICS, StatisticsEngine, as_grid, check_options
+from learned_metrics.meta_eval.correlations import STATISTICS, StatisticsEngine, check_options
+from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.resampling import SWAP_MODES, single_threaded_blas, swap_masks
 
 
@@ -67,6 +68,13 @@ class ComparisonReport:
 
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
+
+    def to_frame(self):
+        """One row per (statistic, metric A, metric B), for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([{"statistic": name, **c.to_json()} for name, items in self.comparisons.items()
+                             for c in items])
 
 
 def standardize(scores: np.ndarray) -> np.ndarray:
@@ -165,10 +173,11 @@ def compare(
     permutations: int = 1000,
     swap: str = "cell",
     seed: int = 0,
+    axes: str = "documents x systems",
 ) -> ComparisonReport:
     """Permutation and Williams tests for every ordered pair of metrics (A better than B), per statistic.
 
-    ``human`` and each metric are (documents x systems) matrices (NaN = absent).
+    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
     Both directions of a pair come from the same permutations.
     """
     stats = tuple(stats)
@@ -179,8 +188,7 @@ def compare(
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     if permutations < 1:
         raise UserError(f"--permutations must be >= 1, got {permutations}")
-    human_grid = as_grid(human, "human")
-    grids = {name: as_grid(values, name) for name, values in metrics.items()}
+    human_grid, grids = input_grids(human, dict(metrics), axes)
     for name, grid in grids.items():
         if grid.shape != human_grid.shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {human_grid.shape}")

@@ -1,0 +1,85 @@
+"""Notebook inputs: long-format DataFrames, and matrices whose axes are named rather than guessed.
+
+Every statistic takes human and metric scores as (documents x systems)
+matrices. nlpstats and others use (systems x inputs): a matrix passed that way
+round would silently give a "system-level" correlation over documents. So the
+API names the axes (``axes="documents x systems"``, the default, or
+``"systems x documents"``), and a pandas DataFrame in long format (columns
+``doc_id``, ``system_id`` and a score column) needs no axes at all: all frames
+of a call are aligned on the same documents and systems, NaN where a summary
+is absent, and a duplicate (document, system) row is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+
+DOC, SYSTEM = "doc_id", "system_id"
+AXES = ("documents x systems", "systems x documents")
+
+
+def is_long_frame(obj: Any) -> bool:
+    columns = getattr(obj, "columns", None)
+    return columns is not None and DOC in columns and SYSTEM in columns
+
+
+def _score_column(frame: Any, name: str) -> str:
+    others = [c for c in frame.columns if c not in (DOC, SYSTEM)]
+    if "score" in others:
+        return "score"
+    numeric = [c for c in others if np.issubdtype(frame[c].dtype, np.number)]
+    if len(numeric) != 1:
+        raise UserError(f"{name}: a long DataFrame needs a 'score' column or exactly one numeric column besides "
+                        f"{DOC} and {SYSTEM}; got {others}")
+    return numeric[0]
+
+
+def _matrix(values: Any, name: str, axes: str) -> np.ndarray:
+    if axes not in AXES:
+        raise UserError(f"axes must be one of {AXES}, got {axes!r}")
+    grid = np.asarray(values, dtype=np.float64)
+    if grid.ndim != 2:
+        raise UserError(f"{name}: expected a 2-D ({axes}) matrix, got shape {grid.shape}")
+    return grid.T if axes == "systems x documents" else grid
+
+
+def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems"
+                ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames."""
+    named = {"human": human, **metrics}
+    frames = [is_long_frame(value) for value in named.values()]
+    if any(frames) and not all(frames):
+        raise UserError(f"give every input as a long DataFrame ({DOC}, {SYSTEM}, score) or every one as a matrix")
+    if not all(frames):
+        grids = {name: _matrix(value, name, axes) for name, value in named.items()}
+    else:
+        grids = _frames_to_grids(named)
+    human_grid = grids.pop("human")
+    return human_grid, grids
+
+
+def _frames_to_grids(frames: dict[str, Any]) -> dict[str, np.ndarray]:
+    docs: dict[Any, int] = {}
+    systems: dict[Any, int] = {}
+    for frame in frames.values():
+        for value in frame[DOC]:
+            docs.setdefault(value, len(docs))
+        for value in frame[SYSTEM]:
+            systems.setdefault(value, len(systems))
+    grids = {}
+    for name, frame in frames.items():
+        column = _score_column(frame, name)
+        grid = np.full((len(docs), len(systems)), np.nan)
+        seen = np.zeros(grid.shape, dtype=bool)
+        for doc, system, score in zip(frame[DOC], frame[SYSTEM], frame[column], strict=True):
+            row, col = docs[doc], systems[system]
+            if seen[row, col]:
+                raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r})")
+            seen[row, col] = True
+            grid[row, col] = float(score) if score is not None else np.nan
+        grids[name] = grid
+    return grids
