@@ -26,6 +26,8 @@ from lightning.pytorch import Callback
 from lightning.pytorch.callbacks import RichProgressBar
 from lightning.pytorch.callbacks.progress import ProgressBar
 
+from learned_metrics.progress import human_duration, human_rate
+
 log = logging.getLogger("learned_metrics.train")
 NOISE = (
     "💡 Tip",
@@ -59,13 +61,6 @@ def tidy_logging() -> None:
 
         datasets_logging.disable_progress_bar()
         transformers_logging.disable_progress_bar()
-
-
-def _human(seconds: float) -> str:
-    seconds = int(max(0, seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def position(trainer: Any) -> str:
@@ -127,11 +122,11 @@ class LineProgress(ProgressBar):
         parts = [position(trainer)]
         if loss is not None:
             parts.append(f"loss {float(loss):.4f}")
-        parts.append(f"{self._rows / max(elapsed, 1e-9):,.1f} rows/s")
+        parts.append(human_rate(self._rows, elapsed))
         done, total = self._fraction(trainer)
         if total:
-            parts.append(f"ETA {_human(elapsed * (total - done) / max(done, 1e-9))}")
-        parts.append(f"elapsed {_human(elapsed)}")
+            parts.append(f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}")
+        parts.append(f"elapsed {human_duration(elapsed)}")
         self._write(" · ".join(parts))
 
     @staticmethod
