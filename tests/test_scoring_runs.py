@@ -118,7 +118,7 @@ def test_resume_refuses_another_command_and_restart_starts_over(nli_export, tmp_
 
     store = ChunkStore(output.resolve(), "jsonl", {"mode": "e", "chunk_size": 10})
     store.open(resume=False, restart=False)
-    store.save([{"x": 1}], {"rows": 10}, None)
+    store.save([{"x": 1}], {"rows": 10})
     store.close()
     assert main([*base, "--resume"]) == 2  # the fingerprint differs: refused, the progress stays
     assert "cannot resume: the earlier run differs" in capsys.readouterr().err

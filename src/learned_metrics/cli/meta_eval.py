@@ -106,6 +106,26 @@ def _add_stat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
 
 
+def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--resamples", type=int_option(0), default=1000,
+                        help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument(
+        "--resample",
+        choices=("both", "systems", "documents"),
+        default="both",
+        help="what the bootstrap redraws with replacement (default: both, as Deutsch et al. 2021 recommend)",
+    )
+
+
+def _add_swap_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--swap",
+        choices=("cell", "system", "document"),
+        default="cell",
+        help="unit whose scores the two metrics trade in a permutation (default: cell)",
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add ``meta-eval`` and its subcommands to the main parser."""
     meta = subparsers.add_parser(
@@ -140,14 +160,7 @@ def _register_correlations(commands: Any) -> None:
     )
     _add_grid_inputs(parser)
     _add_stat_options(parser)
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument(
-        "--resample",
-        choices=("both", "systems", "documents"),
-        default="both",
-        help="what the bootstrap redraws with replacement (default: both, as Deutsch et al. 2021 recommend)",
-    )
+    _add_bootstrap_options(parser)
     parser.add_argument("--json", metavar="OUT", help="write {statistic: {value, ci, n, skipped, ...}} here")
     parser.set_defaults(func=run_correlations)
 
@@ -175,12 +188,7 @@ def _register_compare(commands: Any) -> None:
         default=1000,
         help="number of permutations (default: 1000)",
     )
-    parser.add_argument(
-        "--swap",
-        choices=("cell", "system", "document"),
-        default="cell",
-        help="unit whose scores A and B trade in a permutation (default: cell)",
-    )
+    _add_swap_option(parser)
     parser.add_argument("--json", metavar="OUT", help="write {statistic: [{metric_a, metric_b, p_permutation, ...}]}")
     parser.set_defaults(func=run_compare)
 
@@ -268,6 +276,11 @@ def _register_shuffle(commands: Any) -> None:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _metric_names(args: argparse.Namespace) -> list[str] | None:
+    """``--names a,b``: the metrics' display names, or None for the file stems."""
+    return [n.strip() for n in args.names.split(",")] if args.names else None
 
 
 def _parse_stats(text: str) -> list[str]:
@@ -389,7 +402,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.permutations < 1:
         raise UserError(f"--permutations must be >= 1, got {args.permutations}")
     _check_outputs(args)
-    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    names = _metric_names(args)
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
     report = compare(
         grid.human,
@@ -570,13 +583,10 @@ def _register_report(commands: Any) -> None:
                      help="corpus field (default: the file name inside a folder, else one group 'all')")
     auc.add_argument("--baseline", action="append", metavar="NAME",
                      help="mark significant improvements over this metric (repeatable; default: every other metric)")
-    parser.add_argument("--resamples", type=int_option(0), default=1000, help="bootstrap resamples (default: 1000)")
-    parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
-                        help="what the bootstrap redraws (default: both)")
+    _add_bootstrap_options(parser)
     parser.add_argument("--permutations", type=int_option(1), default=1000,
                         help="permutations per pair of metrics (default: 1000)")
-    parser.add_argument("--swap", choices=("cell", "system", "document"), default="cell",
-                        help="unit whose scores two metrics trade in a permutation (default: cell)")
+    _add_swap_option(parser)
     parser.add_argument("--alpha", type=fraction_option, default=0.05,
                         help="significance level of the markers (default: 0.05)")
     for option, what in (("--markdown", "Markdown"), ("--latex", "LaTeX (booktabs)"), ("--csv", "CSV"),
@@ -598,7 +608,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.alpha <= 0:
         raise UserError("--alpha must be in (0, 1)")
     _check_outputs(args)
-    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    names = _metric_names(args)
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
     table = correlation_report(grid.human, grid.metrics, coefficient=args.coefficient, stats=stats,
                                resamples=args.resamples, resample=args.resample, permutations=args.permutations,
@@ -625,7 +635,11 @@ def _run_auc_report(args: argparse.Namespace) -> int:
     if args.human:
         raise UserError("--auc reads labelled score files; --human is for the correlation table")
     _check_outputs(args)
-    scored = _read_scored_corpora(args)
+    from learned_metrics.meta_eval.data import read_scored_corpora
+
+    names = _metric_names(args)
+    scored = read_scored_corpora(args.metric, names, score_fields=args.metric_field or ["score"],
+                                 label_field=args.label_field, group_field=args.group_field)
     table, tests = auc_report(scored, baselines=args.baseline, resamples=args.resamples,
                               permutations=args.permutations, alpha=args.alpha, seed=args.seed)
     out = console()
@@ -634,35 +648,6 @@ def _run_auc_report(args: argparse.Namespace) -> int:
     out.print(table.caption)
     _write_report(args, out, table, {**table.to_json(), "tests": [t.to_json() for t in tests]})
     return 0
-
-
-def _read_scored_corpora(args: argparse.Namespace) -> dict[str, Any]:
-    """Each --metric: a scored file, or a folder of scored corpora (one file per corpus, the corpus is its name)."""
-    from pathlib import Path
-
-    import numpy as np
-
-    from learned_metrics.meta_eval.data import LabelledScores, metric_names, read_labelled_scores
-
-    fields = args.metric_field or ["score"]
-    if len(fields) not in (1, len(args.metric)):
-        raise UserError(f"give --metric-field once, or once per --metric ({len(args.metric)})")
-    names = metric_names(args.metric, [n.strip() for n in args.names.split(",")] if args.names else None)
-    scored = {}
-    for index, (name, source) in enumerate(zip(names, args.metric, strict=True)):
-        field = fields[0] if len(fields) == 1 else fields[index]
-        path = Path(source)
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".jsonl", ".csv", ".parquet")) \
-            if path.is_dir() else [path]
-        if not files:
-            raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
-        parts = [read_labelled_scores(file, field, args.label_field, args.group_field) for file in files]
-        corpora = [[file.stem] * len(part.scores) if path.is_dir() and args.group_field is None else part.groups
-                   for file, part in zip(files, parts, strict=True)]
-        scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
-                                      np.concatenate([p.labels for p in parts]),
-                                      [g for groups in corpora for g in groups], None)
-    return scored
 
 
 def _rich_report(table, title: str):

@@ -322,6 +322,15 @@ def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None
     return [stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
 
 
+def per_metric_fields(metric_fields: Sequence[str], metric_paths: Sequence[str | Path]) -> list[str]:
+    """The score field of every metric input: one field for all, or one per input."""
+    if len(metric_fields) not in (1, len(metric_paths)):
+        raise UserError(
+            f"give --metric-field once or once per --metric ({len(metric_paths)}), got {len(metric_fields)}"
+        )
+    return list(metric_fields) * (len(metric_paths) if len(metric_fields) == 1 else 1)
+
+
 def load_grid(
     human_path: str | Path,
     metric_paths: Sequence[str | Path],
@@ -334,11 +343,7 @@ def load_grid(
     names: Sequence[str] | None = None,
 ) -> ScoreGrid:
     """Read a human file and one or more metric files and align them (what the CLI commands share)."""
-    if len(metric_fields) not in (1, len(metric_paths)):
-        raise UserError(
-            f"give --metric-field once or once per --metric ({len(metric_paths)}), got {len(metric_fields)}"
-        )
-    fields = list(metric_fields) * (len(metric_paths) if len(metric_fields) == 1 else 1)
+    fields = per_metric_fields(metric_fields, metric_paths)
     human = read_human_scores(human_path, human_field, keys, fmt=human_format, on_missing=on_missing)
     metrics = {
         name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
@@ -379,6 +384,30 @@ def read_labelled_scores(
         if system_field:
             systems.append(row_key(row, system_field, path=path, row_number=row_number))
     return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None)
+
+
+SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+
+
+def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
+                        score_fields: Sequence[str] = ("score",), label_field: str = "label",
+                        group_field: str | None = None) -> dict[str, LabelledScores]:
+    """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus,
+    the corpus taken from the file name unless ``group_field`` names a column)."""
+    scored = {}
+    fields = per_metric_fields(score_fields, sources)
+    for name, source, field_name in zip(metric_names(sources, names), sources, fields, strict=True):
+        path = Path(source)
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SCORED_SUFFIXES) if path.is_dir() else [path]
+        if not files:
+            raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
+        parts = [read_labelled_scores(file, field_name, label_field, group_field) for file in files]
+        corpora = [[file.stem] * len(part.scores) if path.is_dir() and group_field is None else part.groups
+                   for file, part in zip(files, parts, strict=True)]
+        scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
+                                      np.concatenate([p.labels for p in parts]),
+                                      [g for groups in corpora for g in groups], None)
+    return scored
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import STATISTICS, check_options, correlations
+from learned_metrics.meta_eval.resampling import percentile_interval
 from learned_metrics.meta_eval.significance import compare
 
 # How the statistics are headed in papers.
@@ -303,9 +304,7 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     for c in difference.columns:
         delta[c] = None if np.isnan(observed[c]) else observed[c]
         p[c] = None if delta[c] is None else (1 + exceed[c]) / (1 + permutations)
-        values = np.concatenate(boot[c]) if boot[c] else np.empty(0)
-        values = values[~np.isnan(values)]
-        ci[c] = tuple(float(x) for x in np.percentile(values, [2.5, 97.5])) if len(values) else None
+        ci[c] = percentile_interval(np.concatenate(boot[c]) if boot[c] else np.empty(0)).ci
     return PairedAucTest(names[0], names[1], delta, p, ci)
 
 

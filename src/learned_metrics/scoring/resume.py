@@ -141,13 +141,17 @@ class ChunkStore:
 
     # -- saving --------------------------------------------------------------------------------
 
-    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any], fieldnames: list[str] | None) -> None:
-        """Keep the next chunk's output rows and the run's counters after it (the part first, then the record)."""
+    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any]) -> None:
+        """Keep the next chunk's output rows and the run's counters after it (the part first, then the record).
+
+        ``counters["fieldnames"]`` are the CSV columns of every part (the header is written once, at the join).
+        """
         index = self.state["chunks"]
         part = self.part_path(index)
         tmp = part.with_name(part.name + ".tmp")
         handle = open_sink(tmp, self.format)
-        sink = RowSink(handle, self.format, fieldnames, header=False, schema=self._parquet_schema(), path=self.output)
+        sink = RowSink(handle, self.format, counters.get("fieldnames"), header=False, schema=self._parquet_schema(),
+                       path=self.output)
         try:
             sink.write(rows)
             self._schema = sink.schema

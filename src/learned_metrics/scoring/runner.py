@@ -199,14 +199,14 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
         check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
     store = None
     if processes.is_main and not streamed:
-        store = ChunkStore(Path(output_path).resolve(), out_format,
+        store = ChunkStore(output_path.resolve(), out_format,
                            run_fingerprint(scorer, input_path, fields, run, processes.world,
                                            [in_format, out_format]))
         store.open(resume=run.resume, restart=run.restart)
     state = processes.gather(dict(store.state) if store else {"chunks": 0, "rows": 0})[0]
     try:
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
-                                in_format, say)
+                                (in_format, out_format), say)
     except UserError:
         if store is not None:
             store.remove()  # a bad row or setting: the rerun must change it, so nothing here is worth keeping
@@ -228,12 +228,12 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
 
 
 def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, run: FileRun, processes: Processes,
-                  progress: RowProgress, store: ChunkStore | None, state: dict[str, Any], in_format: str,
+                  progress: RowProgress, store: ChunkStore | None, state: dict[str, Any], formats: tuple[str, str],
                   say: Callable[[str], None] | None) -> RunSummary:
     first = int(state.get("chunks", 0))
     summary = RunSummary(rows=state.get("rows", 0), resumed_rows=state.get("rows", 0),
                          truncated=state.get("truncated", 0), details=dict(state.get("details") or {}))
-    out_format = file_format(output_path, run.output_format)
+    in_format, out_format = formats
     builder = _OutputRows(out_format == "csv", state.get("fieldnames"), state.get("replaced"))
     collector = ScoreCollector(run.system_field)
     if first and store is not None:
@@ -246,7 +246,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     streamed = processes.is_main and store is None
     start = time.perf_counter()
     progress.skip(summary.rows)
-    writer_ctx = RowWriter(output_path, None, run.output_format) if streamed else contextlib.nullcontext()
+    writer_ctx = RowWriter(output_path, None, out_format) if streamed else contextlib.nullcontext()
     try:
         with progress, writer_ctx as writer, _run_warnings(say):
             for index, chunk in enumerate(iter_row_chunks(input_path, run.chunk_size, in_format)):
@@ -259,8 +259,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 share = processes.share(sizes)
                 seed = None if base_seed is None else chunk_seed(base_seed, index)
                 advance = lambda n: progress.advance(n * processes.world)  # noqa: E731
-                extra = {"details": True} if run.details else {}
-                part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance, **extra)
+                part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance,
+                                              details=run.details)
                 result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
                 summary.rows += len(chunk)
                 summary.tokens += result.tokens
@@ -282,8 +282,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
 def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, summary: RunSummary) -> None:
     """A finished chunk's rows: into the resume store (and its record), or straight to standard output."""
     if store is not None:
-        store.save(rows, {**summary.counters(), "fieldnames": builder.fieldnames, "replaced": builder.replaced},
-                   builder.fieldnames)
+        store.save(rows, {**summary.counters(), "fieldnames": builder.fieldnames, "replaced": builder.replaced})
         return
     if writer.fieldnames is None and builder.csv:
         writer.fieldnames = builder.fieldnames

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.resampling import percentile_interval
 from learned_metrics.validate import is_blank
 
 RESAMPLES = 1000
@@ -78,9 +79,8 @@ def mean_ci(values: np.ndarray, *, resamples: int = RESAMPLES, confidence: float
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
         means[start:stop] = values[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    tail = 50.0 * (1.0 - confidence)
+    return percentile_interval(means, (tail, 100.0 - tail)).ci or (None, None)
 
 
 class ScoreCollector:
