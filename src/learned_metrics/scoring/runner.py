@@ -193,7 +193,7 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     in_format = file_format(input_path, run.input_format)
     streamed = is_stdio(output_path)
     if streamed and (run.resume or run.restart):
-        raise UserError("--resume and --restart need an output file, not -", path=input_path)
+        raise UserError("--resume and --restart need an output file to keep finished chunks beside, not -")
     if not streamed:
         output_path = Path(output_path)
         check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
