@@ -117,6 +117,29 @@ def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_confidence_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--confidence", type=fraction_option, default=0.95,
+                        help="level of every confidence interval (default: 0.95)")
+
+
+def _add_ci_method_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ci-method", choices=("bootstrap", "fisher"), default="bootstrap",
+                        help="bootstrap: percentile bootstrap (default); fisher: Fisher-z interval with Bonett & "
+                        "Wright's constants per coefficient, n = items of one correlation (none for acc_pair)")
+
+
+def _add_test_options(parser: argparse.ArgumentParser, *, williams: bool = True) -> None:
+    """How significance is decided: sidedness, multiple-comparison correction (and Williams' |r|)."""
+    parser.add_argument("--alternative", choices=("greater", "two-sided"), default="greater",
+                        help="greater: one-sided, 'A better than B' (default); two-sided: 'A and B differ'")
+    parser.add_argument("--correction", choices=("none", "bonferroni", "holm"), default="none",
+                        help="adjust p-values for the many pairs compared, per column/statistic (default: none)")
+    if williams:
+        parser.add_argument("--williams", choices=("abs", "signed"), default="abs",
+                            help="Williams' test on |r| of all three correlations as the WMT scripts and nlpstats "
+                            "(default), or on signed r")
+
+
 def _add_swap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--swap",
@@ -131,7 +154,7 @@ def register(subparsers: Any) -> None:
     meta = subparsers.add_parser(
         "meta-eval",
         help="judge metric scores against human judgements (correlations, tests, bias matrix, AUC, shuffle test, "
-        "paper tables)",
+        "paper tables, confounders)",
         description="Meta-evaluation: how well do a metric's scores agree with human judgements?",
     )
     commands = meta.add_subparsers(dest="meta_command", metavar="COMMAND")
@@ -142,6 +165,13 @@ def register(subparsers: Any) -> None:
     _register_auc(commands)
     _register_shuffle(commands)
     _register_report(commands)
+    _register_system_level(commands)
+    from learned_metrics.cli.confounders import register as register_confounders  # imports this module
+
+    register_confounders(commands)
+    from learned_metrics.cli.systems import register as register_systems  # imports this module
+
+    register_systems(commands)
 
 
 def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
@@ -161,6 +191,8 @@ def _register_correlations(commands: Any) -> None:
     _add_grid_inputs(parser)
     _add_stat_options(parser)
     _add_bootstrap_options(parser)
+    _add_confidence_option(parser)
+    _add_ci_method_option(parser)
     parser.add_argument("--json", metavar="OUT", help="write {statistic: {value, ci, n, skipped, ...}} here")
     parser.set_defaults(func=run_correlations)
 
@@ -189,6 +221,12 @@ def _register_compare(commands: Any) -> None:
         help="number of permutations (default: 1000)",
     )
     _add_swap_option(parser)
+    parser.add_argument("--bootstrap-resamples", type=int_option(0), default=1000, metavar="N",
+                        help="resamples of the paired bootstrap test and the CI of delta; 0 = skip it (default: 1000)")
+    parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
+                        help="what the paired bootstrap redraws (default: both)")
+    _add_test_options(parser)
+    _add_confidence_option(parser)
     parser.add_argument("--json", metavar="OUT", help="write {statistic: [{metric_a, metric_b, p_permutation, ...}]}")
     parser.set_defaults(func=run_compare)
 
@@ -209,6 +247,20 @@ def _register_bias(commands: Any) -> None:
     parser.set_defaults(func=run_bias_matrix)
 
 
+TRUE_FORMAT_HELP = """\
+--format true reads the TRUE benchmark files (Honovich et al. 2022) as published, once scored with
+  learned-metrics score faithfulness --hypothesis-field generated_text ...
+columns grounding, generated_text, label (1 = consistent) and the score column; the corpus is
+the file name without a trailing _download, then without one trailing _valid/_dev/_test
+(frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
+
+
+def _add_format_option(parser: Any) -> None:
+    parser.add_argument("--format", choices=("rows", "true"), default="rows",
+                        help="rows: any scored rows, the corpus from --group-field or the file name in a folder "
+                        "(default); true: TRUE benchmark files, the corpus from the file name (see below)")
+
+
 def _register_auc(commands: Any) -> None:
     parser = commands.add_parser(
         "auc",
@@ -216,21 +268,26 @@ def _register_auc(commands: Any) -> None:
         description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
         "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
         "field is given (systems whose rows have one class only are skipped and counted).",
-        epilog="example:\n  learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl "
-        "--group-field corpus --system-field system \\\n      --plot out/auc.png --roc-plot out/roc.png",
+        epilog="examples:\n  learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl "
+        "--group-field corpus --system-field system \\\n      --plot out/auc.png --roc-plot out/roc.png\n"
+        "  learned-metrics meta-eval auc --format true --input examples/meta_eval/true_scored/nli_aug\n\n"
+        f"{TRUE_FORMAT_HELP}",
         formatter_class=help_formatter,
     )
-    parser.add_argument("--input", required=True, metavar="FILE", help="scored rows (.jsonl/.csv)")
+    parser.add_argument("--input", required=True, metavar="PATH",
+                        help="scored rows (.jsonl/.csv/.parquet), or a folder with one such file per corpus")
+    _add_format_option(parser)
     parser.add_argument("--score-field", default="score", metavar="F", help="score field (default: score)")
     parser.add_argument("--label-field", default="label", metavar="F", help="0/1 label field (default: label)")
-    parser.add_argument("--group-field", metavar="F", help="corpus/group field, e.g. corpus (default: one group)")
+    parser.add_argument("--group-field", metavar="F",
+                        help="corpus/group field, e.g. corpus (default: the file name inside a folder, else one group)")
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
+    _add_bootstrap_resamples_and_seed(parser)
     parser.add_argument("--json", metavar="OUT", help="write per-group and mean AUCs with CIs")
-    parser.add_argument("--plot", metavar="OUT.png", help="histograms of scores by label, one panel per group")
-    parser.add_argument("--roc-plot", metavar="OUT.png", help="ROC curves, one per group, AUC in the legend")
+    parser.add_argument("--plot", metavar="OUT.png",
+                        help="score densities by label, one panel per group, class counts in the legend (png/pdf/svg)")
+    parser.add_argument("--roc-plot", metavar="OUT.png",
+                        help="ROC curves, one per group, AUC in the legend (png/pdf/svg)")
     parser.set_defaults(func=run_auc)
 
 
@@ -246,7 +303,9 @@ shuffled) comparison counts; a tie counts 0.5. The CI redraws pair ids.
 --length-gap: pair each original with the shuffled text of a *different*
 document; accuracy is reported per bucket of the length difference
 original - shuffled (characters from --length-field, else len(--text-field)),
-buckets of 20 centred on multiples of 20 and clamped to +-200.
+buckets of 20 centred on multiples of 20 and clamped to +-200. Each bucket has
+its own 95% CI from the same pair-id resamples; --plot draws them as bars
+with the comparisons per bucket written under each point.
 """
 
 
@@ -267,11 +326,10 @@ def _register_shuffle(commands: Any) -> None:
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
     parser.add_argument("--text-field", default="text", metavar="F", help="text whose length is used (default: text)")
     parser.add_argument("--length-field", metavar="F", help="numeric length field (characters), instead of the text")
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
+    _add_bootstrap_resamples_and_seed(parser)
     parser.add_argument("--json", metavar="OUT", help="write accuracy (and buckets) as JSON")
-    parser.add_argument("--plot", metavar="OUT.png", help="accuracy by length-gap bucket (needs --length-gap)")
+    parser.add_argument("--plot", metavar="OUT.png",
+                        help="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
     parser.set_defaults(func=run_shuffle_test)
 
 
@@ -288,9 +346,9 @@ def _parse_stats(text: str) -> list[str]:
 
 
 OUTPUT_OPTIONS = (("json", "--json"), ("plot", "--plot"), ("roc_plot", "--roc-plot"), ("markdown", "--markdown"),
-                  ("latex", "--latex"), ("csv", "--csv"))
+                  ("latex", "--latex"), ("csv", "--csv"), ("pairs_csv", "--pairs-csv"))
 PLOT_OPTIONS = ("plot", "roc_plot")
-INPUT_OPTIONS = ("human", "metric", "input")
+INPUT_OPTIONS = ("human", "metric", "input", "metric_full")
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -370,14 +428,15 @@ def run_correlations(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         resample=args.resample,
         seed=args.seed,
+        confidence=args.confidence,
+        ci_method=args.ci_method,
     )
     out = console()
     _print_notes(out, grid.notes)
-    table = Table(
-        title=f"{len(grid.systems)} systems x {len(grid.docs)} documents · {args.coefficient} · "
-        f"{args.resamples} bootstrap resamples ({args.resample}), seed {args.seed}"
-    )
-    for column in ("statistic", "value", "95% CI", "n", "skipped"):
+    intervals = ("Fisher-z CIs" if args.ci_method == "fisher"
+                 else f"{args.resamples} bootstrap resamples ({args.resample}), seed {args.seed}")
+    table = Table(title=f"{len(grid.systems)} systems x {len(grid.docs)} documents · {args.coefficient} · {intervals}")
+    for column in ("statistic", "value", f"{args.confidence:.0%} CI", "n", "skipped"):
         table.add_column(column, justify="left" if column == "statistic" else "right")
     for name, result in report.stats.items():
         table.add_row(name, fmt(result.value), fmt_ci(result.ci), str(result.n), str(result.skipped))
@@ -390,8 +449,6 @@ def run_correlations(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from learned_metrics.meta_eval.correlations import check_options
     from learned_metrics.meta_eval.significance import compare
 
@@ -411,31 +468,41 @@ def run_compare(args: argparse.Namespace) -> int:
         stats=stats,
         permutations=args.permutations,
         swap=args.swap,
+        resamples=args.bootstrap_resamples,
+        resample=args.resample,
+        alternative=args.alternative,
+        correction=args.correction,
+        confidence=args.confidence,
+        williams=args.williams,
         seed=args.seed,
     )
     out = console()
     _print_notes(out, grid.notes)
-    table = Table(
-        title=f"H1: A correlates better than B · {args.coefficient} · {args.permutations} permutations "
-        f"(swap per {args.swap}), seed {args.seed}"
-    )
-    for column in ("statistic", "A", "B", "r(A)", "r(B)", "delta", "p perm", "p Williams"):
-        table.add_column(column, justify="left" if column in ("statistic", "A", "B") else "right")
-    for statistic, items in report.comparisons.items():
-        for c in items:
-            table.add_row(
-                statistic,
-                c.metric_a,
-                c.metric_b,
-                fmt(c.value_a),
-                fmt(c.value_b),
-                fmt(c.delta),
-                fmt_p(c.p_permutation),
-                fmt_p(c.p_williams),
-            )
-    out.print(table)
+    out.print(_comparison_table(report, args))
+    if args.correction != "none":
+        out.print(f"p-values {args.correction}-corrected over the {'ordered' if args.alternative == 'greater' else ''}"
+                  f" pairs of each statistic; uncorrected ones are in --json")
     _write_outputs(args, json_obj=report.to_json())
     return 0
+
+
+def _comparison_table(report: Any, args: argparse.Namespace):
+    from rich.table import Table
+
+    two_sided = report.alternative == "two-sided"
+    hypothesis = "A and B differ" if two_sided else "A correlates better than B"
+    boot = f", paired bootstrap {args.bootstrap_resamples} ({args.resample})" if args.bootstrap_resamples else ""
+    table = Table(title=f"H1: {hypothesis} · {args.coefficient} · {args.permutations} permutations "
+                  f"(swap per {args.swap}){boot}, seed {args.seed}")
+    ci_head = f"{report.confidence:.0%} CI delta"
+    for column in ("statistic", "A", "B", "r(A)", "r(B)", "delta", ci_head, "p perm", "p boot", "p Williams"):
+        table.add_column(column, justify="left" if column in ("statistic", "A", "B") else "right")
+    for statistic, items in report.comparisons.items():
+        for c in items[::2] if two_sided else items:
+            table.add_row(statistic, c.metric_a, c.metric_b, fmt(c.value_a), fmt(c.value_b), fmt(c.delta),
+                          fmt_ci(c.delta_ci), fmt_p(c.p("permutation")), fmt_p(c.p("bootstrap")),
+                          fmt_p(c.p("williams")))
+    return table
 
 
 def run_bias_matrix(args: argparse.Namespace) -> int:
@@ -469,11 +536,13 @@ def run_auc(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from learned_metrics.meta_eval.auc import auc_by_group
-    from learned_metrics.meta_eval.data import read_labelled_scores
+    from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.meta_eval.plots import plot_roc_curves, plot_score_histograms
 
     _check_outputs(args)
-    rows = read_labelled_scores(args.input, args.score_field, args.label_field, args.group_field, args.system_field)
+    scored = read_scored_corpora([args.input], score_fields=[args.score_field], label_field=args.label_field,
+                                 group_field=args.group_field, system_field=args.system_field, fmt=args.format)
+    rows = next(iter(scored.values()))
     report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, resamples=args.resamples, seed=args.seed)
     out = console()
     table = Table(title=f"ROC AUC · {args.resamples} bootstrap resamples, seed {args.seed}")
@@ -541,13 +610,14 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
     out.print(table)
     if report.buckets is not None:
         buckets = Table(title="accuracy by length gap (original - shuffled, characters)")
-        for column in ("gap", "range", "comparisons", "accuracy"):
+        for column in ("gap", "range", "comparisons", "accuracy", "95% CI"):
             buckets.add_column(column, justify="right")
         for b in report.buckets:
             if b.pairs:
                 low = "-inf" if b.low is None else str(b.low)
                 high = "+inf" if b.high is None else str(b.high)
-                buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), fmt(b.accuracy, 3))
+                ci = "—" if b.ci is None else f"[{b.ci[0]:.3f}, {b.ci[1]:.3f}]"
+                buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), fmt(b.accuracy, 3), ci)
         out.print(buckets)
     _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), out=out)
     return 0
@@ -559,7 +629,13 @@ REPORT_EPILOG = """example (the coherence paper's Table 4.3 layout: five metrics
       --names good,weak --latex table.tex --markdown table.md
 
 A cell shows the value, its 95%% bootstrap CI and, as superscript numbers, the metrics (by row number)
-this one is significantly better than (one-sided permutation test as in compare, p < --alpha)."""
+this one is significantly better than (one-sided permutation test as in compare, p < --alpha).
+
+example (TRUE-style AUC table, one folder of scored TRUE files per metric):
+  learned-metrics meta-eval report --auc --format true --metric examples/meta_eval/true_scored/nli_aug \\
+      --metric examples/meta_eval/true_scored/nli_base --baseline nli_base --latex true_table.tex
+
+""" + TRUE_FORMAT_HELP
 
 
 def _register_report(commands: Any) -> None:
@@ -581,6 +657,7 @@ def _register_report(commands: Any) -> None:
     auc.add_argument("--label-field", default="label", metavar="F", help="0/1 label field (default: label)")
     auc.add_argument("--group-field", default=None, metavar="F",
                      help="corpus field (default: the file name inside a folder, else one group 'all')")
+    _add_format_option(auc)
     auc.add_argument("--baseline", action="append", metavar="NAME",
                      help="mark significant improvements over this metric (repeatable; default: every other metric)")
     _add_bootstrap_options(parser)
@@ -589,6 +666,12 @@ def _register_report(commands: Any) -> None:
     _add_swap_option(parser)
     parser.add_argument("--alpha", type=fraction_option, default=0.05,
                         help="significance level of the markers (default: 0.05)")
+    parser.add_argument("--test", choices=("permutation", "bootstrap", "williams"), default="permutation",
+                        help="correlation table: the test behind the markers (default: permutation; the AUC table "
+                        "always uses approximate randomization)")
+    _add_test_options(parser)
+    _add_confidence_option(parser)
+    _add_ci_method_option(parser)
     for option, what in (("--markdown", "Markdown"), ("--latex", "LaTeX (booktabs)"), ("--csv", "CSV"),
                          ("--json", "JSON")):
         parser.add_argument(option, metavar="OUT", help=f"also write the table as {what}")
@@ -601,6 +684,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     if args.auc:
         return _run_auc_report(args)
+    if args.format != "rows":
+        raise UserError(f"--format {args.format} reads labelled score files for the AUC table; add --auc")
     if not args.human:
         raise UserError("give --human FILE (or --auc for a table of ROC AUC per corpus)")
     stats = _parse_stats(args.stats)
@@ -612,7 +697,9 @@ def run_report(args: argparse.Namespace) -> int:
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
     table = correlation_report(grid.human, grid.metrics, coefficient=args.coefficient, stats=stats,
                                resamples=args.resamples, resample=args.resample, permutations=args.permutations,
-                               swap=args.swap, alpha=args.alpha, seed=args.seed)
+                               swap=args.swap, alpha=args.alpha, test=args.test, alternative=args.alternative,
+                               correction=args.correction, confidence=args.confidence, ci_method=args.ci_method,
+                               williams=args.williams, seed=args.seed)
     out = console()
     _print_notes(out, grid.notes)
     out.print(_rich_report(table, f"{len(grid.systems)} systems x {len(grid.docs)} documents"))
@@ -639,9 +726,13 @@ def _run_auc_report(args: argparse.Namespace) -> int:
 
     names = _metric_names(args)
     scored = read_scored_corpora(args.metric, names, score_fields=args.metric_field or ["score"],
-                                 label_field=args.label_field, group_field=args.group_field)
+                                 label_field=args.label_field, group_field=args.group_field, fmt=args.format)
+    if args.test != "permutation" or args.ci_method != "bootstrap":
+        raise UserError("the AUC table uses bootstrap CIs and approximate randomization; --test and --ci-method are "
+                        "for the correlation table")
     table, tests = auc_report(scored, baselines=args.baseline, resamples=args.resamples,
-                              permutations=args.permutations, alpha=args.alpha, seed=args.seed)
+                              permutations=args.permutations, alpha=args.alpha, alternative=args.alternative,
+                              correction=args.correction, confidence=args.confidence, seed=args.seed)
     out = console()
     rows = len(next(iter(scored.values())).scores)
     out.print(_rich_report(table, f"ROC AUC · {rows:,} rows in {len(table.columns) - 1} corpora"))
@@ -671,3 +762,96 @@ def _rich_report(table, title: str):
             cells.append(text)
         rendered.add_row(str(number), metric, *cells)
     return rendered
+
+
+SYSTEM_LEVEL_EPILOG = """\
+Why (Deutsch, Dror & Roth 2022): a metric scores the whole test set, not only the ~100 judged documents, and
+the systems compared in practice are close. --metric-full gives the metric's system scores over every test
+document (tau_sys_full; humans stay on the judged subset). Each --delta-band LO HI keeps the system pairs whose
+metric system scores differ by LO <= |delta| < HI (metric units; from --metric-full when given; HI may be
+inf) and reports their count, the agreement (share of pairs with a strict human order the metric orders the
+same way) and tau = (concordant - discordant) / pairs. CIs: bootstrap over judged documents, full-set
+documents and systems (bands: the pairs stay fixed, documents are redrawn).
+
+example:
+  learned-metrics meta-eval system-level --human examples/meta_eval/human.jsonl \\
+      --metric examples/meta_eval/metric_good.jsonl --metric-full examples/meta_eval/metric_good_full.jsonl \\
+      --delta-band 0 0.1 --delta-band 0.1 0.3 --delta-band 0.3 inf
+"""
+
+
+def _register_system_level(commands: Any) -> None:
+    parser = commands.add_parser(
+        "system-level",
+        help="realistic system-level correlation: metric over the full test set, pairs of close systems",
+        description="System-level correlation as it is used in practice: the metric's system scores over the whole "
+        "test set, and agreement with the humans on pairs of systems whose metric scores are close.",
+        epilog=SYSTEM_LEVEL_EPILOG,
+        formatter_class=help_formatter,
+    )
+    _add_grid_inputs(parser)
+    parser.add_argument("--metric-full", metavar="FILE",
+                        help="the metric's scores on every test document (same keys and --metric-field)")
+    parser.add_argument("--delta-band", nargs=2, action="append", metavar=("LO", "HI"), type=float,
+                        help="a band of |metric system-score difference|, LO <= |delta| < HI (repeatable)")
+    parser.add_argument("--coefficient", choices=("kendall", "pearson", "spearman"), default="kendall",
+                        help="correlation coefficient of tau_sys (default: kendall)")
+    _add_bootstrap_resamples_and_seed(parser)
+    _add_confidence_option(parser)
+    parser.add_argument("--json", metavar="OUT", help="write tau_sys, tau_sys_full and the bands as JSON")
+    parser.add_argument("--markdown", metavar="OUT", help="also write the tables as Markdown")
+    parser.set_defaults(func=run_system_level)
+
+
+def _add_bootstrap_resamples_and_seed(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--resamples", type=int_option(0), default=1000,
+                        help="bootstrap resamples; 0 = no CI (default: 1000)")
+    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
+
+
+def run_system_level(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from learned_metrics.meta_eval.data import KeyFields, read_metric_scores
+    from learned_metrics.meta_eval.system_level import check_bands, full_set_grid, realistic_system_level
+
+    bands = check_bands(args.delta_band or [])
+    _check_outputs(args)
+    grid = _load(args, [args.metric], [args.metric_field])
+    notes = list(grid.notes)
+    full = None
+    if args.metric_full:
+        cells = read_metric_scores(args.metric_full, args.metric_field, KeyFields(args.doc_field, args.system_field),
+                                   on_missing=args.on_missing)
+        full, full_notes = full_set_grid(cells, grid.systems)
+        notes += cells.notes + full_notes
+    report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full, bands=bands,
+                                    coefficient=args.coefficient, resamples=args.resamples,
+                                    confidence=args.confidence, seed=args.seed)
+    out = console()
+    _print_notes(out, notes)
+    level = f"{args.confidence:.0%} CI"
+    docs = f"{report.judged_docs} judged" + (f", {report.full_docs} full-set" if report.full_docs else "")
+    table = Table(title=f"{report.systems} systems · {docs} documents · {args.coefficient} · {args.resamples} "
+                  f"resamples, seed {args.seed}")
+    for column in ("statistic", "value", level, "n"):
+        table.add_column(column, justify="left" if column == "statistic" else "right")
+    table.add_row("tau_sys (judged subset)", fmt(report.tau_sys.value), fmt_ci(report.tau_sys.ci),
+                  str(report.tau_sys.n))
+    if report.tau_sys_full is not None:
+        table.add_row("tau_sys_full (metric on full set)", fmt(report.tau_sys_full.value),
+                      fmt_ci(report.tau_sys_full.ci), str(report.tau_sys_full.n))
+    out.print(table)
+    if report.bands:
+        bands_table = Table(title="system pairs by |delta metric|")
+        for column in ("|delta|", "pairs", "human ties", "agreement", level, "tau", level):
+            bands_table.add_column(column, justify="right")
+        for band in report.bands:
+            bands_table.add_row(band.label(), str(band.pairs), str(band.human_ties), fmt(band.agreement.value),
+                                fmt_ci(band.agreement.ci), fmt(band.tau.value), fmt_ci(band.tau.ci))
+        out.print(bands_table)
+    _write_outputs(args, json_obj=report.to_json(), texts={"markdown": report.to_markdown()})
+    for attr in ("markdown", "json"):
+        if getattr(args, attr, None):
+            out.print(f"{attr}: {getattr(args, attr)}")
+    return 0

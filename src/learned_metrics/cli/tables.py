@@ -6,6 +6,9 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from learned_metrics.formatting import format_ci, format_number
+from learned_metrics.formatting import format_p as fmt_p  # noqa: F401  (the commands' name for it)
+
 PIPE_WIDTH = 120  # files, pipes and SLURM logs: wide enough that tables are not squeezed to 80 columns
 
 
@@ -45,12 +48,9 @@ def key_value_table(title: str, items: Mapping[str, Any]):
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    """Terminal tables show 4 decimals (papers 3, see :mod:`learned_metrics.formatting`)."""
+    return format_number(value, digits)
 
 
 def fmt_ci(ci: Sequence[float] | None) -> str:
-    return "—" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
-
-
-def fmt_p(p: float | None) -> str:
-    return "—" if p is None else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
+    return format_ci(ci, 4)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group, roc_points
 from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
+from learned_metrics.meta_eval.confounders import ConfounderReport, confounders, read_confounder_rows
 from learned_metrics.meta_eval.correlations import (
     STATISTICS,
     CorrelationReport,
@@ -28,19 +29,23 @@ from learned_metrics.meta_eval.data import (
     read_human_scores,
     read_labelled_scores,
     read_metric_scores,
+    read_scored_corpora,
     read_shuffle_rows,
+    true_corpus,
 )
 from learned_metrics.meta_eval.kendall import kendall_tau_b
 from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
 from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test
 from learned_metrics.meta_eval.significance import ComparisonReport, compare, williams_p
+from learned_metrics.meta_eval.systems import SystemComparison, SystemScores, compare_systems, read_system_scores
 
 __all__ = [
     "STATISTICS",
     "AucReport",
     "BiasMatrix",
     "ComparisonReport",
+    "ConfounderReport",
     "CorrelationReport",
     "Estimate",
     "GroupAuc",
@@ -48,11 +53,15 @@ __all__ = [
     "ScoreGrid",
     "ShuffleReport",
     "StatResult",
+    "SystemComparison",
+    "SystemScores",
     "auc_by_group",
     "bias_matrix",
     "bootstrap_distribution",
     "bootstrap_indices",
     "compare",
+    "compare_systems",
+    "confounders",
     "correlations",
     "kendall_tau_b",
     "load_grid",
@@ -62,11 +71,15 @@ __all__ = [
     "plot_length_gap",
     "plot_roc_curves",
     "plot_score_histograms",
+    "read_confounder_rows",
     "read_human_scores",
     "read_labelled_scores",
     "read_metric_scores",
+    "read_scored_corpora",
     "read_shuffle_rows",
+    "read_system_scores",
     "roc_points",
     "shuffle_test",
+    "true_corpus",
     "williams_p",
 ]

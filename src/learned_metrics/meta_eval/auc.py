@@ -101,6 +101,20 @@ class AucReport:
             out["intra_system_mean"] = self.intra_system_mean.to_json()
         return out
 
+    def to_frame(self):
+        """One row per group, then one row ``group="mean"`` (the unweighted mean), for notebooks: the AUC as
+        ``value``/``ci_low``/``ci_high``/``n``/..., class counts, and ``intra_system_*`` columns with a system field."""
+        import pandas as pd
+
+        rows = []
+        for g in self.groups:
+            intra = g.intra_system.to_row("intra_system_") if g.intra_system is not None else {}
+            rows.append({"group": g.group, **g.auc.to_row(), "positives": g.positives, "negatives": g.negatives,
+                         **intra})
+        intra_mean = self.intra_system_mean.to_row("intra_system_") if self.intra_system_mean is not None else {}
+        rows.append({"group": "mean", **self.mean.to_row(), **intra_mean})
+        return pd.DataFrame(rows)
+
 
 def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     names = list(dict.fromkeys(values))
@@ -153,6 +167,7 @@ def auc_by_group(
     *,
     resamples: int = 1000,
     seed: int = 0,
+    confidence: float = 0.95,
 ) -> AucReport:
     """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
 
@@ -174,7 +189,8 @@ def auc_by_group(
         raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
     labels = labels.astype(np.int64)
     kernel = RaggedAuc(scores, labels, group_ids, len(group_names))
-    intra = _IntraSystem.build(scores, labels, group_ids, group_names, systems) if systems is not None else None
+    intra = (_IntraSystem.build(scores, labels, group_ids, group_names, systems, confidence)
+             if systems is not None else None)
 
     ones = np.ones((1, len(scores)))
     point = kernel.auc(ones)[0]
@@ -202,7 +218,7 @@ def auc_by_group(
         group_results.append(
             GroupAuc(
                 name,
-                estimate_from(point[g], boot_all[:, g], n=int(rows.sum())),
+                estimate_from(point[g], boot_all[:, g], n=int(rows.sum()), confidence=confidence),
                 int(labels[rows].sum()),
                 int((1 - labels[rows]).sum()),
                 intra_estimate,
@@ -213,6 +229,7 @@ def auc_by_group(
         boot_mean_all,
         n=len(defined_groups),
         skipped=len(group_names) - len(defined_groups),
+        confidence=confidence,
     )
     intra_mean = intra.overall(ones, intra_all) if intra is not None else None
     return AucReport(group_results, mean, intra_mean, resamples, seed)
@@ -224,15 +241,16 @@ class _IntraSystem:
 
     kernel: RaggedAuc
     cell_group: np.ndarray  # group of each (group, system) cell
+    confidence: float = 0.95
 
     @classmethod
-    def build(cls, scores, labels, group_ids, group_names, systems) -> _IntraSystem:
+    def build(cls, scores, labels, group_ids, group_names, systems, confidence: float = 0.95) -> _IntraSystem:
         systems = list(systems)
         if len(systems) != len(scores):
             raise UserError(f"{len(systems)} system values for {len(scores)} scores")
         cell_names, cell_ids = _index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
         cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])
-        return cls(RaggedAuc(scores, labels, cell_ids, len(cell_names)), cell_group)
+        return cls(RaggedAuc(scores, labels, cell_ids, len(cell_names)), cell_group, confidence)
 
     def per_group(self, weights: np.ndarray) -> np.ndarray:
         """(R, n_groups) mean intra-system AUC, skipping systems with one class; NaN if none left."""
@@ -251,11 +269,12 @@ class _IntraSystem:
         used = int((~np.isnan(per_cell)).sum())
         value = float(np.nanmean(per_cell)) if used else np.nan
         samples = boot[:, group] if boot is not None else np.empty(0)
-        return estimate_from(value, samples, n=used, skipped=len(per_cell) - used)
+        return estimate_from(value, samples, n=used, skipped=len(per_cell) - used, confidence=self.confidence)
 
     def overall(self, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
         point = self.per_group(ones)[0]
         defined = np.flatnonzero(~np.isnan(point))
         samples = _mean_over(boot, defined) if boot is not None else np.empty(0)
         value = float(point[defined].mean()) if len(defined) else np.nan
-        return estimate_from(value, samples, n=len(defined), skipped=len(point) - len(defined))
+        return estimate_from(value, samples, n=len(defined), skipped=len(point) - len(defined),
+                             confidence=self.confidence)

@@ -42,6 +42,19 @@ class BiasMatrix:
             ),
         }
 
+    def to_frame(self):
+        """One row per ordered pair of distinct systems (the matrix cells), for notebooks: ``preferred`` is the row
+        system (the one the humans prefer on the pairs counted), ``other`` the column system, ranks 1 = best mean
+        human score, ``tau`` NaN where undefined, ``kind`` tau+ (upper triangle) or tau- (lower)."""
+        import pandas as pd
+
+        n = len(self.systems)
+        return pd.DataFrame([{"preferred": self.systems[a], "other": self.systems[b], "rank_preferred": a + 1,
+                              "rank_other": b + 1, "mean_human_preferred": float(self.mean_human[a]),
+                              "mean_human_other": float(self.mean_human[b]), "tau": float(self.tau[a, b]),
+                              "pairs": int(self.pairs[a, b]), "kind": "tau+" if a < b else "tau-"}
+                             for a in range(n) for b in range(n) if a != b])
+
 
 def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None,
                 axes: str = "documents x systems") -> BiasMatrix:

@@ -14,10 +14,17 @@ count weights (see :mod:`learned_metrics.meta_eval.kendall`):
 
 A per-group correlation that is undefined (constant human or metric scores)
 is left out of the mean and counted in ``skipped``.
+
+Confidence intervals are percentile bootstrap intervals (default), or Fisher-z
+intervals (``ci_method="fisher"``) with Bonett & Wright's (2000) constants for
+Pearson, Spearman and Kendall and n = the items one correlation is computed
+over, as Deutsch et al. (2021) compare them in their Table 1. ``acc_pair`` is
+not a correlation and has no Fisher interval.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,10 +38,15 @@ from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
     percentile_interval,
+    percentiles_for,
     single_threaded_blas,
 )
 
 STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
+CI_METHODS = ("bootstrap", "fisher")
+# Bonett & Wright (2000): z = atanh(r) has standard error c / sqrt(n - b).
+FISHER_CONSTANTS = {"pearson": (3, lambda r: 1.0), "spearman": (3, lambda r: math.sqrt(1 + r * r / 2)),
+                    "kendall": (4, lambda r: math.sqrt(0.437))}
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,8 @@ class CorrelationReport:
     n_docs: int
     n_systems: int
     notes: list[str] = field(default_factory=list)
+    confidence: float = 0.95
+    ci_method: str = "bootstrap"
 
     def to_json(self) -> dict:
         return {name: result.to_json() for name, result in self.stats.items()}
@@ -210,6 +224,36 @@ def check_options(coefficient: str, stats: Sequence[str], resample: str | None =
         raise UserError(f"unknown resample mode '{resample}', expected one of: {', '.join(RESAMPLE_MODES)}")
 
 
+def check_confidence(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise UserError(f"--confidence must be in (0, 1), e.g. 0.95, got {confidence}")
+    return confidence
+
+
+def items_per_correlation(statistic: str, valid: np.ndarray) -> int | None:
+    """n of one correlation of the statistic (Fisher intervals, Williams' test): systems for tau_sys, present
+    cells for tau_sum, and for the per-group means the largest group, as in ``nlpstats``; None for acc_pair."""
+    return {
+        "tau_sys": int(valid.any(axis=0).sum()),
+        "tau_sum": int(valid.sum()),
+        "tau_pair": int(valid.sum(axis=1).max()),
+        "tau_intra": int(valid.sum(axis=0).max()),
+    }.get(statistic)
+
+
+def fisher_interval(r: float | None, n: int | None, coefficient: str,
+                    confidence: float = 0.95) -> tuple[float, float] | None:
+    """Fisher-z interval tanh(atanh(r) -+ z * c / sqrt(n - b)); None where undefined (n <= b, |r| = 1)."""
+    from scipy.stats import norm
+
+    b, c = FISHER_CONSTANTS[coefficient]
+    if r is None or n is None or n <= b or not abs(r) < 1:
+        return None
+    half = norm.ppf(1 - (1 - confidence) / 2) * c(r) / math.sqrt(n - b)
+    z = math.atanh(r)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
 def correlations(
     human: object,
     metric: object,
@@ -219,9 +263,11 @@ def correlations(
     resamples: int = 1000,
     resample: str = "both",
     seed: int = 0,
+    confidence: float = 0.95,
+    ci_method: str = "bootstrap",
     axes: str = "documents x systems",
 ) -> CorrelationReport:
-    """Point estimates and 95% percentile-bootstrap CIs of the chosen statistics.
+    """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics.
 
     ``human`` and ``metric`` are matrices with the named ``axes`` (or long
     DataFrames with ``doc_id``, ``system_id`` and a score, see
@@ -237,6 +283,11 @@ def correlations(
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     if resamples < 0:
         raise UserError(f"--resamples must be >= 0, got {resamples}")
+    check_confidence(confidence)
+    if ci_method not in CI_METHODS:
+        raise UserError(f"unknown CI method '{ci_method}', expected one of: {', '.join(CI_METHODS)}")
+    if ci_method == "fisher":
+        resamples = 0
     valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
     engine = StatisticsEngine(metric_grid[None], human_grid[None], valid[None], coefficient, stats)
     n_docs, n_systems = valid.shape
@@ -244,18 +295,22 @@ def correlations(
     samples = bootstrap_distribution(engine, n_docs, n_systems, resamples, resample, seed)
     results = {}
     for name in stats:
-        interval = percentile_interval(samples[name])
+        interval = percentile_interval(samples[name], percentiles_for(confidence))
         value = float(point[name].value[0])
+        value = None if np.isnan(value) else value
+        ci = (fisher_interval(value, items_per_correlation(name, valid), coefficient, confidence)
+              if ci_method == "fisher" else interval.ci)
         results[name] = StatResult(
             name=name,
-            value=None if np.isnan(value) else value,
-            ci=interval.ci,
+            value=value,
+            ci=ci,
             n=int(point[name].n[0]),
             skipped=int(point[name].skipped[0]),
             resamples=resamples,
             nan_resamples=interval.dropped,
         )
-    return CorrelationReport(results, coefficient, resample, resamples, seed, n_docs, n_systems)
+    return CorrelationReport(results, coefficient, resample, resamples, seed, n_docs, n_systems,
+                             confidence=confidence, ci_method=ci_method)
 
 
 def bootstrap_distribution(

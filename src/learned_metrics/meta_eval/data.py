@@ -5,6 +5,9 @@ system field (``doc_id``/``system_id`` by default). A human file may hold one
 row per annotator: rows sharing a key are averaged. The official SummEval
 release (``model_annotations.aligned.paired.jsonl``) is read directly, averaging
 its expert annotators. Metric files must have exactly one row per key.
+Faithfulness (AUC) inputs are scored rows with a 0/1 label, or folders of them
+(one file per corpus), including the TRUE benchmark files as published
+(``grounding``, ``generated_text``, ``label``; see :func:`true_corpus`).
 
 Problems a user must fix (missing key, duplicate metric row, NaN score, keys
 in one file only) stop with one line by default; ``on_missing="drop"`` skips
@@ -14,7 +17,7 @@ the offending rows/keys and records a note with the count instead.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,15 +201,20 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
 
 
 def read_metric_scores(
-    path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error"
+    path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error",
+    records: Iterable[tuple[int, dict[str, Any]]] | None = None,
 ) -> CellScores:
-    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``."""
+    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``.
+
+    ``records``: ``(row number, row)`` pairs checked instead of the file (a DataFrame's records), ``path`` then only
+    names them in errors, so in-memory inputs get the same checks and messages as files.
+    """
     _check_on_missing(on_missing)
     values: dict[Key, float] = {}
     rows: dict[Key, int] = {}
     duplicated: set[Key] = set()
     missing = 0
-    for row_number, row in iter_rows(path):
+    for row_number, row in iter_rows(path) if records is None else records:
         key = cell_key(row, keys, path=path, row_number=row_number)
         value = row_number_value(row, score_field, path=path, row_number=row_number)
         if key in rows:
@@ -387,26 +395,97 @@ def read_labelled_scores(
 
 
 SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+SCORED_FORMATS = ("rows", "true")
+TRUE_TEXT_FIELDS = ("grounding", "generated_text")
+TRUE_SPLITS = ("_valid", "_dev", "_test")
+
+
+def true_corpus(path: str | Path) -> str:
+    """The corpus of a TRUE benchmark file, from its name, so the published files need no renaming.
+
+    Rule: the file stem, without a trailing ``_download``, then without one trailing split suffix
+    (``_valid``, ``_dev`` or ``_test``); nothing else changes. ``frank_valid_download.csv`` -> ``frank``,
+    ``begin_dev_download.csv`` -> ``begin``, ``summeval_download.csv`` -> ``summeval``, ``qags_c.csv`` ->
+    ``qags_c``, ``q2_gold.csv`` -> ``q2_gold``.
+    """
+    stem = Path(path).stem
+    name = stem.removesuffix("_download")
+    for split in TRUE_SPLITS:
+        if name.endswith(split) and len(name) > len(split):
+            return name[: -len(split)]
+    return name or stem
+
+
+def scored_files(source: str | Path) -> list[Path]:
+    """A scored file, or every .jsonl/.csv/.parquet file of a folder in name order (one file per corpus)."""
+    path = Path(source)
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in SCORED_SUFFIXES)
+    if not files:
+        raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
+    return files
+
+
+def check_columns(path: Path, required: Sequence[str], layout: str) -> None:
+    """Stop on a file without a required column before anything is read in full (the first row is the header;
+    an empty file is an error of :func:`iter_rows`)."""
+    rows = iter_rows(path)
+    try:
+        _, first = next(rows)
+    finally:
+        rows.close()
+    missing = [name for name in required if name not in first]
+    if missing:
+        raise UserError(f"missing column ({layout} files need {', '.join(required)}; present: "
+                        f"{', '.join(map(str, first)) or 'none'})", path=path, field=missing[0])
+
+
+def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[str]:
+    """The corpus of each file; two files of one corpus would silently merge, so they are an error."""
+    seen: dict[str, Path] = {}
+    for file in files:
+        corpus = corpus_of(file)
+        if corpus in seen:
+            raise UserError(f"{seen[corpus].name} and {file.name} both hold corpus '{corpus}'; keep one file per "
+                            "corpus in the folder", path=file.parent)
+        seen[corpus] = file
+    return list(seen)
+
+
+def _check_scored_format(fmt: str, group_field: str | None) -> None:
+    if fmt not in SCORED_FORMATS:
+        raise UserError(f"unknown --format '{fmt}', expected one of: {', '.join(SCORED_FORMATS)}")
+    if fmt == "true" and group_field:
+        raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
 
 
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
-                        group_field: str | None = None) -> dict[str, LabelledScores]:
-    """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus,
-    the corpus taken from the file name unless ``group_field`` names a column)."""
+                        group_field: str | None = None, system_field: str | None = None,
+                        fmt: str = "rows") -> dict[str, LabelledScores]:
+    """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus).
+
+    ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column.
+    ``fmt="true"``: TRUE benchmark files (``grounding``, ``generated_text``, ``label`` and the score column,
+    all checked up front); the corpus is :func:`true_corpus` of the file name, for a single file too.
+    """
+    _check_scored_format(fmt, group_field)
     scored = {}
     fields = per_metric_fields(score_fields, sources)
     for name, source, field_name in zip(metric_names(sources, names), sources, fields, strict=True):
-        path = Path(source)
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SCORED_SUFFIXES) if path.is_dir() else [path]
-        if not files:
-            raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
-        parts = [read_labelled_scores(file, field_name, label_field, group_field) for file in files]
-        corpora = [[file.stem] * len(part.scores) if path.is_dir() and group_field is None else part.groups
-                   for file, part in zip(files, parts, strict=True)]
+        files = scored_files(source)
+        if fmt == "true":
+            for file in files:
+                check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
+        by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
+        corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
+        parts = [read_labelled_scores(file, field_name, label_field, group_field, system_field) for file in files]
+        groups = [[corpora[i]] * len(part.scores) if corpora else part.groups for i, part in enumerate(parts)]
+        systems = [s for part in parts for s in part.systems] if system_field else None
         scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
                                       np.concatenate([p.labels for p in parts]),
-                                      [g for groups in corpora for g in groups], None)
+                                      [g for part_groups in groups for g in part_groups], systems)
     return scored
 
 

@@ -50,28 +50,24 @@ def _matrix(values: Any, name: str, axes: str) -> np.ndarray:
 def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems"
                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames."""
-    named = {"human": human, **metrics}
-    frames = [is_long_frame(value) for value in named.values()]
+    named = [("human", human), *metrics.items()]  # a list: a metric may itself be called "human"
+    frames = [is_long_frame(value) for _, value in named]
     if any(frames) and not all(frames):
         raise UserError(f"give every input as a long DataFrame ({DOC}, {SYSTEM}, score) or every one as a matrix")
-    if not all(frames):
-        grids = {name: _matrix(value, name, axes) for name, value in named.items()}
-    else:
-        grids = _frames_to_grids(named)
-    human_grid = grids.pop("human")
-    return human_grid, grids
+    grids = _frames_to_grids(named) if all(frames) else [_matrix(value, name, axes) for name, value in named]
+    return grids[0], dict(zip(metrics, grids[1:], strict=True))
 
 
-def _frames_to_grids(frames: dict[str, Any]) -> dict[str, np.ndarray]:
+def _frames_to_grids(frames: list[tuple[str, Any]]) -> list[np.ndarray]:
     docs: dict[Any, int] = {}
     systems: dict[Any, int] = {}
-    for frame in frames.values():
+    for _, frame in frames:
         for value in frame[DOC]:
             docs.setdefault(value, len(docs))
         for value in frame[SYSTEM]:
             systems.setdefault(value, len(systems))
-    grids = {}
-    for name, frame in frames.items():
+    grids = []
+    for name, frame in frames:
         column = _score_column(frame, name)
         grid = np.full((len(docs), len(systems)), np.nan)
         seen = np.zeros(grid.shape, dtype=bool)
@@ -81,5 +77,5 @@ def _frames_to_grids(frames: dict[str, Any]) -> dict[str, np.ndarray]:
                 raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r})")
             seen[row, col] = True
             grid[row, col] = float(score) if score is not None else np.nan
-        grids[name] = grid
+        grids.append(grid)
     return grids

@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import STATISTICS, check_options, correlations
-from learned_metrics.meta_eval.resampling import percentile_interval
-from learned_metrics.meta_eval.significance import compare
+from learned_metrics.formatting import format_ci, format_number, latex_escape, plain_number
+from learned_metrics.meta_eval.correlations import STATISTICS, check_confidence, check_options, correlations
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
+from learned_metrics.meta_eval.significance import check_alternative, compare, permutation_p
 
 # How the statistics are headed in papers.
 LATEX_NAMES = {"tau_sys": r"$\tau_{sys}$", "tau_sum": r"$\tau_{sum}$", "tau_pair": r"$\tau_{pair}$",
@@ -74,7 +76,8 @@ class ReportTable:
             row: list[Any] = [metric]
             for column in self.columns:
                 c = self.cell(metric, column)
-                row += [_plain(c.value), _plain(c.ci[0] if c.ci else None), _plain(c.ci[1] if c.ci else None),
+                low, high = c.ci if c.ci else (None, None)
+                row += [plain_number(c.value), plain_number(low), plain_number(high),
                         ";".join(self.metrics[i - 1] for i in c.beats)]
             writer.writerow(row)
         return buffer.getvalue()
@@ -88,14 +91,14 @@ class ReportTable:
                 c = self.cell(metric, column)
                 text = _marked(c, lambda t: f"**{t}**", lambda t: f"<sup>{t}</sup>")
                 if c.ci is not None:
-                    text += f" [{_number(c.ci[0])}, {_number(c.ci[1])}]"
+                    text += f" [{format_number(c.ci[0])}, {format_number(c.ci[1])}]"
                 cells.append(text)
             lines.append(f"| {number} | {metric} | " + " | ".join(cells) + " |")
         return "\n".join(lines) + f"\n\n{self.caption}\n"
 
     def to_latex(self) -> str:
         """A booktabs table that compiles as is (needs ``booktabs``); CIs in small type under each value."""
-        heads = " & ".join(LATEX_NAMES.get(c, _latex_escape(c)) for c in self.columns)
+        heads = " & ".join(LATEX_NAMES.get(c, latex_escape(c)) for c in self.columns)
         lines = [r"\begin{table}[t]", r"\centering", r"\small",
                  r"\begin{tabular}{rl" + "c" * len(self.columns) + "}", r"\toprule",
                  rf"\# & Metric & {heads} \\", r"\midrule"]
@@ -104,11 +107,10 @@ class ReportTable:
             for column in self.columns:
                 c = self.cell(metric, column)
                 values.append(_marked(c, lambda t: rf"\textbf{{{t}}}", lambda t: rf"$^{{{t}}}$"))
-                intervals.append(r"{\scriptsize " + (f"[{_number(c.ci[0])}, {_number(c.ci[1])}]" if c.ci else "")
-                                 + "}")
-            lines.append(rf"{number} & {_latex_escape(metric)} & " + " & ".join(values) + r" \\")
+                intervals.append(r"{\scriptsize " + (format_ci(c.ci) if c.ci else "") + "}")
+            lines.append(rf"{number} & {latex_escape(metric)} & " + " & ".join(values) + r" \\")
             lines.append(r" & & " + " & ".join(intervals) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex_escape(self.caption)}}}", r"\end{table}"]
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(self.caption)}}}", r"\end{table}"]
         return "\n".join(lines) + "\n"
 
     def to_frame(self):
@@ -124,27 +126,10 @@ class ReportTable:
 
 def _marked(cell: Cell, bold, superscript) -> str:
     """The cell's value, in bold when best, with the numbers of the metrics it beats as a superscript."""
-    text = _number(cell.value)
+    text = format_number(cell.value)
     if cell.best and cell.value is not None:
         text = bold(text)
     return text + superscript(",".join(map(str, cell.beats))) if cell.beats else text
-
-
-def _plain(value: float | None) -> str:
-    return "" if value is None else f"{value:.6g}"
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-_LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                   "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
-                   "<": r"$<$", ">": r"$>$"}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
 
 
 def mark_best(cells: dict[tuple[str, str], Cell], metrics: Sequence[str], columns: Sequence[str]) -> None:
@@ -162,45 +147,78 @@ def mark_best(cells: dict[tuple[str, str], Cell], metrics: Sequence[str], column
 def correlation_report(human: object, metrics: dict[str, object], *, coefficient: str = "kendall",
                        stats: Sequence[str] = STATISTICS, resamples: int = 1000, resample: str = "both",
                        permutations: int = 1000, swap: str = "cell", alpha: float = 0.05,
+                       test: str = "permutation", alternative: str = "greater", correction: str = "none",
+                       confidence: float = 0.95, ci_method: str = "bootstrap", williams: str = "abs",
                        seed: int = 0, axes: str = "documents x systems") -> ReportTable:
-    """Every metric's statistics with bootstrap CIs, and one-sided permutation tests between every pair.
+    """Every metric's statistics with CIs, and a significance test between every ordered pair of metrics.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
+    ``test`` picks which of :func:`~.significance.compare`'s tests sets the markers (permutation, bootstrap or
+    williams); with ``correction`` its p-values are adjusted over the pairs first. A marker always means
+    "better than": with ``alternative="two-sided"`` a significant difference in this metric's favour.
     With one metric there is nothing to compare and no markers.
     """
     from learned_metrics.meta_eval.frames import input_grids
+    from learned_metrics.meta_eval.significance import TESTS
 
     human, metrics = input_grids(human, dict(metrics), axes)
     stats = list(stats)
     check_options(coefficient, stats, resample)
     if not metrics:
         raise UserError("report needs at least one metric")
-    if not 0 < alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
+    if test not in TESTS:
+        raise UserError(f"unknown test '{test}', expected one of: {', '.join(TESTS)}")
     names = list(metrics)
     cells: dict[tuple[str, str], Cell] = {}
     for name, values in metrics.items():
         report = correlations(human, values, coefficient=coefficient, stats=stats, resamples=resamples,
-                              resample=resample, seed=seed)
+                              resample=resample, seed=seed, confidence=confidence, ci_method=ci_method)
         for statistic, result in report.stats.items():
             cells[(name, statistic)] = Cell(result.value, result.ci)
     if len(names) > 1:
         tests = compare(human, metrics, coefficient=coefficient, stats=stats, permutations=permutations, swap=swap,
+                        resamples=resamples if test == "bootstrap" else 0, resample=resample,
+                        alternative=alternative, correction=correction, confidence=confidence, williams=williams,
                         seed=seed)
         for statistic, items in tests.comparisons.items():
             for c in items:
-                if c.p_permutation is not None and c.p_permutation < alpha:
+                p = c.p(test)
+                if p is not None and p < alpha and (c.delta or 0) > 0:
                     cells[(c.metric_a, statistic)].beats.append(names.index(c.metric_b) + 1)
         for cell in cells.values():
             cell.beats.sort()
     mark_best(cells, names, stats)
-    caption = (f"{coefficient.capitalize()} correlations with 95% bootstrap CIs ({resamples} resamples, "
-               f"{resample}); bold: best per column; superscript numbers: the metrics this one is significantly "
-               f"better than (one-sided permutation test, {permutations} permutations swapping per {swap}, "
-               f"p < {alpha}).")
+    level = f"{confidence:.0%}"
+    intervals = ("Fisher-z CIs (Bonett & Wright)" if ci_method == "fisher"
+                 else f"bootstrap CIs ({resamples} resamples, {resample})")
+    caption = (f"{coefficient.capitalize()} correlations with {level} {intervals}; bold: best per column; "
+               f"superscript numbers: the metrics this one is significantly better than "
+               f"({_test_words(test, alternative, permutations, swap, resamples, resample, williams)}, "
+               f"{_correction_words(correction)}p < {alpha}).")
     settings = {"coefficient": coefficient, "resamples": resamples, "resample": resample,
-                "permutations": permutations, "swap": swap, "alpha": alpha, "seed": seed}
+                "permutations": permutations, "swap": swap, "alpha": alpha, "seed": seed, "test": test,
+                "alternative": alternative, "correction": correction, "confidence": confidence,
+                "ci_method": ci_method, "williams": williams}
     return ReportTable(names, stats, cells, caption, settings)
+
+
+def check_alpha(alpha: float) -> float:
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
+def _test_words(test: str, alternative: str, permutations: int, swap: str, resamples: int, resample: str,
+                williams: str) -> str:
+    sided = "two-sided" if alternative == "two-sided" else "one-sided"
+    return {"permutation": f"{sided} permutation test, {permutations} permutations swapping per {swap}",
+            "bootstrap": f"{sided} paired bootstrap test, {resamples} resamples ({resample})",
+            "williams": f"{sided} Williams test on {'|r|' if williams == 'abs' else 'signed r'}"}[test]
+
+
+def _correction_words(correction: str) -> str:
+    return {"none": "", "bonferroni": "Bonferroni-corrected ", "holm": "Holm-corrected "}[correction]
 
 
 # -- AUC mode (TRUE-style): corpora as columns, paired tests on AUC differences --------------------
@@ -233,10 +251,12 @@ class PairedAucTest:
     delta: dict[str, float | None]
     p: dict[str, float | None]
     ci: dict[str, tuple[float, float] | None]
+    p_adjusted: dict[str, float | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"metric": self.a, "baseline": self.b,
                 "columns": {c: {"delta": self.delta[c], "p_randomization": self.p[c],
+                                "p_adjusted": self.p_adjusted.get(c, self.p[c]),
                                 "delta_ci": None if self.ci[c] is None else list(self.ci[c])} for c in self.delta}}
 
 
@@ -283,19 +303,20 @@ class _AucDifference:
 
 
 def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Sequence[str], *, names=("a", "b"),
-                    permutations: int = 1000, resamples: int = 1000, seed: int = 0,
-                    block: int = 100) -> PairedAucTest:
+                    permutations: int = 1000, resamples: int = 1000, seed: int = 0, alternative: str = "greater",
+                    confidence: float = 0.95, block: int = 100) -> PairedAucTest:
     """Approximate randomization and paired bootstrap for AUC(a) - AUC(b), per corpus and for the unweighted mean
-    over the corpora where both classes occur. p = (1 + #{delta* >= delta}) / (1 + permutations)."""
+    over the corpora where both classes occur. p = (1 + #{delta* >= delta}) / (1 + permutations), with
+    |delta*| >= |delta| when two-sided, as :func:`~.significance.permutation_p` computes it."""
     rng = np.random.default_rng(seed)
     difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels).astype(np.int64),
                                 groups)
     observed = difference.observed()
-    exceed = dict.fromkeys(difference.columns, 0)
+    randomized: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
     for start in range(0, permutations, block):
         k = min(block, permutations - start)
         for c, values in difference.randomized(rng.random((k, len(a))) < 0.5).items():
-            exceed[c] += int((values >= observed[c] - 1e-12).sum())
+            randomized[c].append(values)
     boot: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
     for start in range(0, resamples, block):
         for c, values in difference.resampled(rng, min(block, resamples - start)).items():
@@ -303,25 +324,31 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     p, ci, delta = {}, {}, {}
     for c in difference.columns:
         delta[c] = None if np.isnan(observed[c]) else observed[c]
-        p[c] = None if delta[c] is None else (1 + exceed[c]) / (1 + permutations)
-        ci[c] = percentile_interval(np.concatenate(boot[c]) if boot[c] else np.empty(0)).ci
+        p[c] = permutation_p(observed[c], np.concatenate(randomized[c]) if randomized[c] else np.empty(0),
+                             alternative)[0]
+        ci[c] = percentile_interval(np.concatenate(boot[c]) if boot[c] else np.empty(0),
+                                    percentiles_for(confidence)).ci
     return PairedAucTest(names[0], names[1], delta, p, ci)
 
 
 def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None, resamples: int = 1000,
-               permutations: int = 1000, alpha: float = 0.05, seed: int = 0) -> tuple[ReportTable, list]:
+               permutations: int = 1000, alpha: float = 0.05, alternative: str = "greater",
+               correction: str = "none", confidence: float = 0.95, seed: int = 0) -> tuple[ReportTable, list]:
     """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
     for a significant improvement over each baseline (every other metric when none are named).
 
     ``scored`` maps a metric name to its :class:`~.data.LabelledScores`; all of them must hold the same rows
-    (the same files scored by every metric): labels and corpora are checked row by row.
+    (the same files scored by every metric): labels and corpora are checked row by row. ``correction``
+    adjusts the p-values of each column over all the tests made.
     """
     from learned_metrics.meta_eval.auc import auc_by_group
 
     if not scored:
         raise UserError("report needs at least one metric")
-    if not 0 < alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
+    check_alternative(alternative)
+    check_correction(correction)
+    check_confidence(confidence)
     names = list(scored)
     first = scored[names[0]]
     for name in names[1:]:
@@ -333,32 +360,34 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
     columns: list[str] = []
     for name in names:
         report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups, resamples=resamples,
-                              seed=seed)
+                              seed=seed, confidence=confidence)
         columns = [g.group for g in report.groups] + [MEAN_COLUMN]
         for group in report.groups:
             cells[(name, group.group)] = Cell(group.auc.value, group.auc.ci)
         cells[(name, MEAN_COLUMN)] = Cell(report.mean.value, report.mean.ci)
-    tests = []
-    for a in names:
-        for b in (baselines or names):
-            if a == b:
-                continue
-            test = paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
-                                   names=(a, b), permutations=permutations, resamples=resamples, seed=seed)
-            tests.append(test)
-            for column in columns:
-                if test.p[column] is not None and test.p[column] < alpha and test.delta[column] > 0:
-                    cells[(a, column)].beats.append(names.index(b) + 1)
+    tests = [paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
+                             names=(a, b), permutations=permutations, resamples=resamples, seed=seed,
+                             alternative=alternative, confidence=confidence)
+             for a in names for b in (baselines or names) if a != b]
+    for column in columns:
+        adjusted = adjust_p_values([t.p[column] for t in tests], correction)
+        for test, p in zip(tests, adjusted, strict=True):
+            test.p_adjusted[column] = p
+            if p is not None and p < alpha and test.delta[column] > 0:
+                cells[(test.a, column)].beats.append(names.index(test.b) + 1)
     for cell in cells.values():
         cell.beats.sort()
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
-    caption = (f"ROC AUC per corpus and their unweighted mean, with 95% bootstrap CIs ({resamples} resamples, rows "
-               f"redrawn within corpora); bold: best per column; superscript numbers: {against} (by row number) "
-               f"this metric is significantly better than (one-sided approximate randomization, scores of the two "
-               f"metrics swapped per row, {permutations} rounds, p < {alpha}).")
+    sided = "two-sided" if alternative == "two-sided" else "one-sided"
+    caption = (f"ROC AUC per corpus and their unweighted mean, with {confidence:.0%} bootstrap CIs ({resamples} "
+               f"resamples, rows redrawn within corpora); bold: best per column; superscript numbers: {against} (by "
+               f"row number) this metric is significantly better than ({sided} approximate randomization, scores of "
+               f"the two metrics swapped per row, {permutations} rounds, {_correction_words(correction)}"
+               f"p < {alpha}).")
     settings = {"mode": "auc", "resamples": resamples, "permutations": permutations, "alpha": alpha, "seed": seed,
-                "baselines": list(baselines or [])}
+                "baselines": list(baselines or []), "alternative": alternative, "correction": correction,
+                "confidence": confidence}
     return ReportTable(names, columns, cells, caption, settings), tests
 
 

@@ -91,6 +91,12 @@ def swap_masks(
         yield np.broadcast_to(bits, (size, n_docs, n_systems)).astype(np.float64)
 
 
+def percentiles_for(confidence: float) -> tuple[float, float]:
+    """The two percentiles of a central interval: 0.95 -> (2.5, 97.5)."""
+    tail = (1 - confidence) / 2 * 100
+    return tail, 100 - tail
+
+
 @dataclass(frozen=True)
 class Interval:
     """A percentile interval and how many resamples it rests on."""
@@ -132,10 +138,18 @@ class Estimate:
             "nan_resamples": self.nan_resamples,
         }
 
+    def to_row(self, prefix: str = "") -> dict:
+        """The JSON fields flat, the CI as ``ci_low``/``ci_high``: one DataFrame row's worth (``to_frame()``)."""
+        row = self.to_json()
+        ci = row.pop("ci")
+        row = {"value": row.pop("value"), "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, **row}
+        return {f"{prefix}{name}": value for name, value in row.items()}
 
-def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0) -> Estimate:
+
+def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0,
+                  confidence: float = 0.95) -> Estimate:
     """Bundle a point value (NaN = undefined) with the percentile CI of its resamples."""
-    interval = percentile_interval(samples)
+    interval = percentile_interval(samples, percentiles_for(confidence))
     value = float(value)
     return Estimate(
         value=None if np.isnan(value) else value,

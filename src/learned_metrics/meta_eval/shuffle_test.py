@@ -9,7 +9,9 @@ Length-gap variant: pair each original with a shuffled *different* document;
 accuracy is then broken down by the length difference original - shuffled
 (characters) in buckets of 20 centred on multiples of 20 and clamped to
 +-200, which shows whether the measure merely prefers longer (or shorter)
-texts. The CI comes from resampling pair ids with replacement.
+texts. The CI comes from resampling pair ids with replacement; each bucket's CI
+comes from the same resamples (a bucket a resample leaves empty is dropped and
+counted there).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
-from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from
+from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, percentile_interval
 
 BUCKET_WIDTH = 20
 BUCKET_LIMIT = 200
@@ -39,16 +41,20 @@ class ShufflePairs:
 
 @dataclass(frozen=True)
 class LengthBucket:
-    """Accuracy of the comparisons whose length gap falls in [low, high) (open-ended at the clamps)."""
+    """Accuracy of the comparisons whose length gap falls in [low, high) (open-ended at the clamps), with its
+    bootstrap CI (``None`` without resamples or comparisons) and the resamples that left the bucket empty."""
 
     gap: int
     low: int | None
     high: int | None
     pairs: int
     accuracy: float | None
+    ci: tuple[float, float] | None = None
+    nan_resamples: int = 0
 
     def to_json(self) -> dict:
-        return {"gap": self.gap, "from": self.low, "to": self.high, "pairs": self.pairs, "accuracy": self.accuracy}
+        return {"gap": self.gap, "from": self.low, "to": self.high, "pairs": self.pairs, "accuracy": self.accuracy,
+                "ci": None if self.ci is None else list(self.ci), "nan_resamples": self.nan_resamples}
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,22 @@ class ShuffleReport:
         if self.buckets is not None:
             out["by_length_gap"] = [b.to_json() for b in self.buckets]
         return out
+
+    def to_frame(self):
+        """One row for all comparisons (``gap`` missing), then one per length-gap bucket if asked, for notebooks:
+        ``pairs`` comparisons, ``accuracy`` with ``ci_low``/``ci_high``."""
+        import pandas as pd
+
+        acc = self.accuracy
+        rows = [{"gap": None, "from": None, "to": None, "pairs": acc.n, "accuracy": acc.value,
+                 "ci_low": acc.ci[0] if acc.ci else None, "ci_high": acc.ci[1] if acc.ci else None,
+                 "nan_resamples": acc.nan_resamples}]
+        for b in self.buckets or []:
+            rows.append({"gap": b.gap, "from": b.low, "to": b.high, "pairs": b.pairs, "accuracy": b.accuracy,
+                         "ci_low": b.ci[0] if b.ci else None, "ci_high": b.ci[1] if b.ci else None,
+                         "nan_resamples": b.nan_resamples})
+        frame = pd.DataFrame(rows)
+        return frame.astype({"gap": "Int64", "from": "Int64", "to": "Int64"})
 
 
 def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str = "doc_id") -> ShufflePairs:
@@ -115,15 +137,32 @@ def gap_buckets(gaps: np.ndarray) -> np.ndarray:
     return (BUCKET_WIDTH * np.floor(clamped / BUCKET_WIDTH + 0.5)).astype(int)
 
 
-def _bucket_table(outcome: np.ndarray, gaps: np.ndarray) -> list[LengthBucket]:
+BUCKET_CENTRES = np.arange(-BUCKET_LIMIT, BUCKET_LIMIT + 1, BUCKET_WIDTH)
+
+
+def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, gaps: np.ndarray,
+                 n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wins and comparisons per (pair id, bucket), so a resample's per-bucket totals are one product with its
+    pair-id counts."""
+    bucket_index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
+    wins, counts = np.zeros((2, n_pairs, len(BUCKET_CENTRES)))
+    np.add.at(wins, (pair_index, bucket_index), outcome)
+    np.add.at(counts, (pair_index, bucket_index), 1.0)
+    return wins, counts
+
+
+def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, samples: np.ndarray) -> list[LengthBucket]:
+    """One bucket per centre; ``samples`` are the (resamples x buckets) accuracies, NaN where a bucket is empty."""
     buckets = gap_buckets(gaps)
     table = []
-    for centre in range(-BUCKET_LIMIT, BUCKET_LIMIT + 1, BUCKET_WIDTH):
+    for k, centre in enumerate(BUCKET_CENTRES.tolist()):
         members = buckets == centre
         low = None if centre == -BUCKET_LIMIT else centre - BUCKET_WIDTH // 2
         high = None if centre == BUCKET_LIMIT else centre + BUCKET_WIDTH // 2
         accuracy = float(outcome[members].mean()) if members.any() else None
-        table.append(LengthBucket(centre, low, high, int(members.sum()), accuracy))
+        interval = percentile_interval(samples[:, k]) if members.any() else None
+        table.append(LengthBucket(centre, low, high, int(members.sum()), accuracy,
+                                  interval.ci if interval else None, interval.dropped if interval else 0))
     return table
 
 
@@ -152,11 +191,22 @@ def shuffle_test(
     n_pairs = int(pair_index.max()) + 1
     wins_per_pair = np.bincount(pair_index, weights=outcome, minlength=n_pairs)
     count_per_pair = np.bincount(pair_index, minlength=n_pairs).astype(np.float64)
-    samples = []
+    gaps = None if length_gap is None else np.asarray(length_gap, dtype=np.float64)
+    if gaps is not None and gaps.shape != original.shape:
+        raise UserError(f"length_gap needs one value per comparison ({original.size}), got shape {gaps.shape}")
+    if gaps is not None:
+        bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, gaps, n_pairs)
+    samples, bucket_samples = [], []
     for counts, _ in bootstrap_weights(n_pairs, 1, resamples, "documents", seed):
         samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
+        if gaps is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                bucket_samples.append((counts @ bucket_wins) / (counts @ bucket_counts))
     accuracy = estimate_from(
         float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size)
     )
-    buckets = None if length_gap is None else _bucket_table(outcome, np.asarray(length_gap, dtype=np.float64))
+    buckets = None
+    if gaps is not None:
+        stacked = np.concatenate(bucket_samples) if bucket_samples else np.empty((0, len(BUCKET_CENTRES)))
+        buckets = _bucket_table(outcome, gaps, stacked)
     return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets)

@@ -7,24 +7,55 @@ p = (1 + #{delta* >= delta}) / (1 + k), one-sided for "A better than B".
 The two metrics stay fixed values; a permutation is a 0/1 weight choosing A's
 or B's copy of each cell, so all permutations of a block are evaluated at once.
 
+The paired bootstrap test (Deutsch et al., 2021, after Berg-Kirkpatrick et
+al., 2012) redraws documents and/or systems, the same draw for A and B, and
+asks how often the resampled delta* exceeds twice the observed one:
+p = (1 + #{delta* - delta >= delta}) / (1 + k) (one-sided); its percentiles
+give the CI of delta.
+
 Williams' test (Williams 1959; Graham & Baldwin 2014) is the parametric
 alternative for dependent correlations sharing H, with n the number of items
 one correlation is computed over (for per-document/per-system means, the
 items of one group, as in ``nlpstats``); it has no version for ``acc_pair``.
+By default it runs on |r| for all three correlations, as the WMT scripts and
+``nlpstats`` do (a metric where lower is better is not penalized for its
+sign); ``williams="signed"`` keeps the signs.
+
+Every test is one-sided ("A better than B") unless ``alternative="two-sided"``
+("A and B differ"), and a family of comparisons can be corrected for
+multiplicity (Bonferroni, Holm; :mod:`.multiple`) within each statistic.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import STATISTICS, StatisticsEngine, check_options
+from learned_metrics.meta_eval.correlations import (
+    STATISTICS,
+    StatisticsEngine,
+    check_confidence,
+    check_options,
+    items_per_correlation,
+)
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.resampling import SWAP_MODES, single_threaded_blas, swap_masks
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.resampling import (
+    SWAP_MODES,
+    bootstrap_weights,
+    percentile_interval,
+    percentiles_for,
+    single_threaded_blas,
+    swap_masks,
+)
+
+ALTERNATIVES = ("greater", "two-sided")
+WILLIAMS_MODES = ("abs", "signed")
+TESTS = ("permutation", "bootstrap", "williams")
 
 
 @dataclass(frozen=True)
@@ -41,6 +72,16 @@ class Comparison:
     p_williams: float | None
     permutations: int
     nan_permutations: int
+    p_bootstrap: float | None = None
+    delta_ci: tuple[float, float] | None = None
+    resamples: int = 0
+    p_adjusted: dict[str, float | None] = field(default_factory=dict)
+
+    def p(self, test: str, *, adjusted: bool = True) -> float | None:
+        """The p-value of ``test`` (permutation, bootstrap, williams), corrected when a correction was asked."""
+        if adjusted and test in self.p_adjusted:
+            return self.p_adjusted[test]
+        return {"permutation": self.p_permutation, "bootstrap": self.p_bootstrap, "williams": self.p_williams}[test]
 
     def to_json(self) -> dict:
         return {
@@ -50,9 +91,13 @@ class Comparison:
             "value_b": self.value_b,
             "delta": self.delta,
             "p_permutation": self.p_permutation,
+            "p_bootstrap": self.p_bootstrap,
             "p_williams": self.p_williams,
+            "delta_ci": None if self.delta_ci is None else list(self.delta_ci),
+            "p_adjusted": dict(self.p_adjusted),
             "permutations": self.permutations,
             "nan_permutations": self.nan_permutations,
+            "resamples": self.resamples,
         }
 
 
@@ -65,6 +110,10 @@ class ComparisonReport:
     swap: str
     permutations: int
     seed: int
+    alternative: str = "greater"
+    correction: str = "none"
+    confidence: float = 0.95
+    williams: str = "abs"
 
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
@@ -85,10 +134,17 @@ def standardize(scores: np.ndarray) -> np.ndarray:
     return (scores - np.nanmean(scores)) / std
 
 
-def williams_p(r12: float, r13: float, r23: float, n: int) -> float | None:
-    """One-sided p of Williams' t for r12 > r13 (variable 1 = human, 2 = A, 3 = B); None if undefined."""
+def williams_p(r12: float, r13: float, r23: float, n: int, *, alternative: str = "greater",
+               absolute: bool = False) -> float | None:
+    """p of Williams' t for r12 > r13 (or r12 != r13 two-sided); variable 1 = human, 2 = A, 3 = B.
+
+    ``absolute`` takes |r| of all three first, as the WMT scripts and ``nlpstats`` do. None if undefined.
+    """
+    check_alternative(alternative)
     if n <= 3 or any(v is None or math.isnan(v) for v in (r12, r13, r23)):
         return None
+    if absolute:
+        r12, r13, r23 = abs(r12), abs(r13), abs(r23)
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     mean = (r12 + r13) / 2
     denominator = 2 * (n - 1) / (n - 3) * det + mean**2 * (1 - r23) ** 3
@@ -97,22 +153,33 @@ def williams_p(r12: float, r13: float, r23: float, n: int) -> float | None:
     t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denominator)
     from scipy import stats as scipy_stats  # imported here: scipy.stats costs ~1 s at CLI start-up
 
+    if alternative == "two-sided":
+        return float(min(1.0, 2 * scipy_stats.t.sf(abs(t), n - 3)))
     return float(scipy_stats.t.sf(t, n - 3))
 
 
-def _williams_n(statistic: str, valid: np.ndarray) -> int | None:
-    """Items one correlation of the statistic is computed over."""
-    return {
-        "tau_sys": int(valid.any(axis=0).sum()),
-        "tau_sum": int(valid.sum()),
-        "tau_pair": int(valid.sum(axis=1).max()),
-        "tau_intra": int(valid.sum(axis=0).max()),
-    }.get(statistic)
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise UserError(f"unknown alternative '{alternative}', expected one of: {', '.join(ALTERNATIVES)}")
+    return alternative
 
 
 def _point(engine: StatisticsEngine, n_docs: int, n_systems: int, q: np.ndarray | None = None) -> dict[str, float]:
     values = engine.evaluate(np.ones((1, n_docs)), np.ones((1, n_systems)), q)
     return {name: float(sample.value[0]) for name, sample in values.items()}
+
+
+KEEP_A = np.array([1.0, 0.0])[None, :, None, None]  # cell selection: copy 0 (metric A) only
+
+
+def _pair_engine(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, coefficient: str,
+                 stats: Sequence[str]) -> tuple[StatisticsEngine, np.ndarray]:
+    """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have."""
+    valid = ~(np.isnan(human) | np.isnan(metric_a) | np.isnan(metric_b))
+    a = standardize(np.where(valid, metric_a, np.nan))
+    b = standardize(np.where(valid, metric_b, np.nan))
+    engine = StatisticsEngine(np.stack([a, b]), np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
+    return engine, valid
 
 
 def permutation_deltas(
@@ -127,15 +194,10 @@ def permutation_deltas(
     seed: int,
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Observed delta = r(A,H) - r(B,H) per statistic, and delta on every permutation (NaN if undefined)."""
-    valid = ~(np.isnan(human) | np.isnan(metric_a) | np.isnan(metric_b))
-    a = standardize(np.where(valid, metric_a, np.nan))
-    b = standardize(np.where(valid, metric_b, np.nan))
-    both = np.stack([a, b])
-    engine = StatisticsEngine(both, np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
+    engine, _ = _pair_engine(human, metric_a, metric_b, coefficient, stats)
     n_docs, n_systems = human.shape
-    keep_a = np.array([1.0, 0.0])[:, None, None][None]
-    observed_a = _point(engine, n_docs, n_systems, keep_a)
-    observed_b = _point(engine, n_docs, n_systems, 1 - keep_a)
+    observed_a = _point(engine, n_docs, n_systems, KEEP_A)
+    observed_b = _point(engine, n_docs, n_systems, 1 - KEEP_A)
     observed = {name: observed_a[name] - observed_b[name] for name in stats}
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
     with single_threaded_blas():
@@ -146,22 +208,100 @@ def permutation_deltas(
             second = engine.evaluate(ones_d, ones_s, 1 - pick_a)
             for name in stats:
                 chunks[name].append(first[name].value - second[name].value)
-    deltas = {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}
-    return observed, deltas
+    return observed, _joined(chunks)
 
 
-def permutation_p(observed: float, deltas: np.ndarray) -> tuple[float | None, int]:
-    """p = (1 + #{delta* >= delta}) / (1 + k) over the defined permutations; also the count dropped."""
+def bootstrap_deltas(
+    human: np.ndarray,
+    metric_a: np.ndarray,
+    metric_b: np.ndarray,
+    *,
+    coefficient: str,
+    stats: Sequence[str],
+    resamples: int,
+    resample: str,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """delta* = r*(A,H) - r*(B,H) on paired bootstrap resamples: the same documents/systems drawn for A and B."""
+    engine, _ = _pair_engine(human, metric_a, metric_b, coefficient, stats)
+    n_docs, n_systems = human.shape
+    chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
+    with single_threaded_blas():
+        for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed):
+            first = engine.evaluate(u, v, KEEP_A)
+            second = engine.evaluate(u, v, 1 - KEEP_A)
+            for name in stats:
+                chunks[name].append(first[name].value - second[name].value)
+    return _joined(chunks)
+
+
+def _joined(chunks: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}
+
+
+def permutation_p(observed: float, deltas: np.ndarray, alternative: str = "greater") -> tuple[float | None, int]:
+    """p = (1 + #{delta* >= delta}) / (1 + k) over the defined permutations (|delta*| >= |delta| when
+    two-sided); also the count dropped."""
     defined = deltas[~np.isnan(deltas)]
     if math.isnan(observed):
         return None, int(deltas.size - defined.size)
     # A tiny tolerance keeps permutations that reproduce the observed delta up to rounding counted as >=.
-    exceed = int((defined >= observed - 1e-12).sum())
+    if alternative == "two-sided":
+        exceed = int((np.abs(defined) >= abs(observed) - 1e-12).sum())
+    else:
+        exceed = int((defined >= observed - 1e-12).sum())
     return (1 + exceed) / (1 + defined.size), int(deltas.size - defined.size)
+
+
+def bootstrap_p(observed: float, deltas: np.ndarray, alternative: str = "greater") -> float | None:
+    """Paired bootstrap p: how often the resampled deltas, shifted to the null (delta* - delta), reach delta.
+
+    Counted as (1 + #) / (1 + k) like the permutation p, so it is never 0; the paper's #/k differs by < 1/k.
+    """
+    defined = deltas[~np.isnan(deltas)]
+    if math.isnan(observed) or defined.size == 0:
+        return None
+    shifted = defined - observed
+    if alternative == "two-sided":
+        exceed = int((np.abs(shifted) >= abs(observed) - 1e-12).sum())
+    else:
+        exceed = int((shifted >= observed - 1e-12).sum())
+    return (1 + exceed) / (1 + defined.size)
 
 
 def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
+
+
+@dataclass(frozen=True)
+class TestOptions:
+    """How :func:`compare` tests a pair; checked once, shared by every pair and statistic."""
+
+    coefficient: str = "kendall"
+    stats: tuple[str, ...] = STATISTICS
+    permutations: int = 1000
+    swap: str = "cell"
+    resamples: int = 1000
+    resample: str = "both"
+    alternative: str = "greater"
+    correction: str = "none"
+    confidence: float = 0.95
+    williams: str = "abs"
+    seed: int = 0
+
+    def check(self) -> None:
+        check_options(self.coefficient, self.stats, self.resample)
+        if self.swap not in SWAP_MODES:
+            raise UserError(f"unknown swap mode '{self.swap}', expected one of: {', '.join(SWAP_MODES)}")
+        if self.permutations < 1:
+            raise UserError(f"--permutations must be >= 1, got {self.permutations}")
+        if self.resamples < 0:
+            raise UserError(f"--resamples must be >= 0, got {self.resamples}")
+        if self.williams not in WILLIAMS_MODES:
+            raise UserError(f"unknown Williams mode '{self.williams}', expected one of: {', '.join(WILLIAMS_MODES)}")
+        check_alternative(self.alternative)
+        check_correction(self.correction)
+        check_confidence(self.confidence)
 
 
 def compare(
@@ -172,53 +312,73 @@ def compare(
     stats: Sequence[str] = STATISTICS,
     permutations: int = 1000,
     swap: str = "cell",
+    resamples: int = 1000,
+    resample: str = "both",
+    alternative: str = "greater",
+    correction: str = "none",
+    confidence: float = 0.95,
+    williams: str = "abs",
     seed: int = 0,
     axes: str = "documents x systems",
 ) -> ComparisonReport:
-    """Permutation and Williams tests for every ordered pair of metrics (A better than B), per statistic.
+    """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
-    Both directions of a pair come from the same permutations.
+    Both directions of a pair come from the same permutations and resamples. ``resamples=0`` skips the
+    bootstrap test. ``correction`` adjusts each test's p-values over the comparisons of one statistic
+    (the ordered pairs when one-sided, the unordered pairs when two-sided) into ``p_adjusted``.
     """
-    stats = tuple(stats)
-    check_options(coefficient, stats)
-    if swap not in SWAP_MODES:
-        raise UserError(f"unknown swap mode '{swap}', expected one of: {', '.join(SWAP_MODES)}")
+    options = TestOptions(coefficient, tuple(stats), permutations, swap, resamples, resample, alternative,
+                          correction, confidence, williams, seed)
+    options.check()
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
-    if permutations < 1:
-        raise UserError(f"--permutations must be >= 1, got {permutations}")
     human_grid, grids = input_grids(human, dict(metrics), axes)
     for name, grid in grids.items():
         if grid.shape != human_grid.shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {human_grid.shape}")
     names = list(grids)
-    comparisons: dict[str, list[Comparison]] = {name: [] for name in stats}
+    comparisons: dict[str, list[Comparison]] = {name: [] for name in options.stats}
     for i, name_a in enumerate(names):
         for name_b in names[i + 1 :]:
-            pair = _compare_pair(human_grid, grids[name_a], grids[name_b], coefficient, stats, permutations, swap, seed)
-            for statistic in stats:
-                forward, backward = _both_directions(statistic, name_a, name_b, pair, permutations)
-                comparisons[statistic].extend([forward, backward])
-    return ComparisonReport(comparisons, coefficient, swap, permutations, seed)
+            pair = _compare_pair(human_grid, grids[name_a], grids[name_b], options)
+            for statistic in options.stats:
+                comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
+    if correction != "none":
+        comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
+    return ComparisonReport(comparisons, coefficient, swap, permutations, seed, alternative, correction, confidence,
+                            williams)
 
 
-def _compare_pair(human, a, b, coefficient, stats, permutations, swap, seed) -> dict:
+def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison]:
+    """Each test's p-values adjusted over the family; a two-sided pair counts once (both directions share p)."""
+    family = items if options.alternative == "greater" else items[::2]
+    adjusted: dict[str, list[float | None]] = {
+        test: adjust_p_values([c.p(test, adjusted=False) for c in family], options.correction) for test in TESTS
+    }
+    step = 1 if options.alternative == "greater" else 2
+    return [replace(c, p_adjusted={test: adjusted[test][i // step] for test in TESTS}) for i, c in enumerate(items)]
+
+
+def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: TestOptions) -> dict:
     """Everything both directions of one metric pair need."""
-    observed, deltas = permutation_deltas(
-        human, a, b, coefficient=coefficient, stats=stats, permutations=permutations, swap=swap, seed=seed
-    )
+    common = {"coefficient": options.coefficient, "stats": options.stats, "seed": options.seed}
+    observed, deltas = permutation_deltas(human, a, b, permutations=options.permutations, swap=options.swap,
+                                          **common)
+    boot = (bootstrap_deltas(human, a, b, resamples=options.resamples, resample=options.resample, **common)
+            if options.resamples else None)
     valid = ~(np.isnan(human) | np.isnan(a) | np.isnan(b))
     present = np.stack([valid])
     n_docs, n_systems = human.shape
 
     def values(metric: np.ndarray, target: np.ndarray) -> dict[str, float]:
-        engine = StatisticsEngine(metric[None], target[None], present, coefficient, stats)
+        engine = StatisticsEngine(metric[None], target[None], present, options.coefficient, options.stats)
         return _point(engine, n_docs, n_systems)
 
     return {
         "observed": observed,
         "deltas": deltas,
+        "boot": boot,
         "r_a": values(a, human),
         "r_b": values(b, human),
         "r_ab": values(a, b),
@@ -226,31 +386,28 @@ def _compare_pair(human, a, b, coefficient, stats, permutations, swap, seed) -> 
     }
 
 
-def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, permutations: int):
+def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, options: TestOptions):
+    alternative = options.alternative
     observed = pair["observed"][statistic]
     deltas = pair["deltas"][statistic]
-    p_forward, dropped = permutation_p(observed, deltas)
-    p_backward, _ = permutation_p(-observed, -deltas)
+    p_forward, dropped = permutation_p(observed, deltas, alternative)
+    p_backward, _ = permutation_p(-observed, -deltas, alternative)
+    boot = None if pair["boot"] is None else pair["boot"][statistic]
+    b_forward = None if boot is None else bootstrap_p(observed, boot, alternative)
+    b_backward = None if boot is None else bootstrap_p(-observed, -boot, alternative)
+    ci = None if boot is None else percentile_interval(boot, percentiles_for(options.confidence)).ci
     r_a, r_b, r_ab = pair["r_a"][statistic], pair["r_b"][statistic], pair["r_ab"][statistic]
-    n = _williams_n(statistic, pair["valid"])
-    w_forward = williams_p(r_a, r_b, r_ab, n) if n else None
-    w_backward = williams_p(r_b, r_a, r_ab, n) if n else None
+    n = items_per_correlation(statistic, pair["valid"])
+    absolute = options.williams == "abs"
+    w_forward = williams_p(r_a, r_b, r_ab, n, alternative=alternative, absolute=absolute) if n else None
+    w_backward = williams_p(r_b, r_a, r_ab, n, alternative=alternative, absolute=absolute) if n else None
 
-    def make(a, b, value_a, value_b, delta, p_perm, p_will) -> Comparison:
-        return Comparison(
-            statistic,
-            a,
-            b,
-            _none_if_nan(value_a),
-            _none_if_nan(value_b),
-            _none_if_nan(delta),
-            p_perm,
-            p_will,
-            permutations,
-            dropped,
-        )
+    def make(a, b, value_a, value_b, delta, p_perm, p_will, p_boot, delta_ci) -> Comparison:
+        return Comparison(statistic, a, b, _none_if_nan(value_a), _none_if_nan(value_b), _none_if_nan(delta),
+                          p_perm, p_will, options.permutations, dropped, p_boot, delta_ci, options.resamples)
 
+    backward_ci = None if ci is None else (-ci[1], -ci[0])
     return (
-        make(name_a, name_b, r_a, r_b, r_a - r_b, p_forward, w_forward),
-        make(name_b, name_a, r_b, r_a, r_b - r_a, p_backward, w_backward),
+        make(name_a, name_b, r_a, r_b, r_a - r_b, p_forward, w_forward, b_forward, ci),
+        make(name_b, name_a, r_b, r_a, r_b - r_a, p_backward, w_backward, b_backward, backward_ci),
     )

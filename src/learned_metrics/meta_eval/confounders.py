@@ -1,0 +1,614 @@
+"""Why does a metric work? Correlate its scores (and the human labels) with simple text proxies.
+
+A metric that tracks the length of a generation, its word overlap with the
+grounding, or the first-person pronouns of a chat reply can look good for the
+wrong reason (the coherence paper's Table 4.1, the faithfulness thesis' Tables
+5.5, 5.10 and 5.11). For every score column (each metric, and the human
+label/score as the row ``human``) and every proxy this module reports Kendall's
+tau-b (``scipy.stats.kendalltau``), its p-value, n and a percentile bootstrap
+95% CI (rows redrawn with replacement, seeded, through
+:mod:`~learned_metrics.meta_eval.resampling`).
+
+Proxies, computed from plain text without a model:
+
+``chars``         length of the generation in characters
+``tokens``        word tokens: runs of letters/digits, an inner apostrophe kept (``don't``, ``o'clock``)
+``sentences``     sentence count, with the project's splitter (:mod:`learned_metrics.text.sentences`)
+``overlap``       share of the generation's tokens (with repeats, case-folded) that occur in the grounding
+``first_person``  first-person pronouns (I, me, my, mine, myself, we, us, our, ours, ourselves),
+                  case-insensitive and word-bounded (the ``I`` of ``I'm`` counts; ``US`` counts as ``us``)
+
+plus any numeric field named by the user (e.g. the position of the first
+error). A row where such a field is missing (absent, null, empty, NaN) is left
+out of that proxy's correlations and counted in ``skipped``.
+
+``by_label=True`` repeats everything within the label-1 and the label-0 rows,
+as the thesis does, so a proxy that merely predicts the label does not show up
+as a confounder; the human row is omitted there (it is constant).
+
+**Williams' test**, "metric A depends less on the proxy than metric B", for
+every ordered pair of metrics and every proxy: one-sided
+:func:`~learned_metrics.meta_eval.significance.williams_p` with variable 1 the
+proxy P, 2 = B, 3 = A::
+
+    r12 = |tau(P, B)|,  r13 = |tau(P, A)|,  r23 = s_A * s_B * tau(A, B),  s_X = sign(tau(P, X)) (0 -> +1)
+
+Taking |tau(P, X)| is the same as replacing X by s_X * X (reversing a variable
+flips the sign of every correlation it takes part in), so tau(A, B) must be
+flipped by the same signs: the three values are then the correlations of (P,
+s_B B, s_A A), a consistent triple, and Williams' t tests whether the
+(sign-aligned) B is more associated with P than the aligned A. Taking |tau(A,
+B)| instead (``williams_p(..., absolute=True)``) is wrong when exactly one
+metric correlates negatively with the proxy. Williams' t is derived for
+Pearson's r; with Kendall's tau it is an approximation (as in ``compare``), n
+is the rows both correlations use. Optional Bonferroni/Holm correction over
+every Williams p-value of the run (:func:`~.multiple.adjust_p_values`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.formatting import format_number, format_p, latex_escape
+from learned_metrics.meta_eval.coefficients import FixedGroups
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
+from learned_metrics.meta_eval.significance import williams_p
+from learned_metrics.validate import int_at_least, number, row_label, row_number_value, row_text
+
+PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
+HUMAN = "human"
+ALL_ROWS = "all"
+LABEL_SCOPES = ("label=1", "label=0")
+MIN_ROWS = 3  # fewer rows give no meaningful tau or p-value
+FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
+
+_TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*")
+_FIRST_PERSON = re.compile(r"\b(?:" + "|".join(FIRST_PERSON) + r")\b", re.IGNORECASE)
+
+
+# --- proxies from text -----------------------------------------------------------------------
+
+
+def word_tokens(text: str) -> list[str]:
+    """Word tokens, case-folded: runs of letters/digits with inner apostrophes kept."""
+    return [token.casefold() for token in _TOKEN.findall(text)]
+
+
+def first_person_count(text: str) -> int:
+    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish."""
+    return len(_FIRST_PERSON.findall(text))
+
+
+def overlap_share(generation: str, grounding: str) -> float:
+    """Share of the generation's tokens found in the grounding (NaN when the generation has no word token)."""
+    tokens = word_tokens(generation)
+    if not tokens:
+        return math.nan
+    known = set(word_tokens(grounding))
+    return sum(token in known for token in tokens) / len(tokens)
+
+
+def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
+                 splitter: str = "pysbd") -> dict[str, float]:
+    """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
+    from learned_metrics.text.sentences import get_splitter
+
+    values: dict[str, float] = {}
+    for proxy in proxies:
+        if proxy == "chars":
+            values[proxy] = float(len(generation))
+        elif proxy == "tokens":
+            values[proxy] = float(len(word_tokens(generation)))
+        elif proxy == "sentences":
+            values[proxy] = float(len(get_splitter(splitter)(generation)))
+        elif proxy == "first_person":
+            values[proxy] = float(first_person_count(generation))
+        elif proxy == "overlap":
+            if grounding is None:
+                raise UserError("the overlap proxy needs a grounding text")
+            values[proxy] = overlap_share(generation, grounding)
+        else:
+            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
+    return values
+
+
+# --- reading rows ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfounderFields:
+    """Which fields of a row hold what; ``human=None`` leaves the human row out."""
+
+    metrics: tuple[str, ...] = ("score",)
+    names: tuple[str, ...] | None = None
+    human: str | None = "label"
+    generation: str = "generation"
+    grounding: str | None = "grounding"
+    proxy_fields: tuple[str, ...] = ()
+    label: str = "label"
+
+    def metric_names(self) -> list[str]:
+        """Display names of the metric columns: ``names`` if given, else the field names."""
+        if not self.metrics:
+            raise UserError("give at least one --metric-field (the score column of a metric)")
+        names = list(self.names) if self.names else list(self.metrics)
+        if len(names) != len(self.metrics):
+            raise UserError(f"--names gives {len(names)} name(s) for {len(self.metrics)} --metric-field(s)")
+        if len(set(names)) != len(names):
+            raise UserError(f"metric names must be distinct, got {names} (use --names)")
+        if self.human and HUMAN in names:
+            raise UserError(f"'{HUMAN}' names the human row; give the metric another name with --names")
+        return names
+
+
+@dataclass(frozen=True)
+class ConfounderData:
+    """Parsed rows: score columns (the human one first), proxy values (NaN = missing) and 0/1 labels."""
+
+    scores: dict[str, np.ndarray]
+    proxies: dict[str, np.ndarray]
+    labels: np.ndarray | None
+    human: str | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> list[str]:
+        return [name for name in self.scores if name != self.human]
+
+
+def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str] = ()) -> None:
+    """Unknown built-in proxies, fields named like a built-in, and repeats: errors before any file is read."""
+    chosen = list(PROXIES if proxies is None else proxies)
+    for proxy in chosen:
+        if proxy not in PROXIES:
+            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
+    for name in proxy_fields:
+        if name in PROXIES:
+            raise UserError(f"--proxy-field '{name}' has the name of a built-in proxy; rename the field")
+    if len(set(chosen)) != len(chosen) or len(set(proxy_fields)) != len(proxy_fields):
+        raise UserError("a proxy is named twice")
+
+
+def choose_proxies(proxies: Sequence[str] | None, fields: ConfounderFields,
+                   first_row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """Built-in proxies to compute, and notes; the default set drops ``overlap`` when there is no grounding."""
+    check_proxy_names(proxies, fields.proxy_fields)
+    chosen = list(PROXIES if proxies is None else proxies)
+    notes = []
+    if "overlap" in chosen and proxies is None and (not fields.grounding or fields.grounding not in first_row):
+        chosen.remove("overlap")
+        notes.append("overlap not computed: no grounding field"
+                     + (f" '{fields.grounding}' in the rows" if fields.grounding else "")
+                     + " (name one with --grounding-field)")
+    if "overlap" in chosen and not fields.grounding:
+        raise UserError("the overlap proxy needs --grounding-field")
+    if not chosen and not fields.proxy_fields:
+        raise UserError("no proxy to correlate with: give --proxies or --proxy-field")
+    return chosen, notes
+
+
+def _human_value(row: dict[str, Any], fields: ConfounderFields, *, path: object, row_number: int) -> float:
+    """The human score: a 0/1 label when the human field is the label field, else a number."""
+    if fields.human == fields.label:
+        return float(row_label(row, fields.human, path=path, row_number=row_number))
+    value = row_number_value(row, fields.human, path=path, row_number=row_number)
+    if value is None:
+        raise UserError("human score is missing or NaN", path=path, row=row_number, field=fields.human)
+    return value
+
+
+def _score_value(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float:
+    value = row_number_value(row, name, path=path, row_number=row_number)
+    if value is None:
+        raise UserError("score is missing or NaN", path=path, row=row_number, field=name)
+    return value
+
+
+def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float:
+    """A numeric proxy field; absent, null, empty or NaN is missing (NaN), anything else non-numeric an error."""
+    value = number(row.get(name), path=path, row=row_number, field=name)
+    return math.nan if value is None else value
+
+
+def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
+               proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
+               path: object = None) -> ConfounderData:
+    """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
+    iterator = iter(rows)
+    first = next(iterator, None)
+    if first is None:
+        raise UserError("no rows", path=path)
+    chosen, notes = choose_proxies(proxies, fields, first[1])
+    names = fields.metric_names()
+    human = HUMAN if fields.human else None
+    columns: dict[str, list[float]] = {name: [] for name in ([human] if human else []) + names}
+    values: dict[str, list[float]] = {name: [] for name in [*chosen, *fields.proxy_fields]}
+    labels: list[int] = []
+    seen = dict.fromkeys(fields.proxy_fields, False)
+    for row_number, row in itertools.chain([first], iterator):
+        where = {"path": path, "row_number": row_number}
+        if human:
+            columns[human].append(_human_value(row, fields, **where))
+        for name, score_field in zip(names, fields.metrics, strict=True):
+            columns[name].append(_score_value(row, score_field, **where))
+        if chosen:
+            generation = row_text(row, fields.generation, **where)
+            grounding = row_text(row, fields.grounding, **where) if "overlap" in chosen else None
+            for proxy, value in text_proxies(generation, grounding, chosen, splitter).items():
+                values[proxy].append(value)
+        for name in fields.proxy_fields:
+            seen[name] = seen[name] or name in row
+            values[name].append(_optional_number(row, name, path=path, row_number=row_number))
+        if by_label:
+            labels.append(row_label(row, fields.label, **where))
+    _check_rows(len(labels) if by_label else len(next(iter(values.values()))), seen, first, path)
+    proxy_arrays = {name: np.array(v, dtype=np.float64) for name, v in values.items()}
+    notes += _missing_notes(proxy_arrays)
+    return ConfounderData({name: np.array(v, dtype=np.float64) for name, v in columns.items()}, proxy_arrays,
+                          np.array(labels, dtype=np.int64) if by_label else None, human, notes)
+
+
+def _check_rows(n_rows: int, seen: dict[str, bool], first: tuple[int, dict[str, Any]], path: object) -> None:
+    if n_rows < MIN_ROWS:
+        raise UserError(f"needs at least {MIN_ROWS} rows for a correlation, got {n_rows}", path=path)
+    for name, present in seen.items():
+        if not present:
+            fields_present = ", ".join(sorted(map(str, first[1]))) or "none"
+            raise UserError(f"no row has this --proxy-field (fields present: {fields_present})", path=path,
+                            row=first[0], field=name)
+
+
+def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
+    notes = []
+    for name, values in proxies.items():
+        missing = int(np.isnan(values).sum())
+        if missing:
+            what = "no word token in the generation" if name == "overlap" else "missing value"
+            notes.append(f"{name}: {missing} of {len(values)} row(s) left out ({what})")
+    return notes
+
+
+def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
+                         proxies: Sequence[str] | None = None, by_label: bool = False,
+                         splitter: str = "pysbd") -> ConfounderData:
+    """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
+    from learned_metrics.io import iter_rows
+
+    return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path)
+
+
+def _native(value: Any) -> Any:
+    """numpy scalars from a frame or an array column as plain Python values (what the validators expect)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows numbered from 1, from a pandas DataFrame, a mapping of column -> values, or a sequence of dicts."""
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        records = data.to_dict("records")
+    elif isinstance(data, Mapping):
+        columns = {name: list(values) for name, values in data.items()}
+        lengths = {len(values) for values in columns.values()}
+        if len(lengths) > 1:
+            raise UserError(f"columns differ in length: { {name: len(v) for name, v in columns.items()} }")
+        records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    elif isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(r, Mapping) for r in data):
+        records = list(data)
+    else:
+        raise UserError("expected a pandas DataFrame, a mapping of column -> values, or a list of row dicts, got "
+                        f"{type(data).__name__}")
+    for number_, record in enumerate(records, start=1):
+        yield number_, {str(k): _native(v) for k, v in record.items()}
+
+
+# --- statistics ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProxyCorrelation:
+    """tau-b of one score column with one proxy in one scope; ``tau.skipped`` = rows without the proxy."""
+
+    scope: str
+    column: str
+    proxy: str
+    tau: Estimate
+    p_value: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.tau.to_json(), "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class WilliamsTest:
+    """H1: ``metric_a`` depends less on ``proxy`` than ``metric_b`` (|tau(B, P)| > |tau(A, P)|), one-sided."""
+
+    scope: str
+    proxy: str
+    metric_a: str
+    metric_b: str
+    tau_a: float | None
+    tau_b: float | None
+    tau_ab: float | None
+    n: int
+    p: float | None
+    p_adjusted: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scope": self.scope, "proxy": self.proxy, "metric_a": self.metric_a, "metric_b": self.metric_b,
+                "tau_a": self.tau_a, "tau_b": self.tau_b, "tau_ab": self.tau_ab, "n": self.n, "p": self.p,
+                "p_adjusted": self.p_adjusted}
+
+
+def _tau_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float | None]:
+    """scipy's tau-b and its p-value; NaN/None when fewer than 3 rows or a side is constant."""
+    from scipy.stats import kendalltau
+
+    if len(x) < MIN_ROWS or np.all(x == x[0]) or np.all(y == y[0]):
+        return math.nan, None
+    result = kendalltau(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
+def bootstrap_taus(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """tau-b of every row of ``x`` (G, m) with ``y`` (m,) on ``resamples`` draws of the m rows: (resamples, G).
+
+    One draw is shared by all rows of ``x`` (the same items redrawn for every score column); the draws are
+    :func:`~.resampling.bootstrap_weights`' document counts, so a seed gives the same draws as everywhere else.
+    """
+    n_groups, m = x.shape
+    if resamples == 0 or m < MIN_ROWS:
+        return np.full((resamples, n_groups), np.nan)
+    groups = FixedGroups(x, np.repeat(y[None, :], n_groups, axis=0), "kendall", correlation=True, accuracy=False)
+    parts = []
+    with single_threaded_blas():
+        for counts, _ in bootstrap_weights(m, 1, resamples, "documents", seed):
+            parts.append(groups.correlation(np.broadcast_to(counts[:, None, :], (len(counts), n_groups, m))))
+    return np.concatenate(parts)
+
+
+def _scope_masks(data: ConfounderData) -> dict[str, np.ndarray]:
+    n = len(next(iter(data.scores.values())))
+    masks = {ALL_ROWS: np.ones(n, dtype=bool)}
+    if data.labels is not None:
+        masks[LABEL_SCOPES[0]] = data.labels == 1
+        masks[LABEL_SCOPES[1]] = data.labels == 0
+    return masks
+
+
+def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, resamples: int,
+                        seed: int) -> list[ProxyCorrelation]:
+    columns = list(data.scores) if scope == ALL_ROWS else data.metrics
+    out = []
+    for proxy, values in data.proxies.items():
+        used = rows & ~np.isnan(values)
+        x = np.stack([data.scores[c][used] for c in columns])
+        samples = bootstrap_taus(x, values[used], resamples, seed)
+        for g, column in enumerate(columns):
+            tau, p = _tau_and_p(x[g], values[used])
+            estimate = estimate_from(tau, samples[:, g], n=int(used.sum()), skipped=int((rows & ~used).sum()))
+            out.append(ProxyCorrelation(scope, column, proxy, estimate, p))
+    return out
+
+
+def _sign(value: float) -> float:
+    return -1.0 if value < 0 else 1.0
+
+
+def _none_if_nan(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def williams_tests(data: ConfounderData, scope: str, rows: np.ndarray) -> list[WilliamsTest]:
+    """Every ordered metric pair (A, B) and proxy: one-sided Williams p for |tau(B, P)| > |tau(A, P)|."""
+    tests = []
+    for proxy, values in data.proxies.items():
+        used = rows & ~np.isnan(values)
+        taus = {m: _tau_and_p(data.scores[m][used], values[used])[0] for m in data.metrics}
+        for a, b in itertools.permutations(data.metrics, 2):
+            tau_ab = _tau_and_p(data.scores[a][used], data.scores[b][used])[0]
+            p = williams_p(abs(taus[b]), abs(taus[a]), _sign(taus[a]) * _sign(taus[b]) * tau_ab, int(used.sum()))
+            tests.append(WilliamsTest(scope, proxy, a, b, _none_if_nan(taus[a]), _none_if_nan(taus[b]),
+                                      _none_if_nan(tau_ab), int(used.sum()), p, p))
+    return tests
+
+
+def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]:
+    adjusted = adjust_p_values([t.p for t in tests], correction)
+    return [WilliamsTest(**{**t.__dict__, "p_adjusted": p}) for t, p in zip(tests, adjusted, strict=True)]
+
+
+def analyse(data: ConfounderData, *, resamples: int = 1000, seed: int = 0,
+            correction: str = "none") -> ConfounderReport:
+    """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
+    Williams tests between every ordered pair of metrics."""
+    int_at_least(resamples, 0, "resamples")
+    check_correction(correction)
+    masks = _scope_masks(data)
+    correlations: list[ProxyCorrelation] = []
+    tests: list[WilliamsTest] = []
+    notes = list(data.notes)
+    for scope, rows in masks.items():
+        if scope != ALL_ROWS and rows.sum() < MIN_ROWS:
+            notes.append(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined")
+        correlations += _scope_correlations(data, scope, rows, resamples, seed)
+        tests += williams_tests(data, scope, rows)
+    if len(data.metrics) < 2:
+        notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
+    settings = {"resamples": resamples, "seed": seed, "correction": correction}
+    return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
+                            {(c.scope, c.column, c.proxy): c for c in correlations},
+                            _corrected(tests, correction), notes, settings,
+                            {scope: int(rows.sum()) for scope, rows in masks.items()})
+
+
+def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: Sequence[str] | None = None,
+                human_field: str | None = "label", generation_field: str = "generation",
+                grounding_field: str | None = "grounding", proxy_fields: Sequence[str] = (),
+                proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
+                resamples: int = 1000, seed: int = 0, correction: str = "none",
+                splitter: str = "pysbd") -> ConfounderReport:
+    """Correlate every metric (and the human column) with text proxies; the Python face of
+    ``learned-metrics meta-eval confounders``.
+
+    ``data``: a pandas DataFrame, a mapping of column -> values, or a list of row dicts, holding the fields named
+    here (defaults: the output of ``learned-metrics score faithfulness``). ``proxies=None`` takes every built-in
+    proxy the data allow (``overlap`` only with a grounding field); ``proxy_fields`` adds numeric columns.
+    """
+    fields = ConfounderFields(tuple(metric_fields), tuple(names) if names else None, human_field, generation_field,
+                              grounding_field, tuple(proxy_fields), label_field)
+    parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter)
+    return analyse(parsed, resamples=resamples, seed=seed, correction=correction)
+
+
+# --- the report ------------------------------------------------------------------------------
+
+SCOPE_TITLES = {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "label 0 rows"}
+
+
+@dataclass(frozen=True)
+class ConfounderReport:
+    """Result of :func:`confounders`: per scope a (score columns x proxies) table of tau-b with CIs, and the
+    Williams tests. ``to_json()`` is the ``--json`` file; Markdown, LaTeX and CSV renderers for papers."""
+
+    columns: list[str]
+    metrics: list[str]
+    proxies: list[str]
+    scopes: list[str]
+    correlations: dict[tuple[str, str, str], ProxyCorrelation]
+    tests: list[WilliamsTest]
+    notes: list[str]
+    settings: dict[str, Any]
+    rows: dict[str, int]
+
+    def columns_of(self, scope: str) -> list[str]:
+        """Score columns reported in a scope (no human row within a label class)."""
+        return self.columns if scope == ALL_ROWS else self.metrics
+
+    def correlation(self, scope: str, column: str, proxy: str) -> ProxyCorrelation:
+        return self.correlations[(scope, column, proxy)]
+
+    @property
+    def caption(self) -> str:
+        """What the correlation tables hold (plain text)."""
+        resamples = self.settings["resamples"]
+        ci = f"95% percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
+            if resamples else "no CIs (0 resamples)"
+        return f"Kendall tau-b of each score with each proxy, {ci}."
+
+    @property
+    def tests_caption(self) -> str:
+        """What the Williams table holds (plain text)."""
+        return (f"Williams' test, one-sided: A depends less on the proxy than B (|tau(B)| > |tau(A)|); "
+                f"p-value correction: {self.settings['correction']}.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "proxies": self.proxies,
+            "columns": self.columns,
+            "rows": self.rows,
+            "scopes": {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json()
+                                        for proxy in self.proxies}
+                               for column in self.columns_of(scope)}
+                       for scope in self.scopes},
+            "williams": [t.to_json() for t in self.tests],
+            "notes": self.notes,
+            "settings": self.settings,
+        }
+
+    def to_frame(self):
+        """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out; for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([_flat(c) for c in self.correlations.values()])
+
+    def tests_frame(self):
+        """One row per Williams test (scope, proxy, metric A, metric B)."""
+        import pandas as pd
+
+        return pd.DataFrame([t.to_json() for t in self.tests], columns=list(WilliamsTest.__dataclass_fields__))
+
+    def to_csv(self) -> str:
+        """The correlations in long format (the Williams tests are in the JSON, Markdown and LaTeX outputs)."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["scope", "column", "proxy", "tau", "ci_low", "ci_high", "p_value", "n", "skipped"])
+        for c in self.correlations.values():
+            flat = _flat(c)
+            writer.writerow(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v) for v in flat.values()])
+        return buffer.getvalue()
+
+    def to_markdown(self) -> str:
+        parts = []
+        for scope in self.scopes:
+            parts.append(f"**{SCOPE_TITLES[scope]}** ({self.rows[scope]})\n")
+            parts.append("| score | " + " | ".join(self.proxies) + " |")
+            parts.append("|---|" + "---:|" * len(self.proxies))
+            for column in self.columns_of(scope):
+                cells = [self._cell(scope, column, proxy) for proxy in self.proxies]
+                parts.append(f"| {column} | " + " | ".join(cells) + " |")
+            parts.append("")
+        if self.tests:
+            parts += ["**Williams tests**\n", "| scope | proxy | A | B | tau(A) | tau(B) | tau(A,B) | n | p |",
+                      "|---|---|---|---|---:|---:|---:|---:|---:|"]
+            parts += [f"| {t.scope} | {t.proxy} | {t.metric_a} | {t.metric_b} | {format_number(t.tau_a)} | "
+                      f"{format_number(t.tau_b)} | {format_number(t.tau_ab)} | {t.n} | {format_p(t.p_adjusted)} |"
+                      for t in self.tests]
+            parts.append("")
+        captions = f"{self.caption} {self.tests_caption}" if self.tests else self.caption
+        return "\n".join(parts) + f"\n{captions}\n"
+
+    def _cell(self, scope: str, column: str, proxy: str) -> str:
+        tau = self.correlation(scope, column, proxy).tau
+        text = format_number(tau.value)
+        return text + (f" [{format_number(tau.ci[0])}, {format_number(tau.ci[1])}]" if tau.ci else "")
+
+    def to_latex(self) -> str:
+        """booktabs tables (needs ``\\usepackage{booktabs}``) that compile as they are; CIs in small type."""
+        heads = " & ".join(latex_escape(p) for p in self.proxies)
+        lines = [r"\begin{table}[t]", r"\centering", r"\small",
+                 r"\begin{tabular}{l" + "c" * len(self.proxies) + "}", r"\toprule", rf"Score & {heads} \\"]
+        for scope in self.scopes:
+            lines += [r"\midrule", rf"\multicolumn{{{len(self.proxies) + 1}}}{{l}}{{\emph{{"
+                      rf"{latex_escape(SCOPE_TITLES[scope])} ({self.rows[scope]})}}}} \\"]
+            for column in self.columns_of(scope):
+                taus = [self.correlation(scope, column, p).tau for p in self.proxies]
+                lines.append(latex_escape(column) + " & " + " & ".join(format_number(t.value) for t in taus) + r" \\")
+                lines.append(" & " + " & ".join(r"{\scriptsize " + (f"[{format_number(t.ci[0])}, "
+                                                                     f"{format_number(t.ci[1])}]" if t.ci else "")
+                                                 + "}" for t in taus) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(self.caption)}}}", r"\end{table}"]
+        if self.tests:
+            lines += ["", *self._latex_tests()]
+        return "\n".join(lines) + "\n"
+
+    def _latex_tests(self) -> list[str]:
+        lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{llllrrrrr}", r"\toprule",
+                 r"Scope & Proxy & A & B & $\tau(A)$ & $\tau(B)$ & $\tau(A,B)$ & $n$ & $p$ \\", r"\midrule"]
+        for t in self.tests:
+            cells = [t.scope, t.proxy, t.metric_a, t.metric_b]
+            lines.append(" & ".join(latex_escape(c) for c in cells) + " & " + " & ".join(
+                [format_number(t.tau_a), format_number(t.tau_b), format_number(t.tau_ab), str(t.n),
+                 latex_escape(format_p(t.p_adjusted))]) + r" \\")
+        caption = (r"Williams' test, one-sided: A depends less on the proxy than B ($|\tau(B)| > |\tau(A)|$); "
+                   rf"$p$-value correction: {latex_escape(self.settings['correction'])}.")
+        return [*lines, r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
+
+
+def _flat(c: ProxyCorrelation) -> dict[str, Any]:
+    tau = c.tau
+    return {"scope": c.scope, "column": c.column, "proxy": c.proxy, "tau": tau.value,
+            "ci_low": tau.ci[0] if tau.ci else None, "ci_high": tau.ci[1] if tau.ci else None,
+            "p_value": c.p_value, "n": tau.n, "skipped": tau.skipped}
+

@@ -1,0 +1,261 @@
+"""Realistic system-level correlations (Deutsch, Dror & Roth 2022; Deutsch's thesis, chapter 8).
+
+Two ways the usual system-level correlation misleads, and what this module reports instead:
+
+1. Metric system scores are averaged over the ~100 judged documents only, although in practice a metric
+   scores the whole test set. With ``metric_full`` (every test document, the judged ones included or not)
+   the metric's system scores come from the full set and the humans' from the judged subset;
+   ``tau_sys_full`` is their correlation, beside ``tau_sys`` on the judged subset.
+2. Systems compared in practice are close; a correlation over all pairs is dominated by easy, far-apart
+   pairs. For each band ``lo <= |delta metric| < hi`` of system-score differences (in the metric's units,
+   from the full set when given) the pairs in the band are counted and scored: ``agreement`` = share of
+   the pairs with a strict human order that the metric orders the same way (a metric tie counts wrong,
+   as ``acc_pair``), and ``tau`` = (concordant - discordant) / pairs.
+
+Bootstrap: judged documents, full-set documents and systems are redrawn (for ``tau_sys``, ``tau_sys_full``);
+for the bands the pairs stay those chosen by the observed differences and only documents are redrawn, so an
+interval says how sure the agreement on *these* pairs is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.formatting import format_ci, format_number
+from learned_metrics.meta_eval.coefficients import COEFFICIENTS, rowwise_correlation
+from learned_metrics.meta_eval.correlations import check_confidence
+from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
+
+
+@dataclass(frozen=True)
+class Band:
+    """Pairs of systems whose metric scores differ by ``lo <= |delta| < hi``."""
+
+    lo: float
+    hi: float
+    pairs: int
+    human_ties: int
+    agreement: Estimate
+    tau: Estimate
+
+    def label(self) -> str:
+        return f"[{_edge(self.lo)}, {_edge(self.hi)})"
+
+    def to_json(self) -> dict:
+        return {"lo": self.lo, "hi": None if math.isinf(self.hi) else self.hi, "pairs": self.pairs,
+                "human_ties": self.human_ties, "agreement": self.agreement.to_json(), "tau": self.tau.to_json()}
+
+
+@dataclass(frozen=True)
+class SystemLevelReport:
+    """Result of :func:`realistic_system_level`; ``to_json()`` is the ``--json`` file."""
+
+    tau_sys: Estimate
+    tau_sys_full: Estimate | None
+    bands: list[Band]
+    systems: int
+    judged_docs: int
+    full_docs: int | None
+    coefficient: str
+    resamples: int
+    confidence: float
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"tau_sys": self.tau_sys.to_json(),
+                "tau_sys_full": None if self.tau_sys_full is None else self.tau_sys_full.to_json(),
+                "bands": [band.to_json() for band in self.bands],
+                "settings": {"systems": self.systems, "judged_docs": self.judged_docs, "full_docs": self.full_docs,
+                             "coefficient": self.coefficient, "resamples": self.resamples,
+                             "confidence": self.confidence, "seed": self.seed}}
+
+    def to_frame(self):
+        """One row per estimate (tau_sys, tau_sys_full, and agreement/tau per band), for notebooks."""
+        import pandas as pd
+
+        rows = [{"statistic": "tau_sys", "band": None, "pairs": None, **_flat(self.tau_sys)}]
+        if self.tau_sys_full is not None:
+            rows.append({"statistic": "tau_sys_full", "band": None, "pairs": None, **_flat(self.tau_sys_full)})
+        for band in self.bands:
+            for name in ("agreement", "tau"):
+                rows.append({"statistic": name, "band": band.label(), "pairs": band.pairs,
+                             **_flat(getattr(band, name))})
+        return pd.DataFrame(rows)
+
+    def to_markdown(self) -> str:
+        level = f"{self.confidence:.0%} CI"
+        lines = [f"| statistic | value | {level} | n |", "|---|---:|---:|---:|"]
+        for name, estimate in (("tau_sys (judged)", self.tau_sys), ("tau_sys (full set)", self.tau_sys_full)):
+            if estimate is not None:
+                lines.append(f"| {name} | {format_number(estimate.value)} | {format_ci(estimate.ci)} | {estimate.n} |")
+        if self.bands:
+            lines += ["", f"| \\|Δ metric\\| | pairs | agreement | {level} | tau | {level} |",
+                      "|---|---:|---:|---:|---:|---:|"]
+            for band in self.bands:
+                agreement, tau = band.agreement, band.tau
+                lines.append(f"| {band.label()} | {band.pairs} | {format_number(agreement.value)} | "
+                             f"{format_ci(agreement.ci)} | {format_number(tau.value)} | {format_ci(tau.ci)} |")
+        return "\n".join(lines) + "\n"
+
+
+def _flat(estimate: Estimate) -> dict:
+    return {"value": estimate.value, "ci_low": estimate.ci[0] if estimate.ci else None,
+            "ci_high": estimate.ci[1] if estimate.ci else None, "n": estimate.n}
+
+
+def _edge(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:g}"
+
+
+def check_bands(bands: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Bands as (lo, hi) with 0 <= lo < hi (hi may be inf)."""
+    checked = []
+    for lo, hi in bands:
+        lo, hi = float(lo), float(hi)
+        if math.isnan(lo) or math.isnan(hi) or lo < 0 or not lo < hi:
+            raise UserError(f"--delta-band {_edge(lo)} {_edge(hi)}: expected 0 <= LO < HI (HI may be inf)")
+        checked.append((lo, hi))
+    return checked
+
+
+def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
+    """(R, S) per-system means under document counts (R, D); NaN where a system has no drawn document."""
+    present = ~np.isnan(grid)
+    totals = doc_counts @ present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (doc_counts @ np.where(present, grid, 0.0)) / totals
+
+
+def _doc_counts(rng: np.random.Generator, n_docs: int, size: int) -> np.ndarray:
+    return index_counts(rng.integers(0, n_docs, (size, n_docs)), n_docs, size)
+
+
+def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per draw (R,): agreement, tau, and the human-tied pair count over the given (i, j) pairs."""
+    dm = metric_means[:, pairs[:, 0]] - metric_means[:, pairs[:, 1]]
+    dh = human_means[:, pairs[:, 0]] - human_means[:, pairs[:, 1]]
+    product = np.sign(dm) * np.sign(dh)
+    strict = dh != 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agreement = np.where(strict.sum(axis=1) > 0, (product > 0).sum(axis=1) / strict.sum(axis=1), np.nan)
+    tau = ((product > 0).sum(axis=1) - (product < 0).sum(axis=1)) / len(pairs)
+    return agreement, tau, (~strict).sum(axis=1)
+
+
+def full_set_grid(cells: Any, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """(full-set documents x ``systems``) from a metric file's :class:`~.data.CellScores`; notes for systems the
+    judged files do not have (ignored). A judged system without any full-set score is an error."""
+    docs = list(dict.fromkeys(doc for doc, _ in cells.values))
+    row = {doc: i for i, doc in enumerate(docs)}
+    column = {system: j for j, system in enumerate(systems)}
+    grid = np.full((len(docs), len(systems)), np.nan)
+    extra = set()
+    for (doc, system), value in cells.values.items():
+        if system in column:
+            grid[row[doc], column[system]] = value
+        else:
+            extra.add(system)
+    missing = [s for s in systems if np.isnan(grid[:, column[s]]).all()]
+    if missing:
+        raise UserError(f"no full-set score for system {missing[0]!r} (the full-set file must score every judged "
+                        "system)", path=cells.path)
+    notes = [f"{Path(cells.path).name}: ignored {len(extra)} system(s) without human judgements"] if extra else []
+    return grid, notes
+
+
+def realistic_system_level(human: np.ndarray, metric: np.ndarray, metric_full: np.ndarray | None = None, *,
+                           bands: Sequence[tuple[float, float]] = (), coefficient: str = "kendall",
+                           resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> SystemLevelReport:
+    """System-level correlation on the judged subset and, with ``metric_full``, with metric system scores from the
+    full test set; agreement on the system pairs within each ``(lo, hi)`` band of metric-score differences.
+
+    ``human``/``metric``: (judged documents x systems); ``metric_full``: (all test documents x the same systems).
+    NaN = absent.
+    """
+    if coefficient not in COEFFICIENTS:
+        raise UserError(f"unknown coefficient '{coefficient}', expected one of: {', '.join(COEFFICIENTS)}")
+    check_confidence(confidence)
+    bands = check_bands(bands)
+    human, metric = np.asarray(human, float), np.asarray(metric, float)
+    if human.shape != metric.shape:
+        raise UserError(f"human and metric matrices differ in shape: {human.shape} vs {metric.shape}")
+    judged = np.where(np.isnan(human) | np.isnan(metric), np.nan, 1.0)
+    human, metric = human * judged, metric * judged
+    n_docs, n_systems = human.shape
+    if metric_full is not None:
+        metric_full = np.asarray(metric_full, float)
+        if metric_full.ndim != 2 or metric_full.shape[1] != n_systems:
+            raise UserError(f"the full-set metric matrix has {metric_full.shape} columns for {n_systems} systems")
+        empty = np.flatnonzero(np.isnan(metric_full).all(axis=0))
+        if len(empty):
+            raise UserError(f"the full-set metric file has no score for system number {empty[0] + 1}")
+    if n_systems < 3:
+        raise UserError(f"a system-level correlation needs at least 3 systems, got {n_systems}")
+    ones_docs = np.ones((1, n_docs))
+    selected = metric_full if metric_full is not None else metric
+    selected_means = _system_means(selected, np.ones((1, selected.shape[0])))
+    pair_list = np.array(list(itertools.combinations(range(n_systems), 2)))
+    gaps = np.abs(selected_means[0, pair_list[:, 0]] - selected_means[0, pair_list[:, 1]])
+    band_pairs = [pair_list[(gaps >= lo) & (gaps < hi)] for lo, hi in bands]
+
+    def statistics(doc_counts: np.ndarray, full_counts: np.ndarray | None, system_counts: np.ndarray) -> dict:
+        h = _system_means(human, doc_counts)
+        m = _system_means(metric, doc_counts)
+        out = {"tau_sys": rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts),
+                                              coefficient)}
+        m_full = None
+        if metric_full is not None:
+            m_full = _system_means(metric_full, full_counts)
+            full_weights = np.where(np.isnan(h) | np.isnan(m_full), 0, system_counts)
+            out["tau_sys_full"] = rowwise_correlation(m_full, h, full_weights, coefficient)
+        ordering = m_full if m_full is not None else m
+        for index, pairs in enumerate(band_pairs):
+            if len(pairs):
+                out[f"band{index}"] = _band_values(ordering, h, pairs)
+        return out
+
+    full_docs = None if metric_full is None else metric_full.shape[0]
+    point = statistics(ones_docs, None if full_docs is None else np.ones((1, full_docs)), np.ones((1, n_systems)))
+    draws: dict[str, list] = {}
+    rng = seeded_rng(seed)
+    for start in range(0, resamples, CHUNK):
+        size = min(CHUNK, resamples - start)
+        doc_counts = _doc_counts(rng, n_docs, size)
+        full_counts = None if full_docs is None else _doc_counts(rng, full_docs, size)
+        system_counts = index_counts(rng.integers(0, n_systems, (size, n_systems)), n_systems, size)
+        for name, values in statistics(doc_counts, full_counts, system_counts).items():
+            draws.setdefault(name, []).append(values)
+
+    def samples(name: str, part: int | None = None) -> np.ndarray:
+        chunks = draws.get(name, [])
+        if part is not None:
+            chunks = [c[part] for c in chunks]
+        return np.concatenate(chunks) if chunks else np.empty(0)
+
+    tau_sys = estimate_from(point["tau_sys"][0], samples("tau_sys"), n=n_systems, confidence=confidence)
+    tau_sys_full = (estimate_from(point["tau_sys_full"][0], samples("tau_sys_full"), n=n_systems,
+                                  confidence=confidence) if metric_full is not None else None)
+    results = []
+    for index, ((lo, hi), pairs) in enumerate(zip(bands, band_pairs, strict=True)):
+        name = f"band{index}"
+        if not len(pairs):
+            empty = estimate_from(np.nan, np.empty(0), n=0)
+            results.append(Band(lo, hi, 0, 0, empty, empty))
+            continue
+        agreement, tau, ties = point[name]
+        results.append(Band(lo, hi, len(pairs), int(ties[0]),
+                            estimate_from(agreement[0], samples(name, 0), n=len(pairs) - int(ties[0]),
+                                          confidence=confidence),
+                            estimate_from(tau[0], samples(name, 1), n=len(pairs), confidence=confidence)))
+    return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, full_docs, coefficient, resamples,
+                             confidence, seed)

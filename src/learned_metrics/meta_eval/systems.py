@@ -1,0 +1,572 @@
+"""Which system is better, and is the difference real? Per-system means and paired tests on any metric's scores.
+
+The practitioner's question, as ``comet-compare`` answers it for MT: several
+systems scored one set of documents (with our metrics or any other); rank them
+by mean score and test every pair on the documents both scored.
+
+- Per system: the mean over the documents it scored, with a percentile
+  bootstrap 95% CI.
+- Per pair (A, B) on their shared documents: the mean difference A - B; a paired
+  bootstrap giving its CI and p = share of resamples with a difference <= 0; a
+  paired permutation test (approximate randomization: the sign of each
+  document's difference flipped at random, p = (1 + #{delta* >= delta}) / (1 + k));
+  wins, ties and losses per document; and scipy's paired t-test for reference.
+  Pairs sharing fewer than 2 documents are undefined.
+- The p-values of one test (``test``, default the permutation test) are corrected
+  for the number of comparisons (Holm by default) and decide the significance
+  markers. Without a baseline, A is the system with the higher mean on the shared
+  documents and the family holds both one-sided directions of every pair
+  (k(k-1) tests), since the direction was read off the data; with a baseline,
+  the k-1 tests "system better than the baseline".
+
+One bootstrap serves everything: a resample redraws the N documents with
+replacement, and every system mean and pair difference runs over the drawn
+documents it has, so a pair's two systems always see the same documents (with
+every document scored by every system this is the textbook paired bootstrap).
+Draws are index arrays in blocks (:mod:`.resampling`), evaluated as one matrix
+product per block for all systems or all pairs (a pair's differences are 0 on the
+documents it does not share), so 16 systems x 1,000 documents x 1,000 resamples
+and 10,000 permutations take well under a second.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.formatting import format_ci, format_number, format_p, latex_escape, plain_number
+from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, read_metric_scores
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.resampling import (
+    bootstrap_indices,
+    index_counts,
+    percentile_interval,
+    single_threaded_blas,
+    swap_masks,
+)
+from learned_metrics.meta_eval.significance import check_alternative
+from learned_metrics.validate import int_at_least
+
+TESTS = ("permutation", "bootstrap", "t")
+TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
+_TOLERANCE = 1e-12  # a resampled difference this close to the observed one counts as equal (float round-off)
+
+
+# --- inputs ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """Scores on a (documents x systems) grid, NaN where a system did not score a document.
+
+    Build it from files (:func:`read_system_scores`), a long DataFrame (:func:`system_scores_from_frame`),
+    parallel arrays (:func:`system_scores`) or directly from a matrix and names.
+    """
+
+    docs: list[str]
+    systems: list[str]
+    grid: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+
+def read_system_scores(paths: Sequence[str | Path], score_field: str = "score", keys: KeyFields = KeyFields(), *,
+                       on_missing: str = "error") -> SystemScores:
+    """Long-format rows (document key, system key, score) from one or more files, concatenated (one file per system
+    is fine). A (document, system) key given twice, in one file or across files, is an error naming both rows."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    return _merge([_read_cells(path, score_field, keys, on_missing) for path in paths], keys, on_missing)
+
+
+def system_scores(doc_ids: Sequence[Any], system_ids: Sequence[Any], scores: Sequence[Any], *,
+                  on_missing: str = "error", source: str = "scores") -> SystemScores:
+    """Parallel arrays, one entry per (document, system) score; errors name the 1-based position as the row."""
+    doc_ids, system_ids, scores = (_plain_list(v) for v in (doc_ids, system_ids, scores))
+    if not len(doc_ids) == len(system_ids) == len(scores):
+        raise UserError(f"{source}: doc_ids, system_ids and scores differ in length "
+                        f"({len(doc_ids)}, {len(system_ids)}, {len(scores)})")
+    keys = KeyFields()
+    records = ((i, {keys.doc: d, keys.system: s, "score": v})
+               for i, (d, s, v) in enumerate(zip(doc_ids, system_ids, scores, strict=True), start=1))
+    cells = read_metric_scores(source, "score", keys, on_missing=on_missing, records=records)
+    return _merge([cells], keys, on_missing)
+
+
+def system_scores_from_frame(frame: Any, *, doc: str = "doc_id", system: str = "system_id", score: str = "score",
+                             on_missing: str = "error", source: str = "DataFrame") -> SystemScores:
+    """A long pandas DataFrame: one row per (document, system) with its score; errors name the 1-based row."""
+    missing = [c for c in (doc, system, score) if c not in frame.columns]
+    if missing:
+        raise UserError(f"{source}: no column '{missing[0]}' (columns: {', '.join(map(str, frame.columns))})")
+    keys = KeyFields(doc, system)
+    records = enumerate(frame[[doc, system, score]].to_dict("records"), start=1)
+    return _merge([read_metric_scores(source, score, keys, on_missing=on_missing, records=records)], keys,
+                  on_missing)
+
+
+def _plain_list(values: Any) -> list[Any]:
+    """numpy arrays and pandas Series to Python values, which the row validators understand."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
+def _read_cells(path: str | Path, score_field: str, keys: KeyFields, on_missing: str) -> CellScores:
+    """One file through the metric-file reader; a missing document key says why it is needed."""
+    try:
+        return read_metric_scores(path, score_field, keys, on_missing=on_missing)
+    except UserError as exc:
+        if exc.field != keys.doc or not exc.detail.startswith("missing field"):
+            raise
+        raise UserError(f"{exc.detail}; paired tests need a document key shared by the systems: name it with "
+                        "--doc-field (a scored file without one cannot be paired)",
+                        path=exc.path, row=exc.row, field=exc.field) from None
+
+
+def _merge(parts: Iterable[CellScores], keys: KeyFields, on_missing: str) -> SystemScores:
+    """Concatenate per-file scores onto one grid; a key in two files is a duplicate like one within a file."""
+    values: dict[Key, float] = {}
+    origin: dict[Key, tuple[str, int]] = {}
+    duplicated: set[Key] = set()
+    notes: list[str] = []
+    for part in parts:
+        notes += part.notes
+        for key, value in part.values.items():
+            row = part.rows[key]
+            if key in origin:
+                if on_missing == "error":
+                    first_path, first_row = origin[key]
+                    raise UserError(f"duplicate key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}), first at "
+                                    f"{first_path} row {first_row} (one score per document and system; "
+                                    "--on-missing drop skips duplicated keys)", path=part.path, row=row)
+                duplicated.add(key)
+                continue
+            origin[key] = (part.path, row)
+            values[key] = value
+    for key in duplicated:
+        values.pop(key)
+    if duplicated:
+        notes.append(f"dropped {len(duplicated)} key(s) given in two files")
+    return _to_grid(values, notes)
+
+
+def _to_grid(values: dict[Key, float], notes: list[str]) -> SystemScores:
+    docs = list(dict.fromkeys(k[0] for k in values))
+    systems = list(dict.fromkeys(k[1] for k in values))
+    doc_index = {d: i for i, d in enumerate(docs)}
+    system_index = {s: j for j, s in enumerate(systems)}
+    grid = np.full((len(docs), len(systems)), np.nan)
+    for (doc, system), value in values.items():
+        grid[doc_index[doc], system_index[system]] = value
+    return SystemScores(docs, systems, grid, notes)
+
+
+# --- results -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One system: its rank by mean score, the mean with its bootstrap CI, and whom it beats significantly."""
+
+    rank: int
+    system: str
+    mean: float
+    ci: tuple[float, float] | None
+    n: int
+    better_than: list[str]
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """A against B on the documents both scored; every statistic is None when they share fewer than 2."""
+
+    a: str
+    b: str
+    n: int
+    delta: float | None
+    ci: tuple[float, float] | None
+    wins: int | None
+    ties: int | None
+    losses: int | None
+    win_rate: float | None
+    p_bootstrap: float | None
+    p_permutation: float | None
+    p_t: float | None
+    p_adjusted: float | None
+    significant: bool
+    better: str | None  # the significantly better system of the two, if any
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci"] = None if self.ci is None else list(self.ci)
+        return out
+
+
+@dataclass
+class SystemComparison:
+    """Systems ranked by mean score and the pairwise tests; renderers for the terminal, papers and notebooks."""
+
+    systems: list[SystemResult]
+    pairs: list[PairResult]
+    settings: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def caption(self) -> str:
+        s = self.settings
+        direction = "two-sided" if s["alternative"] == "two-sided" else "one-sided"
+        against = (f"each system against the baseline {s['baseline']}" if s["baseline"]
+                   else "every pair, A the better on shared documents, both directions counted in the correction")
+        rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
+                  "t": ""}[s["test"]]
+        return (f"Mean score per system with 95% bootstrap CIs ({s['resamples']} resamples, documents redrawn); "
+                f"better than: the systems (by rank) it beats significantly ({direction} "
+                f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
+                f"p < {s['alpha']}; {against}).")
+
+    def rank_of(self, system: str) -> int:
+        return next(r.rank for r in self.systems if r.system == system)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"systems": [{**asdict(r), "ci": None if r.ci is None else list(r.ci)} for r in self.systems],
+                "pairs": [p.to_json() for p in self.pairs], "settings": self.settings, "notes": self.notes,
+                "caption": self.caption}
+
+    def to_frame(self, table: str = "systems"):
+        """``"systems"``: one row per system (rank, mean, CI, n, better_than); ``"pairs"``: one row per test."""
+        import pandas as pd
+
+        if table == "systems":
+            return pd.DataFrame([{"rank": r.rank, "system": r.system, "mean": r.mean, "ci_low": _low(r.ci),
+                                  "ci_high": _high(r.ci), "n": r.n, "better_than": r.better_than}
+                                 for r in self.systems])
+        if table == "pairs":
+            return pd.DataFrame([{"a": p.a, "b": p.b, "n": p.n, "delta": p.delta, "ci_low": _low(p.ci),
+                                  "ci_high": _high(p.ci), "wins": p.wins, "ties": p.ties, "losses": p.losses,
+                                  "win_rate": p.win_rate, "p_bootstrap": p.p_bootstrap,
+                                  "p_permutation": p.p_permutation, "p_t": p.p_t, "p_adjusted": p.p_adjusted,
+                                  "significant": p.significant, "better": p.better} for p in self.pairs])
+        raise UserError(f"table must be 'systems' or 'pairs', got {table!r}")
+
+    def to_csv(self, table: str = "systems") -> str:
+        """The ranking (default) or the pairwise tests as CSV, numbers in full precision."""
+        frame = self.to_frame(table)
+        if table == "systems":
+            frame["better_than"] = [";".join(names) for names in frame["better_than"]]
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(list(frame.columns))
+        for row in frame.itertuples(index=False):
+            writer.writerow([_csv_cell(v) for v in row])
+        return buffer.getvalue()
+
+    def to_markdown(self) -> str:
+        lines = ["| rank | system | mean | 95% CI | n | better than |", "|---:|---|---:|---:|---:|---|"]
+        for r in self.systems:
+            lines.append(f"| {r.rank} | {r.system} | {format_number(r.mean)} | {format_ci(r.ci)} | {r.n} | "
+                         f"{self._ranks(r.better_than)} |")
+        lines += ["", "| A | B | n | mean A - B | 95% CI | A > B / tie / A < B | p boot | p perm | p t | "
+                  "p adjusted |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for p in self.pairs:
+            mark = "**" if p.significant else ""
+            lines.append(f"| {p.a} | {p.b} | {p.n} | {format_number(p.delta)} | {format_ci(p.ci)} | {_record(p)} | "
+                         f"{format_p(p.p_bootstrap)} | {format_p(p.p_permutation)} | {format_p(p.p_t)} | "
+                         f"{mark}{format_p(p.p_adjusted)}{mark} |")
+        return "\n".join(lines) + f"\n\n{self.caption}\n"
+
+    def to_latex(self) -> str:
+        """Two booktabs tables (ranking, pairwise tests) that compile as is with ``\\usepackage{booktabs}``."""
+        ranking = [rf"{r.rank} & {latex_escape(r.system)} & {format_number(r.mean)} & {format_ci(r.ci)} & {r.n} & "
+                   rf"{self._ranks(r.better_than)} \\" for r in self.systems]
+        pairs = [rf"{latex_escape(p.a)} & {latex_escape(p.b)} & {p.n} & {format_number(p.delta)} & {format_ci(p.ci)} & "
+                 rf"{_record(p)} & {_latex_p(p.p_adjusted, p.significant)} \\" for p in self.pairs]
+        return (_latex_table("rlrcrl", r"Rank & System & Mean & 95\% CI & $n$ & Better than \\", ranking,
+                             self.caption)
+                + "\n" + _latex_table("llrrcrr", r"A & B & $n$ & A $-$ B & 95\% CI & W/T/L & $p_{adj}$ \\", pairs,
+                                      f"Pairwise tests: {TEST_NAMES[self.settings['test']]}, "
+                                      f"{self.settings['correction']}-adjusted p (bold: < {self.settings['alpha']}); "
+                                      "W/T/L: documents where A scores higher / the same / lower."))
+
+    def _ranks(self, names: Sequence[str]) -> str:
+        return ",".join(str(self.rank_of(name)) for name in names)
+
+
+def _low(ci: Sequence[float] | None) -> float | None:
+    return None if ci is None else ci[0]
+
+
+def _high(ci: Sequence[float] | None) -> float | None:
+    return None if ci is None else ci[1]
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return plain_number(value) if isinstance(value, float) else value
+
+
+def _latex_p(p: float | None, bold: bool) -> str:
+    text = format_number(p, 4)
+    return rf"\textbf{{{text}}}" if bold else text
+
+
+def _record(p: PairResult) -> str:
+    return "—" if p.wins is None else f"{p.wins}/{p.ties}/{p.losses}"
+
+
+def _latex_table(columns: str, head: str, rows: list[str], caption: str) -> str:
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{columns}}}", r"\toprule", head,
+             r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption)}}}",
+             r"\end{table}"]
+    return "\n".join(lines).replace("—", "---") + "\n"
+
+
+# --- statistics --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PairStats:
+    """Raw statistics of one oriented pair, both one-sided directions kept for the correction."""
+
+    n: int = 0
+    delta: float | None = None
+    ci: tuple[float, float] | None = None
+    record: tuple[int, int, int] | None = None
+    p: dict[str, dict[str, float | None]] = field(default_factory=dict)  # test -> {"greater", "less", "two-sided"}
+
+
+def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = 1000, permutations: int = 10000,
+                    test: str = "permutation", alternative: str = "greater", correction: str = "holm",
+                    alpha: float = 0.05, seed: int = 0, doc: str = "doc_id", system: str = "system_id",
+                    score: str = "score") -> SystemComparison:
+    """Rank systems by mean score and test every pair (or every system against ``baseline``) on shared documents.
+
+    ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc``, ``system`` and ``score``.
+    ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
+    """
+    two_sided = check_alternative(alternative) == "two-sided"
+    data = _as_system_scores(scores, doc, system, score)
+    resamples, permutations = int_at_least(resamples, 0, "resamples"), int_at_least(permutations, 0, "permutations")
+    _check_settings(data, baseline, resamples, permutations, test, correction, alpha)
+    present = ~np.isnan(data.grid)
+    filled = np.where(present, data.grid, 0.0)
+    means = filled.sum(axis=0) / present.sum(axis=0)
+    order = sorted(range(len(data.systems)), key=lambda j: -means[j])
+    pairs = _oriented_pairs(data, order, baseline)
+    with single_threaded_blas():
+        stats = _pair_statistics(filled, present, pairs, resamples, permutations, seed)
+        system_boot = _document_bootstrap(filled, present, resamples, seed)
+    adjusted, family = _adjusted(stats, test, two_sided, correction, one_direction_planned=baseline is not None)
+    results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
+               for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
+    ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results)
+    settings = {"baseline": baseline, "resamples": resamples, "permutations": permutations, "test": test,
+                "alternative": alternative, "correction": correction, "alpha": alpha, "seed": seed,
+                "documents": len(data.docs), "systems": len(data.systems)}
+    return SystemComparison(ranking, results, settings,
+                            list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
+
+
+def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemScores:
+    if isinstance(scores, SystemScores):
+        grid = np.asarray(scores.grid, dtype=np.float64)
+        if grid.shape != (len(scores.docs), len(scores.systems)):
+            raise UserError(f"SystemScores.grid has shape {grid.shape}, expected (documents, systems) = "
+                            f"({len(scores.docs)}, {len(scores.systems)})")
+        if np.isinf(grid).any():
+            raise UserError("SystemScores.grid holds an infinite score")
+        if np.isnan(grid).all(axis=0).any():
+            raise UserError("SystemScores.grid has a system without any score")
+        return SystemScores(list(map(str, scores.docs)), list(map(str, scores.systems)), grid, list(scores.notes))
+    if hasattr(scores, "columns"):
+        return system_scores_from_frame(scores, doc=doc, system=system, score=score)
+    raise UserError(f"scores must be a SystemScores or a long DataFrame ({doc}, {system}, {score}), "
+                    f"got {type(scores).__name__}")
+
+
+def _check_settings(data: SystemScores, baseline: str | None, resamples: int, permutations: int, test: str,
+                    correction: str, alpha: float) -> None:
+    if len(data.systems) < 2:
+        found = f" ({data.systems[0]!r})" if data.systems else ""
+        raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
+                        "--system-field")
+    if len(set(data.systems)) != len(data.systems):
+        raise UserError("system names must be distinct")
+    if baseline is not None and baseline not in data.systems:
+        raise UserError(f"--baseline {baseline!r} is not one of the systems ({', '.join(data.systems)})")
+    if test not in TESTS:
+        raise UserError(f"unknown test '{test}', expected one of: {', '.join(TESTS)}")
+    if (test == "bootstrap" and resamples < 1) or (test == "permutation" and permutations < 1):
+        count = "--resamples" if test == "bootstrap" else "--permutations"
+        raise UserError(f"the {TEST_NAMES[test]} decides significance: {count} must be >= 1")
+    check_correction(correction)
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+
+
+def _oriented_pairs(data: SystemScores, order: list[int], baseline: str | None) -> list[tuple[int, int]]:
+    """(A, B) column pairs: (system, baseline) in rank order with a baseline; else every pair, A the system with
+    the higher mean on the documents both scored (ties: the higher-ranked), so "A better than B" is the direction
+    the data point to (the same as the ranking when every system scored every document)."""
+    if baseline is not None:
+        b = data.systems.index(baseline)
+        return [(a, b) for a in order if a != b]
+    pairs = []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            shared = ~np.isnan(data.grid[:, a]) & ~np.isnan(data.grid[:, b])
+            flip = shared.any() and data.grid[shared, a].mean() < data.grid[shared, b].mean()
+            pairs.append((b, a) if flip else (a, b))
+    return pairs
+
+
+def _document_bootstrap(values: np.ndarray, weights: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples x columns) means of every column over redrawn documents: each resample draws N documents
+    with replacement, and a column's mean runs over the drawn documents it has (``weights`` 1). One draw serves
+    every system and every pair, so a pair's two systems always see the same documents. NaN where a resample
+    drew none of a column's documents."""
+    n_docs = values.shape[0]
+    weights = weights.astype(np.float64)
+    blocks = []
+    for idx, _ in bootstrap_indices(n_docs, 1, resamples, "documents", seed):
+        counts = index_counts(idx, n_docs, idx.shape[0])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            blocks.append((counts @ values) / (counts @ weights))
+    return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
+
+
+def _permutation_means(diffs: np.ndarray, n: np.ndarray, permutations: int, seed: int) -> np.ndarray:
+    """(permutations x pairs) mean differences with each document's sign flipped at random (A and B swapped);
+    ``diffs`` is 0 where a pair does not share the document, so one product serves every pair."""
+    blocks = [(1.0 - 2.0 * swap[:, :, 0]) @ diffs / np.maximum(n, 1)
+              for swap in swap_masks(diffs.shape[0], 1, permutations, "document", seed)]
+    return np.concatenate(blocks) if blocks else np.empty((0, diffs.shape[1]))
+
+
+def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], resamples: int,
+                     permutations: int, seed: int) -> list[_PairStats]:
+    """Every statistic of every pair, on the documents both systems scored; undefined below 2 of them."""
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    shared = present[:, a] & present[:, b]
+    diffs = np.where(shared, filled[:, a] - filled[:, b], 0.0)
+    n = shared.sum(axis=0)
+    boot = _document_bootstrap(diffs, shared, resamples, seed)
+    perm = _permutation_means(diffs, n, permutations, seed)
+    out = []
+    for k in range(len(pairs)):
+        if n[k] < 2:
+            out.append(_PairStats(n=int(n[k])))
+            continue
+        d = diffs[shared[:, k], k]
+        delta = float(d.mean())
+        out.append(_PairStats(
+            n=int(n[k]),
+            delta=delta,
+            ci=percentile_interval(boot[:, k]).ci if resamples else None,
+            record=(int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())),
+            p={"bootstrap": _bootstrap_p(boot[:, k]) if resamples else _no_p(),
+               "permutation": _permutation_p(perm[:, k], delta, permutations) if permutations else _no_p(),
+               "t": _t_test(d)},
+        ))
+    return out
+
+
+def _t_test(d: np.ndarray) -> dict[str, float | None]:
+    """scipy's paired t-test (one-sample on the differences); None where it is undefined (constant differences).
+    Its precision warning for near-constant differences is silenced: the p-value itself is what we report."""
+    from scipy.stats import ttest_1samp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {side: _defined(ttest_1samp(d, 0.0, alternative=side).pvalue)
+                for side in ("greater", "less", "two-sided")}
+
+
+def _bootstrap_p(samples: np.ndarray) -> dict[str, float | None]:
+    """Share of resamples at or below 0 ("A better" fails) and at or above 0; two-sided: twice the smaller."""
+    samples = samples[~np.isnan(samples)]
+    if samples.size == 0:
+        return _no_p()
+    below, above = float(np.mean(samples <= 0)), float(np.mean(samples >= 0))
+    return {"greater": below, "less": above, "two-sided": min(1.0, 2.0 * min(below, above))}
+
+
+def _permutation_p(samples: np.ndarray, delta: float, permutations: int) -> dict[str, float]:
+    """p = (1 + #{delta* at least as extreme}) / (1 + k), for each alternative."""
+
+    def p(count: int) -> float:
+        return (1 + count) / (1 + permutations)
+
+    return {"greater": p(int((samples >= delta - _TOLERANCE).sum())),
+            "less": p(int((samples <= delta + _TOLERANCE).sum())),
+            "two-sided": p(int((np.abs(samples) >= abs(delta) - _TOLERANCE).sum()))}
+
+
+def _no_p() -> dict[str, None]:
+    return {"greater": None, "less": None, "two-sided": None}
+
+
+def _defined(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _adjusted(stats: list[_PairStats], test: str, two_sided: bool, correction: str, *,
+              one_direction_planned: bool) -> tuple[list[float | None], int]:
+    """Corrected p of each pair's decisive test, and the family size; post-hoc one-sided directions enter the
+    family both ways."""
+    side = "two-sided" if two_sided else "greater"
+    family = [s.p.get(test, {}).get(side) for s in stats]
+    if not two_sided and not one_direction_planned:
+        family += [s.p.get(test, {}).get("less") for s in stats]
+    return adjust_p_values(family, correction)[: len(stats)], sum(p is not None for p in family)
+
+
+def _pair_result(systems: list[str], pair: tuple[int, int], s: _PairStats, two_sided: bool,
+                 p_adjusted: float | None, alpha: float) -> PairResult:
+    a, b = systems[pair[0]], systems[pair[1]]
+    better = None
+    if p_adjusted is not None and p_adjusted < alpha:
+        better = a if not two_sided or s.delta > 0 else b if s.delta < 0 else None
+    side = "two-sided" if two_sided else "greater"
+    wins, ties, losses = s.record if s.record else (None, None, None)
+    return PairResult(a=a, b=b, n=s.n, delta=s.delta, ci=s.ci, wins=wins, ties=ties, losses=losses,
+                      win_rate=None if s.record is None else wins / s.n,
+                      p_bootstrap=s.p.get("bootstrap", {}).get(side),
+                      p_permutation=s.p.get("permutation", {}).get(side), p_t=s.p.get("t", {}).get(side),
+                      p_adjusted=p_adjusted, significant=better is not None, better=better)
+
+
+def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np.ndarray, order: list[int],
+             pairs: list[PairResult]) -> list[SystemResult]:
+    """Systems best first, each with its bootstrap CI (None below 2 documents) and the systems it beats."""
+    beaten: dict[str, list[str]] = {name: [] for name in systems}
+    for p in pairs:
+        if p.better is not None:
+            beaten[p.better].append(p.b if p.better == p.a else p.a)
+    rank = {systems[j]: r for r, j in enumerate(order, start=1)}
+    out = []
+    for r, j in enumerate(order, start=1):
+        ci = percentile_interval(boot[:, j]).ci if counts[j] >= 2 else None
+        out.append(SystemResult(r, systems[j], float(means[j]), ci, int(counts[j]),
+                                sorted(beaten[systems[j]], key=rank.__getitem__)))
+    return out
+
+
+def _resolution_note(family: int, test: str, correction: str, permutations: int, alpha: float) -> list[str]:
+    """Say so when no pair can be significant: a permutation p is at least 1/(k+1), and Bonferroni and Holm
+    multiply the smallest p by the family size m, so k must exceed m/alpha."""
+    if test != "permutation" or family == 0:
+        return []
+    m = 1 if correction == "none" else family
+    if m / (1 + permutations) < alpha:
+        return []
+    needed = int(np.ceil(10 * m / alpha / 1000)) * 1000
+    return [f"no pair can be significant: with {permutations} permutations a p-value is at least "
+            f"{1 / (1 + permutations):.1e}, and the {correction} correction over {m} tests needs p < "
+            f"{alpha / m:.1e}; rerun with --permutations {needed} or more"]
