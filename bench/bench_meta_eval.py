@@ -169,10 +169,10 @@ def render(rows: list[dict], agreement: dict, rss: dict, args: argparse.Namespac
     return "\n".join(lines)
 
 
-def replace_section(readme: Path, section: str) -> None:
-    """Put ``section`` in place of an existing ``## Meta-evaluation`` section, or append it."""
+def replace_section(readme: Path, section: str, heading: str = SECTION) -> None:
+    """Put ``section`` in place of an existing section with that ``heading``, or append it."""
     text = readme.read_text(encoding="utf-8") if readme.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: section.rstrip("\n") + "\n\n", text)
     else:

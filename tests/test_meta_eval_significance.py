@@ -92,3 +92,22 @@ def test_compare_needs_two_metrics_and_a_known_swap():
         compare(human, {"a": quality})
     with pytest.raises(UserError, match="swap"):
         compare(human, {"a": quality, "b": quality}, swap="row")
+
+
+def test_swapped_pooled_kendall_equals_scipy_on_every_choice_of_copies():
+    """The quadratic-form tau_sum of the permutation test, with ties within and across the two metrics."""
+    from learned_metrics.meta_eval.significance import SwappedPooledKendall
+
+    rng = np.random.default_rng(4)
+    m = 60
+    y = rng.integers(0, 5, m).astype(float)
+    a = rng.integers(0, 8, m).astype(float)
+    b = rng.integers(0, 8, m).astype(float)  # shares values with a: cross-copy ties
+    z = (rng.random((25, m)) < 0.5).astype(float)
+    z[0], z[1] = 1.0, 0.0
+    fast, complement = SwappedPooledKendall(a, b, y).tau(z)
+    for row, other, choice in zip(fast, complement, z, strict=True):
+        assert row == pytest.approx(scipy_stats.kendalltau(np.where(choice == 1, a, b), y).statistic, abs=1e-12)
+        assert other == pytest.approx(scipy_stats.kendalltau(np.where(choice == 1, b, a), y).statistic, abs=1e-12)
+    constant = SwappedPooledKendall(np.zeros(m), np.zeros(m), y).tau(z[:2])
+    assert np.isnan(constant).all()

@@ -3,7 +3,8 @@
 | module | commands |
 |---|---|
 | :mod:`~learned_metrics.cli.score` | ``score coherence``, ``score faithfulness`` |
-| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | bias-matrix | auc | shuffle-test`` |
+| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | system-level | bias-matrix | auc |
+|   | shuffle-test | report`` (``systems``: :mod:`~.systems`, ``confounders``: :mod:`~.confounders`) |
 | :mod:`~learned_metrics.cli.export` | ``export`` |
 | :mod:`~learned_metrics.cli.runs` | ``runs list`` |
 | :mod:`~learned_metrics.cli.prep` | ``prep shuffle-set``, ``prep anli`` (also ``data_prep/*.py``) |

@@ -15,6 +15,7 @@ from typing import Any
 from learned_metrics.cli import help_formatter
 from learned_metrics.cli.tables import console, fmt, fmt_ci, fmt_p
 from learned_metrics.errors import UserError
+from learned_metrics.formatting import format_ci
 from learned_metrics.io import write_json
 from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.validate import fraction_option, int_option
@@ -496,11 +497,11 @@ def _comparison_table(report: Any, args: argparse.Namespace):
                   f"(swap per {args.swap}){boot}, seed {args.seed}")
     ci_head = f"{report.confidence:.0%} CI delta"
     for column in ("statistic", "A", "B", "r(A)", "r(B)", "delta", ci_head, "p perm", "p boot", "p Williams"):
-        table.add_column(column, justify="left" if column in ("statistic", "A", "B") else "right")
+        table.add_column(column, justify="left" if column in ("statistic", "A", "B") else "right", no_wrap=True)
     for statistic, items in report.comparisons.items():
-        for c in items[::2] if two_sided else items:
-            table.add_row(statistic, c.metric_a, c.metric_b, fmt(c.value_a), fmt(c.value_b), fmt(c.delta),
-                          fmt_ci(c.delta_ci), fmt_p(c.p("permutation")), fmt_p(c.p("bootstrap")),
+        for c in items[::2] if two_sided else items:  # 3 decimals: the widest table still fits 120 columns
+            table.add_row(statistic, c.metric_a, c.metric_b, fmt(c.value_a, 3), fmt(c.value_b, 3), fmt(c.delta, 3),
+                          format_ci(c.delta_ci), fmt_p(c.p("permutation")), fmt_p(c.p("bootstrap")),
                           fmt_p(c.p("williams")))
     return table
 
@@ -628,7 +629,7 @@ REPORT_EPILOG = """example (the coherence paper's Table 4.3 layout: five metrics
       --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv \\
       --names good,weak --latex table.tex --markdown table.md
 
-A cell shows the value, its 95%% bootstrap CI and, as superscript numbers, the metrics (by row number)
+A cell shows the value, its 95% bootstrap CI and, as superscript numbers, the metrics (by row number)
 this one is significantly better than (one-sided permutation test as in compare, p < --alpha).
 
 example (TRUE-style AUC table, one folder of scored TRUE files per metric):

@@ -75,7 +75,8 @@ class FixedGroups:
         untied_x = self.ties_x.untied_pairs(weights)
         untied_y = self.ties_y.untied_pairs(weights)
         defined = (untied_x > 0) & (untied_y > 0)
-        if self.coefficient == "kendall" and self.large:
+        # One weighting of a big group (a point estimate): scipy's sort beats building the m x m signs.
+        if self.coefficient == "kendall" and (self.large or (len(weights) == 1 and self.x.shape[1] > 256)):
             r = self._tau_b_by_expansion(weights)
         elif self.coefficient == "kendall":
             return tau_b_from_sums(self.signs.quadratic(weights), untied_x, untied_y)

@@ -24,6 +24,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.formatting import format_ci, format_number, latex_escape, plain_number
 from learned_metrics.meta_eval.correlations import STATISTICS, check_confidence, check_options, correlations
 from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
 from learned_metrics.meta_eval.significance import check_alternative, compare, permutation_p
 
@@ -149,7 +150,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
                        permutations: int = 1000, swap: str = "cell", alpha: float = 0.05,
                        test: str = "permutation", alternative: str = "greater", correction: str = "none",
                        confidence: float = 0.95, ci_method: str = "bootstrap", williams: str = "abs",
-                       seed: int = 0, axes: str = "documents x systems") -> ReportTable:
+                       seed: int = 0, axes: str = "documents x systems", workers: int | None = None) -> ReportTable:
     """Every metric's statistics with CIs, and a significance test between every ordered pair of metrics.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
@@ -171,16 +172,17 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
         raise UserError(f"unknown test '{test}', expected one of: {', '.join(TESTS)}")
     names = list(metrics)
     cells: dict[tuple[str, str], Cell] = {}
-    for name, values in metrics.items():
-        report = correlations(human, values, coefficient=coefficient, stats=stats, resamples=resamples,
-                              resample=resample, seed=seed, confidence=confidence, ci_method=ci_method)
+    settings = {"coefficient": coefficient, "stats": stats, "resamples": resamples, "resample": resample,
+                "seed": seed, "confidence": confidence, "ci_method": ci_method}
+    reports = run_jobs(_correlations_job, [(human, values, settings) for values in metrics.values()], workers)
+    for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
             cells[(name, statistic)] = Cell(result.value, result.ci)
     if len(names) > 1:
         tests = compare(human, metrics, coefficient=coefficient, stats=stats, permutations=permutations, swap=swap,
                         resamples=resamples if test == "bootstrap" else 0, resample=resample,
                         alternative=alternative, correction=correction, confidence=confidence, williams=williams,
-                        seed=seed)
+                        seed=seed, workers=workers)
         for statistic, items in tests.comparisons.items():
             for c in items:
                 p = c.p(test)
@@ -201,6 +203,11 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
                 "alternative": alternative, "correction": correction, "confidence": confidence,
                 "ci_method": ci_method, "williams": williams}
     return ReportTable(names, stats, cells, caption, settings)
+
+
+def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: dict[str, Any]):
+    """One metric's column of the table (a module-level function, so a worker process can run it)."""
+    return correlations(human, metric, **settings)
 
 
 def check_alpha(alpha: float) -> float:

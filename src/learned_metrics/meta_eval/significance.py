@@ -44,6 +44,7 @@ from learned_metrics.meta_eval.correlations import (
 )
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import (
     SWAP_MODES,
     bootstrap_weights,
@@ -172,14 +173,81 @@ def _point(engine: StatisticsEngine, n_docs: int, n_systems: int, q: np.ndarray 
 KEEP_A = np.array([1.0, 0.0])[None, :, None, None]  # cell selection: copy 0 (metric A) only
 
 
-def _pair_engine(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, coefficient: str,
-                 stats: Sequence[str]) -> tuple[StatisticsEngine, np.ndarray]:
-    """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have."""
+def _standardized(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells all three have, and both metrics standardized over them (NaN elsewhere)."""
     valid = ~(np.isnan(human) | np.isnan(metric_a) | np.isnan(metric_b))
-    a = standardize(np.where(valid, metric_a, np.nan))
-    b = standardize(np.where(valid, metric_b, np.nan))
-    engine = StatisticsEngine(np.stack([a, b]), np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
-    return engine, valid
+    return valid, standardize(np.where(valid, metric_a, np.nan)), standardize(np.where(valid, metric_b, np.nan))
+
+
+def _pair_engine(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, coefficient: str,
+                 stats: Sequence[str]) -> StatisticsEngine:
+    """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have."""
+    valid, a, b = _standardized(human, metric_a, metric_b)
+    return StatisticsEngine(np.stack([a, b]), np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
+
+
+def _outer_sign(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """sign(u_c - v_d) for every (c, d), as int8 (a quarter of the memory traffic of float64)."""
+    return np.greater.outer(u, v).astype(np.int8) - np.less.outer(u, v).astype(np.int8)
+
+
+class SwappedPooledKendall:
+    """Pooled tau-b (``tau_sum``) when every cell takes metric A's or B's score, for a block of choices at once.
+
+    With z_c = 1 where cell c takes A's score, the numerator S = sum over pairs sign(dx) sign(dy) and the count
+    of x-tied pairs are quadratic forms in z (each pair's sign is one of four fixed values, picked by z_c and
+    z_d), so a block of permutations costs two matrix products instead of one O(m log m) sort per permutation
+    and copy; the complement choice (the other metric's copy) comes from the same products.
+    """
+
+    MAX_CELLS = 6000  # two float32 m x m matrices (the ties one sparse when few): 288 MB at the limit
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, y: np.ndarray):
+        m = len(y)
+        off_diagonal = ~np.eye(m, dtype=bool)
+        sy = _outer_sign(y, y)
+        self.signs = self._form(a, b, lambda u, v: _outer_sign(u, v) * sy)
+        self.ties = self._form(a, b, lambda u, v: (u[:, None] == v[None, :]) & off_diagonal)
+        self.pairs = m * (m - 1) / 2
+        self.untied_y = self.pairs - ((sy == 0) & off_diagonal).sum() / 2
+
+    @staticmethod
+    def _form(a: np.ndarray, b: np.ndarray, relation) -> tuple[float, np.ndarray, np.ndarray, float, np.ndarray]:
+        """1/2 sum_{c != d} relation(x_c, x_d) with x = z a + (1 - z) b as constant + linear.z + z'Qz; Q is symmetric
+        (relation is symmetric, or antisymmetric times sign(dy)), which also gives the complement's value."""
+        bb, ab, ba, aa = (relation(u, v).astype(np.float32) for u, v in ((b, b), (a, b), (b, a), (a, a)))
+        linear = 0.5 * ((ab - bb).sum(axis=1, dtype=np.float64) + (ba - bb).sum(axis=0, dtype=np.float64))
+        quadratic = 0.5 * (aa - ab - ba + bb)  # small integers and halves: exact in float32
+        row_sums = quadratic.sum(axis=1, dtype=np.float64)
+        if np.count_nonzero(quadratic) < 0.02 * quadratic.size:  # ties of continuous scores: a sparse product
+            from scipy import sparse
+
+            quadratic = sparse.csr_matrix(quadratic)
+        return 0.5 * bb.sum(dtype=np.float64), linear, quadratic, float(row_sums.sum()), row_sums
+
+    @staticmethod
+    def _values(form: tuple[float, np.ndarray, np.ndarray, float, np.ndarray], z: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The form at ``z`` and at its complement ``1 - z``, from one matrix product."""
+        constant, linear, quadratic, total, row_sums = form
+        zq = (quadratic @ z.T.astype(np.float32)).T if not isinstance(quadratic, np.ndarray) else (
+            z.astype(np.float32) @ quadratic)  # Q is symmetric: Q z' is (z Q)'
+        zqz = np.einsum("rm,rm->r", np.asarray(zq, dtype=np.float64), z)
+        at_z = constant + z @ linear + zqz
+        at_complement = constant + (1 - z) @ linear + total - 2 * (z @ row_sums) + zqz
+        return at_z, at_complement
+
+    def tau(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """tau-b for every row of 0/1 choices ``z`` (R, m) and for its complement; NaN where a side is constant."""
+        signs, ties = self._values(self.signs, z), self._values(self.ties, z)
+        return tuple(self._tau_b(s, t) for s, t in zip(signs, ties, strict=True))
+
+    def _tau_b(self, numerator: np.ndarray, x_ties: np.ndarray) -> np.ndarray:
+        untied_x = self.pairs - x_ties
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = numerator / np.sqrt(untied_x * self.untied_y)
+        return np.where((untied_x > 0) & (self.untied_y > 0), tau, np.nan)
 
 
 def permutation_deltas(
@@ -194,21 +262,46 @@ def permutation_deltas(
     seed: int,
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Observed delta = r(A,H) - r(B,H) per statistic, and delta on every permutation (NaN if undefined)."""
-    engine, _ = _pair_engine(human, metric_a, metric_b, coefficient, stats)
+    value_a, value_b, deltas = _permutation_run(human, metric_a, metric_b, coefficient=coefficient, stats=stats,
+                                                permutations=permutations, swap=swap, seed=seed)
+    return {name: value_a[name] - value_b[name] for name in stats}, deltas
+
+
+def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
+                     stats: Sequence[str], permutations: int, swap: str, seed: int
+                     ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """r(A,H) and r(B,H) per statistic (standardizing changes no correlation), and delta on every permutation.
+
+    Kendall's ``tau_sum`` goes through :class:`SwappedPooledKendall` when the pair has at most ``MAX_CELLS``
+    cells, everything else through the shared engine.
+    """
+    valid, a, b = _standardized(human, metric_a, metric_b)
+    pooled = None
+    if coefficient == "kendall" and "tau_sum" in stats and valid.sum() <= SwappedPooledKendall.MAX_CELLS:
+        pooled = SwappedPooledKendall(a[valid], b[valid], human[valid])
+    engine_stats = [name for name in stats if not (pooled is not None and name == "tau_sum")]
+    engine = StatisticsEngine(np.stack([np.where(valid, a, 0.0), np.where(valid, b, 0.0)]), np.stack([human, human]),
+                              np.stack([valid, valid]), coefficient, engine_stats)
     n_docs, n_systems = human.shape
-    observed_a = _point(engine, n_docs, n_systems, KEEP_A)
-    observed_b = _point(engine, n_docs, n_systems, 1 - KEEP_A)
-    observed = {name: observed_a[name] - observed_b[name] for name in stats}
+    value_a = _point(engine, n_docs, n_systems, KEEP_A) if engine_stats else {}
+    value_b = _point(engine, n_docs, n_systems, 1 - KEEP_A) if engine_stats else {}
+    if pooled is not None:
+        with_a, with_b = pooled.tau(np.ones((1, int(valid.sum()))))
+        value_a["tau_sum"], value_b["tau_sum"] = float(with_a[0]), float(with_b[0])
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
     with single_threaded_blas():
         for swapped in swap_masks(n_docs, n_systems, permutations, swap, seed):
             pick_a = np.stack([1 - swapped, swapped], axis=1)  # copy 0 = A's score, copy 1 = B's
             ones_d, ones_s = np.ones((len(swapped), n_docs)), np.ones((len(swapped), n_systems))
-            first = engine.evaluate(ones_d, ones_s, pick_a)
-            second = engine.evaluate(ones_d, ones_s, 1 - pick_a)
-            for name in stats:
-                chunks[name].append(first[name].value - second[name].value)
-    return observed, _joined(chunks)
+            if engine.stats:
+                first = engine.evaluate(ones_d, ones_s, pick_a)
+                second = engine.evaluate(ones_d, ones_s, 1 - pick_a)
+                for name in engine.stats:
+                    chunks[name].append(first[name].value - second[name].value)
+            if pooled is not None:
+                first, second = pooled.tau((1 - swapped)[:, valid])  # z = 1 where A's copy keeps A's score
+                chunks["tau_sum"].append(first - second)
+    return value_a, value_b, _joined(chunks)
 
 
 def bootstrap_deltas(
@@ -223,7 +316,7 @@ def bootstrap_deltas(
     seed: int,
 ) -> dict[str, np.ndarray]:
     """delta* = r*(A,H) - r*(B,H) on paired bootstrap resamples: the same documents/systems drawn for A and B."""
-    engine, _ = _pair_engine(human, metric_a, metric_b, coefficient, stats)
+    engine = _pair_engine(human, metric_a, metric_b, coefficient, stats)
     n_docs, n_systems = human.shape
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
     with single_threaded_blas():
@@ -320,6 +413,7 @@ def compare(
     williams: str = "abs",
     seed: int = 0,
     axes: str = "documents x systems",
+    workers: int | None = None,
 ) -> ComparisonReport:
     """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
@@ -327,6 +421,7 @@ def compare(
     Both directions of a pair come from the same permutations and resamples. ``resamples=0`` skips the
     bootstrap test. ``correction`` adjusts each test's p-values over the comparisons of one statistic
     (the ordered pairs when one-sided, the unordered pairs when two-sided) into ``p_adjusted``.
+    The pairs run on ``workers`` processes (default: every available core); results do not depend on it.
     """
     options = TestOptions(coefficient, tuple(stats), permutations, swap, resamples, resample, alternative,
                           correction, confidence, williams, seed)
@@ -338,12 +433,14 @@ def compare(
         if grid.shape != human_grid.shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {human_grid.shape}")
     names = list(grids)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    for name in names:
+        standardize(grids[name])  # a constant metric: one clear error before any work
+    results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], options) for a, b in pairs], workers)
     comparisons: dict[str, list[Comparison]] = {name: [] for name in options.stats}
-    for i, name_a in enumerate(names):
-        for name_b in names[i + 1 :]:
-            pair = _compare_pair(human_grid, grids[name_a], grids[name_b], options)
-            for statistic in options.stats:
-                comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
+    for (name_a, name_b), pair in zip(pairs, results, strict=True):
+        for statistic in options.stats:
+            comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
     if correction != "none":
         comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
     return ComparisonReport(comparisons, coefficient, swap, permutations, seed, alternative, correction, confidence,
@@ -363,8 +460,7 @@ def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison
 def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: TestOptions) -> dict:
     """Everything both directions of one metric pair need."""
     common = {"coefficient": options.coefficient, "stats": options.stats, "seed": options.seed}
-    observed, deltas = permutation_deltas(human, a, b, permutations=options.permutations, swap=options.swap,
-                                          **common)
+    r_a, r_b, deltas = _permutation_run(human, a, b, permutations=options.permutations, swap=options.swap, **common)
     boot = (bootstrap_deltas(human, a, b, resamples=options.resamples, resample=options.resample, **common)
             if options.resamples else None)
     valid = ~(np.isnan(human) | np.isnan(a) | np.isnan(b))
@@ -376,11 +472,11 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Test
         return _point(engine, n_docs, n_systems)
 
     return {
-        "observed": observed,
+        "observed": {name: r_a[name] - r_b[name] for name in options.stats},
         "deltas": deltas,
         "boot": boot,
-        "r_a": values(a, human),
-        "r_b": values(b, human),
+        "r_a": r_a,
+        "r_b": r_b,
         "r_ab": values(a, b),
         "valid": valid,
     }
