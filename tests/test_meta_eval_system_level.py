@@ -115,3 +115,25 @@ def test_cli_full_set_missing_a_system_is_one_line(tmp_path, capsys):
                  str(EXAMPLES / "metric_good.jsonl"), "--metric-full", str(full), "--resamples", "0"])
     err = capsys.readouterr().err
     assert code != 0 and "M05" in err and "full.jsonl" in err and "Traceback" not in err
+
+
+def test_long_dataframes_and_transposed_matrices_give_the_same_report():
+    import pandas as pd
+
+    human, metric, full = grids(3)
+
+    def frame(grid: np.ndarray) -> pd.DataFrame:
+        rows = [{"doc_id": f"d{d}", "system_id": f"s{s}", "score": grid[d, s]}
+                for d in range(grid.shape[0]) for s in range(grid.shape[1]) if not np.isnan(grid[d, s])]
+        return pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # any row order
+
+    bands = [(0, 0.2), (0.2, float("inf"))]
+    expected = realistic_system_level(human, metric, full, bands=bands, resamples=50).to_json()
+    from_frames = realistic_system_level(frame(human), frame(metric), frame(full), bands=bands, resamples=50)
+    transposed = realistic_system_level(human.T, metric.T, full.T, bands=bands, resamples=50,
+                                        axes="systems x documents")
+    assert transposed.to_json() == expected
+    assert from_frames.tau_sys.value == pytest.approx(expected["tau_sys"]["value"])
+    assert from_frames.tau_sys_full.value == pytest.approx(expected["tau_sys_full"]["value"])
+    assert [b.pairs for b in from_frames.bands] == [b["pairs"] for b in expected["bands"]]
+    assert from_frames.judged_docs == human.shape[0] and from_frames.full_docs == full.shape[0]

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval import _check_outputs, _print_notes, _write_report
+from learned_metrics.cli.meta_eval import add_file_outputs, check_command_outputs, print_notes, write_report
 from learned_metrics.cli.tables import console, fmt, fmt_p
 from learned_metrics.validate import int_option
 
@@ -57,9 +57,9 @@ def register(commands: Any) -> None:
     )
     _add_field_options(parser)
     _add_analysis_options(parser)
-    for option, what in (("--json", "JSON"), ("--markdown", "Markdown"), ("--latex", "LaTeX (booktabs)"),
-                         ("--csv", "CSV (correlations, long format)")):
-        parser.add_argument(option, metavar="OUT", help=f"also write the result as {what}")
+    add_file_outputs(parser, {"--json": "the result as JSON", "--markdown": "the tables as Markdown",
+                              "--latex": "the tables as LaTeX (booktabs)",
+                              "--csv": "the correlations as CSV (long format)"})
     parser.set_defaults(func=run_confounders)
 
 
@@ -124,16 +124,16 @@ def run_confounders(args: argparse.Namespace) -> int:
     proxies = _split(args.proxies)
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
-    _check_outputs(args)
+    check_command_outputs(args)
     data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=args.splitter)
     report = analyse(data, resamples=args.resamples, seed=args.seed, correction=args.correction)
     out = console()
-    _print_notes(out, report.notes)
+    print_notes(out, report.notes)
     for scope in report.scopes:
         out.print(_rich_scope(report, scope))
     if report.tests:
         out.print(_rich_tests(report))
-    _write_report(args, out, report, report.to_json())
+    write_report(args, out, report, report.to_json())
     return 0
 
 

@@ -141,6 +141,13 @@ def _add_test_options(parser: argparse.ArgumentParser, *, williams: bool = True)
                             "(default), or on signed r")
 
 
+def add_file_outputs(parser: argparse.ArgumentParser, outputs: dict[str, str]) -> None:
+    """``--json``/``--markdown``/``--latex``/``--csv`` and the like: option -> what it writes (checked before any
+    work and written as one staged set by the commands, see OUTPUT_OPTIONS)."""
+    for option, what in outputs.items():
+        parser.add_argument(option, metavar="OUT", help=f"write {what}")
+
+
 def _add_swap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--swap",
@@ -352,7 +359,7 @@ PLOT_OPTIONS = ("plot", "roc_plot")
 INPUT_OPTIONS = ("human", "metric", "input", "metric_full")
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+def check_command_outputs(args: argparse.Namespace) -> None:
     """Every output of the command, checked before any work, so an error never follows a long computation."""
     from learned_metrics.meta_eval.plots import check_plot_path
 
@@ -371,7 +378,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     check_outputs(outputs, inputs=inputs)
 
 
-def _write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None, roc_plot: Any = None,
+def write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None, roc_plot: Any = None,
                    out: Any = None, texts: dict[str, str] | None = None) -> None:
     """Write ``--json``, the plots and the text tables (``--markdown``, ``--latex``, ``--csv``) as one staged set:
     all of them or none."""
@@ -388,7 +395,7 @@ def _write_outputs(args: argparse.Namespace, *, json_obj: Any, plot: Any = None,
                 out.print(f"{option.lstrip('-').replace('-', ' ')}: {getattr(args, attr)}")
 
 
-def _print_notes(out: Any, notes: list[str]) -> None:
+def print_notes(out: Any, notes: list[str]) -> None:
     for note in notes:
         out.print(f"note: {note}")
 
@@ -418,7 +425,7 @@ def run_correlations(args: argparse.Namespace) -> int:
 
     stats = _parse_stats(args.stats)
     check_options(args.coefficient, stats, args.resample)
-    _check_outputs(args)
+    check_command_outputs(args)
     grid = _load(args, [args.metric], [args.metric_field])
     metric = next(iter(grid.metrics.values()))
     report = correlations(
@@ -433,7 +440,7 @@ def run_correlations(args: argparse.Namespace) -> int:
         ci_method=args.ci_method,
     )
     out = console()
-    _print_notes(out, grid.notes)
+    print_notes(out, grid.notes)
     intervals = ("Fisher-z CIs" if args.ci_method == "fisher"
                  else f"{args.resamples} bootstrap resamples ({args.resample}), seed {args.seed}")
     table = Table(title=f"{len(grid.systems)} systems x {len(grid.docs)} documents · {args.coefficient} · {intervals}")
@@ -445,7 +452,7 @@ def run_correlations(args: argparse.Namespace) -> int:
     dropped = {name: r.nan_resamples for name, r in report.stats.items() if r.nan_resamples}
     if dropped:
         out.print("undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
-    _write_outputs(args, json_obj=report.to_json())
+    write_outputs(args, json_obj=report.to_json())
     return 0
 
 
@@ -459,7 +466,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise UserError("compare needs at least two --metric files")
     if args.permutations < 1:
         raise UserError(f"--permutations must be >= 1, got {args.permutations}")
-    _check_outputs(args)
+    check_command_outputs(args)
     names = _metric_names(args)
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
     report = compare(
@@ -478,12 +485,12 @@ def run_compare(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     out = console()
-    _print_notes(out, grid.notes)
+    print_notes(out, grid.notes)
     out.print(_comparison_table(report, args))
     if args.correction != "none":
         out.print(f"p-values {args.correction}-corrected over the {'ordered' if args.alternative == 'greater' else ''}"
                   f" pairs of each statistic; uncorrected ones are in --json")
-    _write_outputs(args, json_obj=report.to_json())
+    write_outputs(args, json_obj=report.to_json())
     return 0
 
 
@@ -512,12 +519,12 @@ def run_bias_matrix(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
     from learned_metrics.meta_eval.plots import plot_bias_matrix
 
-    _check_outputs(args)
+    check_command_outputs(args)
     grid = _load(args, [args.metric], [args.metric_field])
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
     width = max(80, 14 + 8 * (len(matrix.systems) + 1))
     out = console(width=width)
-    _print_notes(out, grid.notes)
+    print_notes(out, grid.notes)
     table = Table(title="bias matrix: 2*acc-1 (pairs); row = system the humans prefer; upper tau+, lower tau-")
     table.add_column("system (mean H)")
     for k in range(len(matrix.systems)):
@@ -529,7 +536,7 @@ def run_bias_matrix(args: argparse.Namespace) -> int:
             cells.append("" if value != value else f"{value:+.2f}\n({matrix.pairs[a, b]})")
         table.add_row(f"{a + 1} {name} ({matrix.mean_human[a]:.2f})", *cells)
     out.print(table)
-    _write_outputs(args, json_obj=matrix.to_json(), plot=lambda path: plot_bias_matrix(matrix, path), out=out)
+    write_outputs(args, json_obj=matrix.to_json(), plot=lambda path: plot_bias_matrix(matrix, path), out=out)
     return 0
 
 
@@ -540,7 +547,7 @@ def run_auc(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.meta_eval.plots import plot_roc_curves, plot_score_histograms
 
-    _check_outputs(args)
+    check_command_outputs(args)
     scored = read_scored_corpora([args.input], score_fields=[args.score_field], label_field=args.label_field,
                                  group_field=args.group_field, system_field=args.system_field, fmt=args.format)
     rows = next(iter(scored.values()))
@@ -565,7 +572,7 @@ def run_auc(args: argparse.Namespace) -> int:
     if report.mean.skipped:
         out.print(f"note: {report.mean.skipped} group(s) with a single class skipped (AUC undefined)")
     aucs = {g.group: g.auc.value for g in report.groups}
-    _write_outputs(
+    write_outputs(
         args,
         json_obj=report.to_json(),
         plot=lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs),
@@ -584,7 +591,7 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
 
     if args.plot and not args.length_gap:
         raise UserError("--plot draws accuracy by length gap; add --length-gap")
-    _check_outputs(args)
+    check_command_outputs(args)
     rows = read_shuffle_rows(
         args.input,
         score_field=args.score_field,
@@ -620,7 +627,7 @@ def run_shuffle_test(args: argparse.Namespace) -> int:
                 ci = "—" if b.ci is None else f"[{b.ci[0]:.3f}, {b.ci[1]:.3f}]"
                 buckets.add_row(f"{b.gap:+d}", f"[{low}, {high})", str(b.pairs), fmt(b.accuracy, 3), ci)
         out.print(buckets)
-    _write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), out=out)
+    write_outputs(args, json_obj=report.to_json(), plot=lambda path: plot_length_gap(report, path), out=out)
     return 0
 
 
@@ -673,9 +680,8 @@ def _register_report(commands: Any) -> None:
     _add_test_options(parser)
     _add_confidence_option(parser)
     _add_ci_method_option(parser)
-    for option, what in (("--markdown", "Markdown"), ("--latex", "LaTeX (booktabs)"), ("--csv", "CSV"),
-                         ("--json", "JSON")):
-        parser.add_argument(option, metavar="OUT", help=f"also write the table as {what}")
+    add_file_outputs(parser, {"--markdown": "the table as Markdown", "--latex": "the table as LaTeX (booktabs)",
+                              "--csv": "the table as CSV", "--json": "the table and the tests as JSON"})
     parser.set_defaults(func=run_report)
 
 
@@ -693,7 +699,7 @@ def run_report(args: argparse.Namespace) -> int:
     check_options(args.coefficient, stats, args.resample)
     if args.alpha <= 0:
         raise UserError("--alpha must be in (0, 1)")
-    _check_outputs(args)
+    check_command_outputs(args)
     names = _metric_names(args)
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
     table = correlation_report(grid.human, grid.metrics, coefficient=args.coefficient, stats=stats,
@@ -702,15 +708,15 @@ def run_report(args: argparse.Namespace) -> int:
                                correction=args.correction, confidence=args.confidence, ci_method=args.ci_method,
                                williams=args.williams, seed=args.seed)
     out = console()
-    _print_notes(out, grid.notes)
+    print_notes(out, grid.notes)
     out.print(_rich_report(table, f"{len(grid.systems)} systems x {len(grid.docs)} documents"))
     out.print(table.caption)
-    _write_report(args, out, table, table.to_json())
+    write_report(args, out, table, table.to_json())
     return 0
 
 
-def _write_report(args: argparse.Namespace, out: Any, table, json_obj: dict) -> None:
-    _write_outputs(args, json_obj=json_obj, out=out,
+def write_report(args: argparse.Namespace, out: Any, table, json_obj: dict) -> None:
+    write_outputs(args, json_obj=json_obj, out=out,
                    texts={"markdown": table.to_markdown(), "latex": table.to_latex(), "csv": table.to_csv()})
     for attr in ("markdown", "latex", "csv", "json"):
         if getattr(args, attr, None):
@@ -722,7 +728,7 @@ def _run_auc_report(args: argparse.Namespace) -> int:
 
     if args.human:
         raise UserError("--auc reads labelled score files; --human is for the correlation table")
-    _check_outputs(args)
+    check_command_outputs(args)
     from learned_metrics.meta_eval.data import read_scored_corpora
 
     names = _metric_names(args)
@@ -738,7 +744,7 @@ def _run_auc_report(args: argparse.Namespace) -> int:
     rows = len(next(iter(scored.values())).scores)
     out.print(_rich_report(table, f"ROC AUC · {rows:,} rows in {len(table.columns) - 1} corpora"))
     out.print(table.caption)
-    _write_report(args, out, table, {**table.to_json(), "tests": [t.to_json() for t in tests]})
+    write_report(args, out, table, {**table.to_json(), "tests": [t.to_json() for t in tests]})
     return 0
 
 
@@ -817,7 +823,7 @@ def run_system_level(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.system_level import check_bands, full_set_grid, realistic_system_level
 
     bands = check_bands(args.delta_band or [])
-    _check_outputs(args)
+    check_command_outputs(args)
     grid = _load(args, [args.metric], [args.metric_field])
     notes = list(grid.notes)
     full = None
@@ -830,7 +836,7 @@ def run_system_level(args: argparse.Namespace) -> int:
                                     coefficient=args.coefficient, resamples=args.resamples,
                                     confidence=args.confidence, seed=args.seed)
     out = console()
-    _print_notes(out, notes)
+    print_notes(out, notes)
     level = f"{args.confidence:.0%} CI"
     docs = f"{report.judged_docs} judged" + (f", {report.full_docs} full-set" if report.full_docs else "")
     table = Table(title=f"{report.systems} systems · {docs} documents · {args.coefficient} · {args.resamples} "
@@ -851,7 +857,7 @@ def run_system_level(args: argparse.Namespace) -> int:
             bands_table.add_row(band.label(), str(band.pairs), str(band.human_ties), fmt(band.agreement.value),
                                 fmt_ci(band.agreement.ci), fmt(band.tau.value), fmt_ci(band.tau.ci))
         out.print(bands_table)
-    _write_outputs(args, json_obj=report.to_json(), texts={"markdown": report.to_markdown()})
+    write_outputs(args, json_obj=report.to_json(), texts={"markdown": report.to_markdown()})
     for attr in ("markdown", "json"):
         if getattr(args, attr, None):
             out.print(f"{attr}: {getattr(args, attr)}")

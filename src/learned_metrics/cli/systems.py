@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval import _check_outputs, _print_notes, _write_outputs
+from learned_metrics.cli.meta_eval import add_file_outputs, check_command_outputs, print_notes, write_outputs
 from learned_metrics.cli.tables import console, fmt, fmt_ci, fmt_p
 from learned_metrics.validate import fraction_option, int_option
 
@@ -78,10 +78,9 @@ def register(commands: Any) -> None:
                         help="permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which the "
                         "correction multiplies by the number of tests (default: 10000)")
     parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
-    for option, what in (("--json", "everything as JSON"), ("--markdown", "both tables as Markdown"),
-                         ("--latex", "both tables as LaTeX (booktabs)"), ("--csv", "the ranking as CSV"),
-                         ("--pairs-csv", "the pairwise tests as CSV")):
-        parser.add_argument(option, metavar="OUT", help=f"write {what}")
+    add_file_outputs(parser, {"--json": "everything as JSON", "--markdown": "both tables as Markdown",
+                              "--latex": "both tables as LaTeX (booktabs)", "--csv": "the ranking as CSV",
+                              "--pairs-csv": "the pairwise tests as CSV"})
     parser.set_defaults(func=run_systems)
 
 
@@ -92,21 +91,21 @@ def run_systems(args: argparse.Namespace) -> int:
 
     if args.alpha <= 0:
         raise UserError("--alpha must be in (0, 1)")
-    _check_outputs(args)
+    check_command_outputs(args)
     scores = read_system_scores(args.input, args.score_field, KeyFields(args.doc_field, args.system_field),
                                 on_missing=args.on_missing)
     result = compare_systems(scores, baseline=args.baseline, resamples=args.resamples,
                              permutations=args.permutations, test=args.test, alternative=args.alternative,
                              correction=args.correction, alpha=args.alpha, seed=args.seed)
     out = console()
-    _print_notes(out, result.notes)
+    print_notes(out, result.notes)
     out.print(_ranking_table(result, f"{len(scores.systems)} systems x {len(scores.docs)} documents · "
                                      f"{args.resamples} bootstrap resamples, seed {args.seed}"))
     out.print(_pairs_table(result))
     out.print(result.caption)
     texts = {"markdown": result.to_markdown(), "latex": result.to_latex(), "csv": result.to_csv(),
              "pairs_csv": result.to_csv("pairs")}
-    _write_outputs(args, json_obj=result.to_json(), out=out, texts=texts)
+    write_outputs(args, json_obj=result.to_json(), out=out, texts=texts)
     for attr in ("json", *texts):
         if getattr(args, attr, None):
             out.print(f"{attr.replace('_', ' ')}: {getattr(args, attr)}")

@@ -32,6 +32,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.formatting import format_ci, format_number
 from learned_metrics.meta_eval.coefficients import COEFFICIENTS, rowwise_correlation
 from learned_metrics.meta_eval.correlations import check_confidence
+from learned_metrics.meta_eval.frames import input_grids, is_long_frame
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
 
 
@@ -173,20 +174,34 @@ def full_set_grid(cells: Any, systems: Sequence[str]) -> tuple[np.ndarray, list[
     return grid, notes
 
 
-def realistic_system_level(human: np.ndarray, metric: np.ndarray, metric_full: np.ndarray | None = None, *,
+def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(judged documents x systems) human and metric, (full-set documents x systems) metric, from matrices with
+    the named axes or long DataFrames (aligned on the same systems; the judged rows are those with a human score)."""
+    if is_long_frame(human) and metric_full is not None:
+        human, grids = input_grids(human, {"metric": metric, "full": metric_full}, axes)
+        judged = ~np.isnan(human).all(axis=1)
+        return human[judged], grids["metric"][judged], grids["full"]
+    human, grids = input_grids(human, {"metric": metric}, axes)
+    full = None if metric_full is None else input_grids(metric_full, {}, axes)[0]
+    return human, grids["metric"], full
+
+
+def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
                            bands: Sequence[tuple[float, float]] = (), coefficient: str = "kendall",
-                           resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> SystemLevelReport:
+                           resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                           axes: str = "documents x systems") -> SystemLevelReport:
     """System-level correlation on the judged subset and, with ``metric_full``, with metric system scores from the
     full test set; agreement on the system pairs within each ``(lo, hi)`` band of metric-score differences.
 
-    ``human``/``metric``: (judged documents x systems); ``metric_full``: (all test documents x the same systems).
-    NaN = absent.
+    ``human``/``metric``: judged documents x systems; ``metric_full``: all test documents x the same systems.
+    Matrices with the named ``axes`` (NaN = absent), or long DataFrames (``doc_id``, ``system_id``, score).
     """
     if coefficient not in COEFFICIENTS:
         raise UserError(f"unknown coefficient '{coefficient}', expected one of: {', '.join(COEFFICIENTS)}")
     check_confidence(confidence)
     bands = check_bands(bands)
-    human, metric = np.asarray(human, float), np.asarray(metric, float)
+    human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
     if human.shape != metric.shape:
         raise UserError(f"human and metric matrices differ in shape: {human.shape} vs {metric.shape}")
     judged = np.where(np.isnan(human) | np.isnan(metric), np.nan, 1.0)
