@@ -229,3 +229,18 @@ def test_cli_compare_and_report_take_the_new_options(tmp_path, capsys):
         main(["meta-eval", "correlations", "--human", files["human"], "--metric", files["good"], "--confidence", "1.5"])
     err = capsys.readouterr().err
     assert exit_info.value.code != 0 and "--confidence" in err and len(err.strip().splitlines()) == 1
+
+
+def test_results_do_not_depend_on_the_number_of_worker_processes():
+    rng, human, quality = synthetic(13, n_docs=15, n_systems=5)
+    metrics = {name: quality + rng.normal(0, noise, quality.shape) for name, noise in
+               (("a", 0.3), ("b", 0.6), ("c", 1.0))}
+    options = {"permutations": 60, "resamples": 60, "correction": "holm"}
+    serial = compare(human, metrics, workers=1, **options).to_json()
+    forked = compare(human, metrics, workers=2, **options).to_json()
+    assert forked == serial
+    one = correlation_report(human, metrics, resamples=40, permutations=40, workers=1).to_json()
+    two = correlation_report(human, metrics, resamples=40, permutations=40, workers=3).to_json()
+    assert one == two
+    with pytest.raises(UserError, match="workers"):
+        compare(human, metrics, workers=0, **options)

@@ -129,6 +129,12 @@ def _add_ci_method_option(parser: argparse.ArgumentParser) -> None:
                         "Wright's constants per coefficient, n = items of one correlation (none for acc_pair)")
 
 
+def _add_workers_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int_option(1), default=None, metavar="N",
+                        help="processes for the metric pairs (and report columns) run side by side; results do not "
+                        "depend on it (default: every core this process may use)")
+
+
 def _add_test_options(parser: argparse.ArgumentParser, *, williams: bool = True) -> None:
     """How significance is decided: sidedness, multiple-comparison correction (and Williams' |r|)."""
     parser.add_argument("--alternative", choices=("greater", "two-sided"), default="greater",
@@ -235,6 +241,7 @@ def _register_compare(commands: Any) -> None:
                         help="what the paired bootstrap redraws (default: both)")
     _add_test_options(parser)
     _add_confidence_option(parser)
+    _add_workers_option(parser)
     parser.add_argument("--json", metavar="OUT", help="write {statistic: [{metric_a, metric_b, p_permutation, ...}]}")
     parser.set_defaults(func=run_compare)
 
@@ -483,6 +490,7 @@ def run_compare(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         williams=args.williams,
         seed=args.seed,
+        workers=args.workers,
     )
     out = console()
     print_notes(out, grid.notes)
@@ -680,6 +688,7 @@ def _register_report(commands: Any) -> None:
     _add_test_options(parser)
     _add_confidence_option(parser)
     _add_ci_method_option(parser)
+    _add_workers_option(parser)
     add_file_outputs(parser, {"--markdown": "the table as Markdown", "--latex": "the table as LaTeX (booktabs)",
                               "--csv": "the table as CSV", "--json": "the table and the tests as JSON"})
     parser.set_defaults(func=run_report)
@@ -706,7 +715,7 @@ def run_report(args: argparse.Namespace) -> int:
                                resamples=args.resamples, resample=args.resample, permutations=args.permutations,
                                swap=args.swap, alpha=args.alpha, test=args.test, alternative=args.alternative,
                                correction=args.correction, confidence=args.confidence, ci_method=args.ci_method,
-                               williams=args.williams, seed=args.seed)
+                               williams=args.williams, seed=args.seed, workers=args.workers)
     out = console()
     print_notes(out, grid.notes)
     out.print(_rich_report(table, f"{len(grid.systems)} systems x {len(grid.docs)} documents"))
