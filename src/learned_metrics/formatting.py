@@ -13,8 +13,10 @@ MISSING = "—"
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
-    """A table cell's number: fixed digits, an em dash when undefined (None or NaN)."""
-    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    """A table cell's number: fixed digits, an em dash when undefined (None or NaN); never ``-0.00``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0 turns a rounded -0.0 into 0.0
 
 
 def format_ci(ci: Sequence[float] | None, digits: int = 3) -> str:

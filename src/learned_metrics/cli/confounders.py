@@ -13,6 +13,7 @@ from typing import Any
 from learned_metrics.cli import help_formatter
 from learned_metrics.cli.meta_eval import add_file_outputs, check_command_outputs, print_notes, write_report
 from learned_metrics.cli.tables import console, fmt, fmt_p
+from learned_metrics.formatting import format_ci
 from learned_metrics.validate import int_option
 
 EPILOG = """\
@@ -154,7 +155,8 @@ def _rich_scope(report, scope: str):
         cells = []
         for proxy in report.proxies:
             tau = report.correlation(scope, column, proxy).tau
-            cells.append(fmt(tau.value) + ("" if tau.ci is None else f"\n[{tau.ci[0]:.3f}, {tau.ci[1]:.3f}]"))
+            # 2-decimal CIs keep a row of six proxies within 120 columns; the files have full precision
+            cells.append(fmt(tau.value, 3) + ("" if tau.ci is None else f"\n{format_ci(tau.ci, 2)}"))
         table.add_row(column, *cells)
     return table
 
