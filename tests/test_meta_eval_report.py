@@ -151,3 +151,12 @@ def test_auc_mode_refuses_metrics_scored_on_other_rows(scored_folders, tmp_path,
     assert main(["meta-eval", "report", "--auc", "--metric", str(strong_dir), "--metric", str(other)]) == 2
     err = capsys.readouterr().err
     assert "score the same files with every metric" in err and err.count("\n") == 1
+
+
+def test_table_numbers_are_fixed_width_and_never_negative_zero():
+    from learned_metrics.formatting import format_ci, format_number, format_p
+
+    assert format_number(-0.004, 2) == "0.00" and format_number(-0.0049, 3) == "-0.005"
+    assert format_number(float("nan")) == format_number(None) == "—"
+    assert format_ci((-0.2249, -0.0001), 2) == "[-0.22, 0.00]" and format_ci(None) == "—"
+    assert format_p(0.00001) == "1.0e-05" and format_p(0.5) == "0.5000"
