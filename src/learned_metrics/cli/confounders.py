@@ -11,10 +11,16 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval import add_file_outputs, check_command_outputs, print_notes, write_report
+from learned_metrics.cli.meta_eval import (
+    add_correction_option,
+    add_file_outputs,
+    add_resamples_and_seed,
+    check_command_outputs,
+    print_notes,
+    write_report,
+)
 from learned_metrics.cli.tables import console, fmt, fmt_p
 from learned_metrics.formatting import format_ci
-from learned_metrics.validate import int_option
 
 EPILOG = """\
 proxies (from the --generation-field text, no model):
@@ -94,11 +100,8 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splitter", choices=("pysbd", "newline"), default="pysbd",
                         help="sentence splitter of the sentences proxy (default: pysbd)")
     parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
-    parser.add_argument("--correction", choices=("none", "bonferroni", "holm"), default="none",
-                        help="multiple-comparison correction over all Williams p-values (default: none)")
+    add_resamples_and_seed(parser)
+    add_correction_option(parser, "over all Williams tests")
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -104,18 +104,32 @@ def _add_stat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stats", default=STATS_HELP, metavar="LIST", help=f"statistics to report (default: {STATS_HELP})"
     )
+    add_seed_option(parser)
+
+
+def add_seed_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
 
 
-def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+def add_resamples_option(parser: argparse.ArgumentParser, what: str = "0 = no CI") -> None:
     parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument(
-        "--resample",
-        choices=("both", "systems", "documents"),
-        default="both",
-        help="what the bootstrap redraws with replacement (default: both, as Deutsch et al. 2021 recommend)",
-    )
+                        help=f"bootstrap resamples; {what} (default: 1000)")
+
+
+def add_resamples_and_seed(parser: argparse.ArgumentParser) -> None:
+    add_resamples_option(parser)
+    add_seed_option(parser)
+
+
+def _add_resample_mode_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
+                        help=f"what {what} redraws with replacement (default: both, as Deutsch et al. 2021 "
+                        "recommend)")
+
+
+def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+    add_resamples_option(parser)
+    _add_resample_mode_option(parser, "the bootstrap")
 
 
 def _add_confidence_option(parser: argparse.ArgumentParser) -> None:
@@ -135,16 +149,23 @@ def _add_workers_option(parser: argparse.ArgumentParser) -> None:
                         "depend on it (default: every core this process may use)")
 
 
-def _add_test_options(parser: argparse.ArgumentParser, *, williams: bool = True) -> None:
-    """How significance is decided: sidedness, multiple-comparison correction (and Williams' |r|)."""
+def add_alternative_option(parser: argparse.ArgumentParser, note: str = "") -> None:
     parser.add_argument("--alternative", choices=("greater", "two-sided"), default="greater",
-                        help="greater: one-sided, 'A better than B' (default); two-sided: 'A and B differ'")
-    parser.add_argument("--correction", choices=("none", "bonferroni", "holm"), default="none",
-                        help="adjust p-values for the many pairs compared, per column/statistic (default: none)")
-    if williams:
-        parser.add_argument("--williams", choices=("abs", "signed"), default="abs",
-                            help="Williams' test on |r| of all three correlations as the WMT scripts and nlpstats "
-                            "(default), or on signed r")
+                        help=f"greater: one-sided, 'A better than B' (default); two-sided: 'A and B differ'{note}")
+
+
+def add_correction_option(parser: argparse.ArgumentParser, over: str, default: str = "none") -> None:
+    parser.add_argument("--correction", choices=("none", "bonferroni", "holm"), default=default,
+                        help=f"multiple-comparison correction of the p-values {over} (default: {default})")
+
+
+def _add_test_options(parser: argparse.ArgumentParser) -> None:
+    """How significance is decided: sidedness, multiple-comparison correction and Williams' |r|."""
+    add_alternative_option(parser)
+    add_correction_option(parser, "over the pairs compared, per column/statistic")
+    parser.add_argument("--williams", choices=("abs", "signed"), default="abs",
+                        help="Williams' test on |r| of all three correlations as the WMT scripts and nlpstats "
+                        "(default), or on signed r")
 
 
 def add_file_outputs(parser: argparse.ArgumentParser, outputs: dict[str, str]) -> None:
@@ -214,12 +235,13 @@ def _register_correlations(commands: Any) -> None:
 def _register_compare(commands: Any) -> None:
     parser = commands.add_parser(
         "compare",
-        help="is metric A significantly better than B? (permutation and Williams tests)",
-        description="For every ordered pair of metrics (A, B) and statistic: one-sided p-values for "
-        "'A correlates better with the humans than B'. Permutation test: both metrics standardized, "
-        "delta = r(A,H) - r(B,H), scores swapped between A and B per cell/system/document, "
-        "p = (1 + #{delta* >= delta}) / (1 + k). Williams' test: the parametric alternative "
-        "(n = items of one correlation; not defined for acc_pair).",
+        help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
+        description="For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlates better "
+        "with the humans than B' (or 'A and B differ' with --alternative two-sided) and a CI of the difference. "
+        "Permutation test: both metrics standardized, delta = r(A,H) - r(B,H), scores swapped between A and B per "
+        "cell/system/document, p = (1 + #{delta* >= delta}) / (1 + k). Paired bootstrap test: the same documents/"
+        "systems redrawn for A and B, p = (1 + #{delta* - delta >= delta}) / (1 + k). Williams' test: the "
+        "parametric alternative (n = items of one correlation; not defined for acc_pair).",
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
         "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv",
         formatter_class=help_formatter,
@@ -237,8 +259,7 @@ def _register_compare(commands: Any) -> None:
     _add_swap_option(parser)
     parser.add_argument("--bootstrap-resamples", type=int_option(0), default=1000, metavar="N",
                         help="resamples of the paired bootstrap test and the CI of delta; 0 = skip it (default: 1000)")
-    parser.add_argument("--resample", choices=("both", "systems", "documents"), default="both",
-                        help="what the paired bootstrap redraws (default: both)")
+    _add_resample_mode_option(parser, "the paired bootstrap")
     _add_test_options(parser)
     _add_confidence_option(parser)
     _add_workers_option(parser)
@@ -297,7 +318,7 @@ def _register_auc(commands: Any) -> None:
     parser.add_argument("--group-field", metavar="F",
                         help="corpus/group field, e.g. corpus (default: the file name inside a folder, else one group)")
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
-    _add_bootstrap_resamples_and_seed(parser)
+    add_resamples_and_seed(parser)
     parser.add_argument("--json", metavar="OUT", help="write per-group and mean AUCs with CIs")
     parser.add_argument("--plot", metavar="OUT.png",
                         help="score densities by label, one panel per group, class counts in the legend (png/pdf/svg)")
@@ -341,7 +362,7 @@ def _register_shuffle(commands: Any) -> None:
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
     parser.add_argument("--text-field", default="text", metavar="F", help="text whose length is used (default: text)")
     parser.add_argument("--length-field", metavar="F", help="numeric length field (characters), instead of the text")
-    _add_bootstrap_resamples_and_seed(parser)
+    add_resamples_and_seed(parser)
     parser.add_argument("--json", metavar="OUT", help="write accuracy (and buckets) as JSON")
     parser.add_argument("--plot", metavar="OUT.png",
                         help="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
@@ -696,6 +717,7 @@ def _register_report(commands: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.correlations import check_options
+    from learned_metrics.meta_eval.multiple import check_alpha
     from learned_metrics.meta_eval.report import correlation_report
 
     if args.auc:
@@ -706,8 +728,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise UserError("give --human FILE (or --auc for a table of ROC AUC per corpus)")
     stats = _parse_stats(args.stats)
     check_options(args.coefficient, stats, args.resample)
-    if args.alpha <= 0:
-        raise UserError("--alpha must be in (0, 1)")
+    check_alpha(args.alpha)
     check_command_outputs(args)
     names = _metric_names(args)
     grid = _load(args, args.metric, args.metric_field or ["score"], names)
@@ -812,17 +833,11 @@ def _register_system_level(commands: Any) -> None:
                         help="a band of |metric system-score difference|, LO <= |delta| < HI (repeatable)")
     parser.add_argument("--coefficient", choices=("kendall", "pearson", "spearman"), default="kendall",
                         help="correlation coefficient of tau_sys (default: kendall)")
-    _add_bootstrap_resamples_and_seed(parser)
+    add_resamples_and_seed(parser)
     _add_confidence_option(parser)
     parser.add_argument("--json", metavar="OUT", help="write tau_sys, tau_sys_full and the bands as JSON")
     parser.add_argument("--markdown", metavar="OUT", help="also write the tables as Markdown")
     parser.set_defaults(func=run_system_level)
-
-
-def _add_bootstrap_resamples_and_seed(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CI (default: 1000)")
-    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
 
 
 def run_system_level(args: argparse.Namespace) -> int:

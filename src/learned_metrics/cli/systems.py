@@ -11,7 +11,16 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval import add_file_outputs, check_command_outputs, print_notes, write_outputs
+from learned_metrics.cli.meta_eval import (
+    add_alternative_option,
+    add_correction_option,
+    add_file_outputs,
+    add_resamples_option,
+    add_seed_option,
+    check_command_outputs,
+    print_notes,
+    write_outputs,
+)
 from learned_metrics.cli.tables import console, fmt, fmt_ci, fmt_p
 from learned_metrics.validate import fraction_option, int_option
 
@@ -65,19 +74,15 @@ def register(commands: Any) -> None:
     parser.add_argument("--baseline", metavar="NAME", help="test every system against this one only")
     parser.add_argument("--test", choices=("permutation", "bootstrap", "t"), default="permutation",
                         help="the test whose p decides significance (default: permutation)")
-    parser.add_argument("--alternative", choices=("greater", "two-sided"), default="greater",
-                        help="greater: one-sided, 'A better than B' (default); two-sided: 'A and B differ' (the "
-                        "winner is the higher mean)")
-    parser.add_argument("--correction", choices=("none", "bonferroni", "holm"), default="holm",
-                        help="multiple-comparison correction over all tests (default: holm)")
+    add_alternative_option(parser, " (the winner is the higher mean)")
+    add_correction_option(parser, "over all tests", default="holm")
     parser.add_argument("--alpha", type=fraction_option, default=0.05,
                         help="significance level of the adjusted p-values (default: 0.05)")
-    parser.add_argument("--resamples", type=int_option(0), default=1000,
-                        help="bootstrap resamples; 0 = no CIs and no p boot (default: 1000)")
+    add_resamples_option(parser, "0 = no CIs and no p boot")
     parser.add_argument("--permutations", type=int_option(0), default=10000,
                         help="permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which the "
                         "correction multiplies by the number of tests (default: 10000)")
-    parser.add_argument("--seed", type=int_option(0), default=0, help="random seed of the resamples (default: 0)")
+    add_seed_option(parser)
     add_file_outputs(parser, {"--json": "everything as JSON", "--markdown": "both tables as Markdown",
                               "--latex": "both tables as LaTeX (booktabs)", "--csv": "the ranking as CSV",
                               "--pairs-csv": "the pairwise tests as CSV"})
@@ -85,12 +90,11 @@ def register(commands: Any) -> None:
 
 
 def run_systems(args: argparse.Namespace) -> int:
-    from learned_metrics.errors import UserError
     from learned_metrics.meta_eval.data import KeyFields
+    from learned_metrics.meta_eval.multiple import check_alpha
     from learned_metrics.meta_eval.systems import compare_systems, read_system_scores
 
-    if args.alpha <= 0:
-        raise UserError("--alpha must be in (0, 1)")
+    check_alpha(args.alpha)
     check_command_outputs(args)
     scores = read_system_scores(args.input, args.score_field, KeyFields(args.doc_field, args.system_field),
                                 on_missing=args.on_missing)

@@ -28,6 +28,8 @@ COEFFICIENTS = ("kendall", "pearson", "spearman")
 # Above this many items per group, tau-b's m**2 sign products cost more than scipy's O(m log m)
 # merge sort on the expanded resample (measured crossover near 3,000 items on 2 cores).
 LARGE_GROUP = 3000
+# A single weighting (a point estimate) of a group above this size: one scipy sort beats building m**2 signs.
+POINT_BY_SORT = 256
 _ROWWISE_ENTRIES = 4_000_000
 
 
@@ -75,8 +77,7 @@ class FixedGroups:
         untied_x = self.ties_x.untied_pairs(weights)
         untied_y = self.ties_y.untied_pairs(weights)
         defined = (untied_x > 0) & (untied_y > 0)
-        # One weighting of a big group (a point estimate): scipy's sort beats building the m x m signs.
-        if self.coefficient == "kendall" and (self.large or (len(weights) == 1 and self.x.shape[1] > 256)):
+        if self.coefficient == "kendall" and (self.large or (len(weights) == 1 and self.x.shape[1] > POINT_BY_SORT)):
             r = self._tau_b_by_expansion(weights)
         elif self.coefficient == "kendall":
             return tau_b_from_sums(self.signs.quadratic(weights), untied_x, untied_y)

@@ -18,6 +18,13 @@ from learned_metrics.errors import UserError
 CORRECTIONS = ("none", "bonferroni", "holm")
 
 
+def check_alpha(alpha: float) -> float:
+    """A significance level, strictly between 0 and 1."""
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
 def check_correction(method: str) -> str:
     if method not in CORRECTIONS:
         raise UserError(f"unknown correction '{method}', expected one of: {', '.join(CORRECTIONS)}")

@@ -23,7 +23,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.formatting import format_ci, format_number, latex_escape, plain_number
 from learned_metrics.meta_eval.correlations import STATISTICS, check_confidence, check_options, correlations
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_alpha, check_correction
 from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
 from learned_metrics.meta_eval.significance import check_alternative, compare, permutation_p
@@ -208,12 +208,6 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
 def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: dict[str, Any]):
     """One metric's column of the table (a module-level function, so a worker process can run it)."""
     return correlations(human, metric, **settings)
-
-
-def check_alpha(alpha: float) -> float:
-    if not 0 < alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
-    return alpha
 
 
 def _test_words(test: str, alternative: str, permutations: int, swap: str, resamples: int, resample: str,

@@ -180,10 +180,10 @@ def _standardized(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray
     return valid, standardize(np.where(valid, metric_a, np.nan)), standardize(np.where(valid, metric_b, np.nan))
 
 
-def _pair_engine(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, coefficient: str,
+def _pair_engine(human: np.ndarray, standardized: tuple[np.ndarray, np.ndarray, np.ndarray], coefficient: str,
                  stats: Sequence[str]) -> StatisticsEngine:
-    """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have."""
-    valid, a, b = _standardized(human, metric_a, metric_b)
+    """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have (``_standardized``)."""
+    valid, a, b = standardized
     return StatisticsEngine(np.stack([a, b]), np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
 
 
@@ -275,13 +275,12 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
     Kendall's ``tau_sum`` goes through :class:`SwappedPooledKendall` when the pair has at most ``MAX_CELLS``
     cells, everything else through the shared engine.
     """
-    valid, a, b = _standardized(human, metric_a, metric_b)
+    standardized = valid, a, b = _standardized(human, metric_a, metric_b)
     pooled = None
     if coefficient == "kendall" and "tau_sum" in stats and valid.sum() <= SwappedPooledKendall.MAX_CELLS:
         pooled = SwappedPooledKendall(a[valid], b[valid], human[valid])
     engine_stats = [name for name in stats if not (pooled is not None and name == "tau_sum")]
-    engine = StatisticsEngine(np.stack([np.where(valid, a, 0.0), np.where(valid, b, 0.0)]), np.stack([human, human]),
-                              np.stack([valid, valid]), coefficient, engine_stats)
+    engine = _pair_engine(human, standardized, coefficient, engine_stats)
     n_docs, n_systems = human.shape
     value_a = _point(engine, n_docs, n_systems, KEEP_A) if engine_stats else {}
     value_b = _point(engine, n_docs, n_systems, 1 - KEEP_A) if engine_stats else {}
@@ -316,7 +315,7 @@ def bootstrap_deltas(
     seed: int,
 ) -> dict[str, np.ndarray]:
     """delta* = r*(A,H) - r*(B,H) on paired bootstrap resamples: the same documents/systems drawn for A and B."""
-    engine = _pair_engine(human, metric_a, metric_b, coefficient, stats)
+    engine = _pair_engine(human, _standardized(human, metric_a, metric_b), coefficient, stats)
     n_docs, n_systems = human.shape
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
     with single_threaded_blas():
@@ -351,15 +350,9 @@ def bootstrap_p(observed: float, deltas: np.ndarray, alternative: str = "greater
 
     Counted as (1 + #) / (1 + k) like the permutation p, so it is never 0; the paper's #/k differs by < 1/k.
     """
-    defined = deltas[~np.isnan(deltas)]
-    if math.isnan(observed) or defined.size == 0:
+    if np.isnan(deltas).all():
         return None
-    shifted = defined - observed
-    if alternative == "two-sided":
-        exceed = int((np.abs(shifted) >= abs(observed) - 1e-12).sum())
-    else:
-        exceed = int((shifted >= observed - 1e-12).sum())
-    return (1 + exceed) / (1 + defined.size)
+    return permutation_p(observed, deltas - observed, alternative)[0]
 
 
 def _none_if_nan(value: float) -> float | None:

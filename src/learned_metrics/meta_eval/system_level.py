@@ -136,8 +136,9 @@ def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
         return (doc_counts @ np.where(present, grid, 0.0)) / totals
 
 
-def _doc_counts(rng: np.random.Generator, n_docs: int, size: int) -> np.ndarray:
-    return index_counts(rng.integers(0, n_docs, (size, n_docs)), n_docs, size)
+def _drawn_counts(rng: np.random.Generator, n_items: int, size: int) -> np.ndarray:
+    """(size, n_items): how often each item is drawn in each of ``size`` bootstrap resamples."""
+    return index_counts(rng.integers(0, n_items, (size, n_items)), n_items, size)
 
 
 def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.ndarray
@@ -208,8 +209,7 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     human, metric = human * judged, metric * judged
     n_docs, n_systems = human.shape
     if metric_full is not None:
-        metric_full = np.asarray(metric_full, float)
-        if metric_full.ndim != 2 or metric_full.shape[1] != n_systems:
+        if metric_full.shape[1] != n_systems:
             raise UserError(f"the full-set metric matrix has {metric_full.shape} columns for {n_systems} systems")
         empty = np.flatnonzero(np.isnan(metric_full).all(axis=0))
         if len(empty):
@@ -245,9 +245,9 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     rng = seeded_rng(seed)
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        doc_counts = _doc_counts(rng, n_docs, size)
-        full_counts = None if full_docs is None else _doc_counts(rng, full_docs, size)
-        system_counts = index_counts(rng.integers(0, n_systems, (size, n_systems)), n_systems, size)
+        doc_counts = _drawn_counts(rng, n_docs, size)
+        full_counts = None if full_docs is None else _drawn_counts(rng, full_docs, size)
+        system_counts = _drawn_counts(rng, n_systems, size)
         for name, values in statistics(doc_counts, full_counts, system_counts).items():
             draws.setdefault(name, []).append(values)
 

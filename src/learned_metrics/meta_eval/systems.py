@@ -44,7 +44,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.formatting import format_ci, format_number, format_p, latex_escape, plain_number
 from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, read_metric_scores
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.multiple import adjust_p_values, check_alpha, check_correction
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
     index_counts,
@@ -52,12 +52,11 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
     swap_masks,
 )
-from learned_metrics.meta_eval.significance import check_alternative
+from learned_metrics.meta_eval.significance import check_alternative, permutation_p
 from learned_metrics.validate import int_at_least
 
 TESTS = ("permutation", "bootstrap", "t")
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
-_TOLERANCE = 1e-12  # a resampled difference this close to the observed one counts as equal (float round-off)
 
 
 # --- inputs ------------------------------------------------------------------------------------------------------
@@ -406,8 +405,7 @@ def _check_settings(data: SystemScores, baseline: str | None, resamples: int, pe
         count = "--resamples" if test == "bootstrap" else "--permutations"
         raise UserError(f"the {TEST_NAMES[test]} decides significance: {count} must be >= 1")
     check_correction(correction)
-    if not 0 < alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
 
 
 def _oriented_pairs(data: SystemScores, order: list[int], baseline: str | None) -> list[tuple[int, int]]:
@@ -471,7 +469,7 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
             ci=percentile_interval(boot[:, k]).ci if resamples else None,
             record=(int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())),
             p={"bootstrap": _bootstrap_p(boot[:, k]) if resamples else _no_p(),
-               "permutation": _permutation_p(perm[:, k], delta, permutations) if permutations else _no_p(),
+               "permutation": _permutation_p(perm[:, k], delta) if permutations else _no_p(),
                "t": _t_test(d)},
         ))
     return out
@@ -497,15 +495,10 @@ def _bootstrap_p(samples: np.ndarray) -> dict[str, float | None]:
     return {"greater": below, "less": above, "two-sided": min(1.0, 2.0 * min(below, above))}
 
 
-def _permutation_p(samples: np.ndarray, delta: float, permutations: int) -> dict[str, float]:
-    """p = (1 + #{delta* at least as extreme}) / (1 + k), for each alternative."""
-
-    def p(count: int) -> float:
-        return (1 + count) / (1 + permutations)
-
-    return {"greater": p(int((samples >= delta - _TOLERANCE).sum())),
-            "less": p(int((samples <= delta + _TOLERANCE).sum())),
-            "two-sided": p(int((np.abs(samples) >= abs(delta) - _TOLERANCE).sum()))}
+def _permutation_p(samples: np.ndarray, delta: float) -> dict[str, float | None]:
+    """p = (1 + #{delta* at least as extreme}) / (1 + k), for each alternative (as :func:`.permutation_p`)."""
+    return {"greater": permutation_p(delta, samples)[0], "less": permutation_p(-delta, -samples)[0],
+            "two-sided": permutation_p(delta, samples, "two-sided")[0]}
 
 
 def _no_p() -> dict[str, None]:
