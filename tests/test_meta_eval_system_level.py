@@ -4,6 +4,7 @@ pairs within bands of metric-score differences (Deutsch, Dror & Roth 2022), chec
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +71,8 @@ def test_bands_use_the_full_set_differences_and_count_human_ties():
     assert report.bands[0].pairs == 0 and report.bands[1].pairs == 3
     assert report.bands[1].human_ties == 1  # (s0, s1): equal human means
     assert report.bands[1].agreement.value == 1.0  # of the two strictly ordered pairs
-    assert report.bands[1].tau.value == pytest.approx(2 / 3)
+    # tau-b: P = 2, Q = 0, one pair tied by the humans only: 2 / sqrt(2 * 3)
+    assert report.bands[1].tau.value == pytest.approx(2 / math.sqrt(6))
 
 
 @pytest.mark.parametrize("bands, message", [([(0.3, 0.1)], "LO < HI"), ([(-1, 1)], "LO < HI"),

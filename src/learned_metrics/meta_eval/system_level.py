@@ -10,7 +10,9 @@ Two ways the usual system-level correlation misleads, and what this module repor
    pairs. For each band ``lo <= |delta metric| < hi`` of system-score differences (in the metric's units,
    from the full set when given) the pairs in the band are counted and scored: ``agreement`` = share of
    the pairs with a strict human order that the metric orders the same way (a metric tie counts wrong,
-   as ``acc_pair``), and ``tau`` = (concordant - discordant) / pairs.
+   as ``acc_pair``), and ``tau``, Kendall's tau-b over the pairs in the band as in the paper:
+   (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)) with P/Q the concordant/discordant pairs, T_x the pairs tied
+   in the metric only and T_y those tied in the humans only (undefined, NaN, when either factor is 0).
 
 Bootstrap: judged documents, full-set documents and systems are redrawn (for ``tau_sys``, ``tau_sys_full``);
 for the bands the pairs stay those chosen by the observed differences and only documents are redrawn, so an
@@ -150,7 +152,14 @@ def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.nd
     strict = dh != 0
     with np.errstate(invalid="ignore", divide="ignore"):
         agreement = np.where(strict.sum(axis=1) > 0, (product > 0).sum(axis=1) / strict.sum(axis=1), np.nan)
-    tau = ((product > 0).sum(axis=1) - (product < 0).sum(axis=1)) / len(pairs)
+    # Kendall's tau-b over the pairs (Deutsch, Dror & Roth 2022): (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)),
+    # T_x the pairs tied in the metric only, T_y those tied in the humans only (tied in both: in neither).
+    concordant, discordant = (product > 0).sum(axis=1), (product < 0).sum(axis=1)
+    metric_only = ((dm == 0) & strict).sum(axis=1)
+    human_only = ((dh == 0) & (dm != 0)).sum(axis=1)
+    untied = concordant + discordant
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (concordant - discordant) / np.sqrt((untied + metric_only) * (untied + human_only))
     return agreement, tau, (~strict).sum(axis=1)
 
 
