@@ -44,3 +44,19 @@ def test_band_tau_is_tau_b_through_the_cli(tmp_path):
     band = json.loads(out.read_text())["bands"][0]
     assert band["pairs"] == 6
     assert round(band["tau"]["value"], 4) == 0.5477
+
+
+# --- band edges: [lo, hi), an edge up to 1e-12 whatever the float sums give ---------------------------------------
+
+
+def test_a_difference_equal_to_a_band_edge_is_classified_by_its_exact_value():
+    # system means over three documents: 0.2, 0.3, 0.4, 0.1. Exactly, (s0, s1), (s1, s2), (s0, s3) differ by 0.1,
+    # (s0, s2), (s1, s3) by 0.2 and (s2, s3) by 0.3; in floats the first three come out as 0.09999999999999995,
+    # 0.09999999999999998 and 0.10000000000000002, so a plain comparison put two of them below 0.1.
+    metric = np.array([[0.1, 0.2, 0.3, 0.0], [0.2, 0.3, 0.4, 0.1], [0.3, 0.4, 0.5, 0.2]])
+    gaps = [abs(metric[:, i].mean() - metric[:, j].mean()) for i, j in ((0, 1), (1, 2), (0, 3))]
+    assert min(gaps) < 0.1 < max(gaps)  # the float noise this test is about
+    human = metric[:, [3, 0, 1, 2]]  # any human order: the bands depend on the metric only
+    bands = [(0, 0.1), (0.1, float("inf")), (0.1, 0.2), (0.2, float("inf"))]
+    report = realistic_system_level(human, metric, bands=bands, resamples=0)
+    assert [band.pairs for band in report.bands] == [0, 6, 3, 3]

@@ -8,7 +8,9 @@ Two ways the usual system-level correlation misleads, and what this module repor
    ``tau_sys_full`` is their correlation, beside ``tau_sys`` on the judged subset.
 2. Systems compared in practice are close; a correlation over all pairs is dominated by easy, far-apart
    pairs. For each band ``lo <= |delta metric| < hi`` of system-score differences (in the metric's units,
-   from the full set when given) the pairs in the band are counted and scored: ``agreement`` = share of
+   from the full set when given; half-open [lo, hi), a difference within 1e-12 of an edge counts as equal to
+   it, so float noise in the means cannot move a pair across an edge) the pairs in the band are counted and
+   scored: ``agreement`` = share of
    the pairs with a strict human order that the metric orders the same way (a metric tie counts wrong,
    as ``acc_pair``), and ``tau``, Kendall's tau-b over the pairs in the band as in the paper:
    (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)) with P/Q the concordant/discordant pairs, T_x the pairs tied
@@ -40,7 +42,7 @@ from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from,
 
 @dataclass(frozen=True)
 class Band:
-    """Pairs of systems whose metric scores differ by ``lo <= |delta| < hi``."""
+    """Pairs of systems whose metric scores differ by ``lo <= |delta| < hi`` (edges up to 1e-12, see :func:`_below`)."""
 
     lo: float
     hi: float
@@ -128,6 +130,16 @@ def check_bands(bands: Sequence[tuple[float, float]]) -> list[tuple[float, float
             raise UserError(f"--delta-band {_edge(lo)} {_edge(hi)}: expected 0 <= LO < HI (HI may be inf)")
         checked.append((lo, hi))
     return checked
+
+
+EDGE_TOLERANCE = 1e-12
+
+
+def _below(edge: float) -> float:
+    """A band edge lowered by float noise, so that a difference equal to the edge up to 1e-12 (relative to the
+    edge when it exceeds 1) counts as equal to it whatever order the sums were computed in: bands are
+    [lo, hi), such a difference falls in the band that starts at the edge."""
+    return edge if math.isinf(edge) else edge - EDGE_TOLERANCE * max(1.0, abs(edge))
 
 
 def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
@@ -230,7 +242,7 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     selected_means = _system_means(selected, np.ones((1, selected.shape[0])))
     pair_list = np.array(list(itertools.combinations(range(n_systems), 2)))
     gaps = np.abs(selected_means[0, pair_list[:, 0]] - selected_means[0, pair_list[:, 1]])
-    band_pairs = [pair_list[(gaps >= lo) & (gaps < hi)] for lo, hi in bands]
+    band_pairs = [pair_list[(gaps >= _below(lo)) & (gaps < _below(hi))] for lo, hi in bands]
 
     def statistics(doc_counts: np.ndarray, full_counts: np.ndarray | None, system_counts: np.ndarray) -> dict:
         h = _system_means(human, doc_counts)
