@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from learned_metrics.cli import main
+from learned_metrics.meta_eval import correlations
 from learned_metrics.meta_eval.system_level import realistic_system_level
 
 # --- system-level bands: Kendall's tau-b over the pairs of a band -----------------------------------------------
@@ -60,3 +61,19 @@ def test_a_difference_equal_to_a_band_edge_is_classified_by_its_exact_value():
     bands = [(0, 0.1), (0.1, float("inf")), (0.1, 0.2), (0.2, float("inf"))]
     report = realistic_system_level(human, metric, bands=bands, resamples=0)
     assert [band.pairs for band in report.bands] == [0, 6, 3, 3]
+
+
+# --- Fisher-z intervals at |r| = 1 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("coefficient", ["kendall", "pearson", "spearman"])
+def test_fisher_interval_of_a_perfect_correlation_is_the_point(sign, coefficient):
+    # 6 documents x 8 systems, metric = sign * human: every correlation is exactly +-1
+    human = np.arange(48, dtype=float).reshape(6, 8) ** 1.5
+    report = correlations(human, sign * human, coefficient=coefficient, stats=["tau_sys", "tau_sum", "tau_pair"],
+                          ci_method="fisher")
+    for name in ("tau_sys", "tau_sum", "tau_pair"):
+        assert report.stats[name].value == pytest.approx(sign)
+        assert report.stats[name].ci == (sign, sign)
+

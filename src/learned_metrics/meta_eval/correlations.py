@@ -243,12 +243,15 @@ def items_per_correlation(statistic: str, valid: np.ndarray) -> int | None:
 
 def fisher_interval(r: float | None, n: int | None, coefficient: str,
                     confidence: float = 0.95) -> tuple[float, float] | None:
-    """Fisher-z interval tanh(atanh(r) -+ z * c / sqrt(n - b)); None where undefined (n <= b, |r| = 1)."""
+    """Fisher-z interval tanh(atanh(r) -+ z * c / sqrt(n - b)); None where undefined (n <= b). At |r| = 1
+    (atanh infinite) the interval is the point, [1, 1] or [-1, -1], as ``nlpstats`` returns."""
     from scipy.stats import norm
 
     b, c = FISHER_CONSTANTS[coefficient]
-    if r is None or n is None or n <= b or not abs(r) < 1:
+    if r is None or n is None or n <= b or math.isnan(r):
         return None
+    if abs(r) >= 1:
+        return math.copysign(1.0, r), math.copysign(1.0, r)
     half = norm.ppf(1 - (1 - confidence) / 2) * c(r) / math.sqrt(n - b)
     z = math.atanh(r)
     return math.tanh(z - half), math.tanh(z + half)
