@@ -77,3 +77,30 @@ def test_fisher_interval_of_a_perfect_correlation_is_the_point(sign, coefficient
         assert report.stats[name].value == pytest.approx(sign)
         assert report.stats[name].ci == (sign, sign)
 
+
+# --- one paired-bootstrap p convention: systems' p boot is significance.bootstrap_p ------------------------------
+
+
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+def test_systems_p_boot_equals_significance_bootstrap_p_on_the_same_resamples(alternative):
+    from learned_metrics.meta_eval.resampling import bootstrap_indices
+    from learned_metrics.meta_eval.significance import bootstrap_p
+    from learned_metrics.meta_eval.systems import SystemScores, compare_systems
+
+    rng = np.random.default_rng(7)
+    n_docs, resamples, seed = 30, 300, 5
+    base = rng.normal(size=n_docs)
+    grid = np.stack([base, base + 0.15 + rng.normal(0, 0.5, n_docs), base + rng.normal(0, 0.5, n_docs)], axis=1)
+    data = SystemScores([f"d{i}" for i in range(n_docs)], ["x", "y", "z"], grid)
+    result = compare_systems(data, resamples=resamples, permutations=0, seed=seed, alternative=alternative,
+                             correction="none", test="bootstrap")
+    draws = [row for idx, _ in bootstrap_indices(n_docs, 1, resamples, "documents", seed) for row in idx]
+    column = {"x": 0, "y": 1, "z": 2}
+    for pair in result.pairs:
+        diff = grid[:, column[pair.a]] - grid[:, column[pair.b]]
+        deltas = np.array([diff[idx].mean() for idx in draws])
+        assert pair.p_bootstrap == pytest.approx(bootstrap_p(float(diff.mean()), deltas, alternative))
+        shifted = deltas - diff.mean()
+        exceed = (np.abs(shifted) >= abs(diff.mean()) - 1e-12) if alternative == "two-sided" else (
+            shifted >= diff.mean() - 1e-12)
+        assert pair.p_bootstrap == pytest.approx((1 + exceed.sum()) / (1 + resamples))

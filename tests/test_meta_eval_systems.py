@@ -104,7 +104,9 @@ def test_pair_statistics_match_scipy_and_plain_loops_on_shared_documents():
             drawn = [diff[i] for i in idx if i in diff]
             boot.append(sum(drawn) / len(drawn))
         assert p.ci == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
-        assert p.p_bootstrap == pytest.approx(np.mean(np.array(boot) <= 0))
+        # the package's paired-bootstrap convention (significance.bootstrap_p): shifted null, (1 + #) / (1 + k)
+        shifted_exceed = sum(b - p.delta >= p.delta - 1e-12 for b in boot)
+        assert p.p_bootstrap == pytest.approx((1 + shifted_exceed) / (1 + len(boot)))
         exceed = sum(np.mean([sign[i] * diff[i] for i in shared]) >= p.delta - 1e-12 for sign in signs)
         assert p.p_permutation == pytest.approx((1 + exceed) / (1 + 300))
 
@@ -128,7 +130,8 @@ def test_a_system_one_point_better_everywhere_wins_every_test():
     pair = result.pairs[0]
     assert (pair.a, pair.b) == ("better", "worse")
     assert pair.delta == pytest.approx(1.0) and pair.win_rate == 1.0 and pair.ties == 0
-    assert pair.p_permutation == pytest.approx(1 / 1000) and pair.p_bootstrap == 0.0 and pair.p_t < 1e-12
+    assert pair.p_permutation == pytest.approx(1 / 1000) and pair.p_bootstrap == pytest.approx(1 / 201)
+    assert pair.p_t < 1e-12
     assert pair.significant and pair.better == "better"
     assert [(r.system, r.better_than) for r in result.systems] == [("better", ["worse"]), ("worse", [])]
 

@@ -35,7 +35,8 @@ is refused with one line (paired tests cannot be run without knowing which outpu
 per system: mean over the documents it scored, 95%% percentile bootstrap CI (documents redrawn).
 per pair A, B, on the documents both scored (fewer than 2: undefined): mean A - B with a paired bootstrap CI
 (the same documents drawn for both), wins/ties/losses per document, and three p-values for "A better than B":
-  p boot   share of bootstrap resamples with A - B <= 0
+  p boot   paired bootstrap (Berg-Kirkpatrick et al. 2012; Deutsch et al. 2021, as meta-eval compare): the
+           resampled differences shifted to the null, p = (1 + #{delta* - delta >= delta}) / (1 + resamples)
   p perm   paired permutation (approximate randomization): each document's A/B scores swapped at random,
            p = (1 + #{delta* >= delta}) / (1 + permutations)
   p t      scipy's paired t-test, for reference

@@ -7,8 +7,10 @@ by mean score and test every pair on the documents both scored.
 - Per system: the mean over the documents it scored, with a percentile
   bootstrap 95% CI.
 - Per pair (A, B) on their shared documents: the mean difference A - B; a paired
-  bootstrap giving its CI and p = share of resamples with a difference <= 0; a
-  paired permutation test (approximate randomization: the sign of each
+  bootstrap giving its CI and p = (1 + #{delta* - delta >= delta}) / (1 + k), the
+  resampled differences shifted to the null (:func:`.significance.bootstrap_p`,
+  Berg-Kirkpatrick et al. 2012, Deutsch et al. 2021; |delta* - delta| >= |delta|
+  two-sided); a paired permutation test (approximate randomization: the sign of each
   document's difference flipped at random, p = (1 + #{delta* >= delta}) / (1 + k));
   wins, ties and losses per document; and scipy's paired t-test for reference.
   Pairs sharing fewer than 2 documents are undefined.
@@ -52,7 +54,7 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
     swap_masks,
 )
-from learned_metrics.meta_eval.significance import check_alternative, permutation_p
+from learned_metrics.meta_eval.significance import bootstrap_p, check_alternative, permutation_p
 from learned_metrics.validate import int_at_least
 
 TESTS = ("permutation", "bootstrap", "t")
@@ -468,7 +470,7 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
             delta=delta,
             ci=percentile_interval(boot[:, k]).ci if resamples else None,
             record=(int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())),
-            p={"bootstrap": _bootstrap_p(boot[:, k]) if resamples else _no_p(),
+            p={"bootstrap": _bootstrap_p(boot[:, k], delta) if resamples else _no_p(),
                "permutation": _permutation_p(perm[:, k], delta) if permutations else _no_p(),
                "t": _t_test(d)},
         ))
@@ -486,13 +488,10 @@ def _t_test(d: np.ndarray) -> dict[str, float | None]:
                 for side in ("greater", "less", "two-sided")}
 
 
-def _bootstrap_p(samples: np.ndarray) -> dict[str, float | None]:
-    """Share of resamples at or below 0 ("A better" fails) and at or above 0; two-sided: twice the smaller."""
-    samples = samples[~np.isnan(samples)]
-    if samples.size == 0:
-        return _no_p()
-    below, above = float(np.mean(samples <= 0)), float(np.mean(samples >= 0))
-    return {"greater": below, "less": above, "two-sided": min(1.0, 2.0 * min(below, above))}
+def _bootstrap_p(samples: np.ndarray, delta: float) -> dict[str, float | None]:
+    """The package's one paired-bootstrap p (:func:`.significance.bootstrap_p`, shifted null) per alternative."""
+    return {"greater": bootstrap_p(delta, samples), "less": bootstrap_p(-delta, -samples),
+            "two-sided": bootstrap_p(delta, samples, "two-sided")}
 
 
 def _permutation_p(samples: np.ndarray, delta: float) -> dict[str, float | None]:
