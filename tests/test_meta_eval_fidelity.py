@@ -6,8 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 from learned_metrics.cli import main
+from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import correlations
 from learned_metrics.meta_eval.system_level import realistic_system_level
 
@@ -104,3 +106,42 @@ def test_systems_p_boot_equals_significance_bootstrap_p_on_the_same_resamples(al
         exceed = (np.abs(shifted) >= abs(diff.mean()) - 1e-12) if alternative == "two-sided" else (
             shifted >= diff.mean() - 1e-12)
         assert pair.p_bootstrap == pytest.approx((1 + exceed.sum()) / (1 + resamples))
+
+
+# --- first-person proxy: every first-person pronoun (default) or the paper's "I" only ------------------------------
+
+
+def test_first_person_counts_all_forms_or_i_only():
+    from learned_metrics.meta_eval.confounders import first_person_count, text_proxies
+
+    assert first_person_count("I think we did. I am.") == 3  # I, we, I
+    assert first_person_count("I think we did. I am.", "i") == 2  # I, I
+    # case-insensitive, whole words: a lowercase i and the I of I'm count; "Mine" the pronoun counts, "Mineral",
+    # "Iowa" and "Ii" do not
+    text = "i guess I'm right; Mine is ours. Mineral water from Iowa, chapter Ii."
+    assert first_person_count(text) == 4  # i, I('m), Mine, ours
+    assert first_person_count(text, "i") == 2  # i, I('m)
+    assert text_proxies(text, proxies=["first_person"], first_person="i") == {"first_person": 2.0}
+    with pytest.raises(UserError, match="first-person"):
+        first_person_count(text, "me")
+
+
+def test_first_person_option_through_the_api_and_the_cli(tmp_path):
+    from learned_metrics.meta_eval.confounders import confounders
+
+    texts = ["I think we did. I am.", "We are here.", "i know, my friend", "no pronoun at all", "I, me and I"]
+    rows = [{"generation": t, "label": k % 2, "score": float(k)} for k, t in enumerate(texts)]
+    all_forms = [3, 1, 2, 0, 3]
+    i_only = [2, 0, 1, 0, 2]
+    for form, counts in (("all", all_forms), ("i", i_only)):
+        report = confounders(rows, proxies=["first_person"], first_person=form, resamples=0)
+        expected = scipy_stats.kendalltau(range(5), counts).statistic
+        assert report.correlation("all", "score", "first_person").tau.value == pytest.approx(expected)
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for form, counts in (("all", all_forms), ("i", i_only)):
+        out = tmp_path / f"{form}.json"
+        assert main(["meta-eval", "confounders", "--input", str(path), "--proxies", "first_person",
+                     "--first-person", form, "--resamples", "0", "--json", str(out)]) == 0
+        cell = json.loads(out.read_text())["scopes"]["all"]["score"]["first_person"]
+        assert cell["value"] == pytest.approx(scipy_stats.kendalltau(range(5), counts).statistic)

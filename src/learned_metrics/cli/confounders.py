@@ -29,7 +29,9 @@ proxies (from the --generation-field text, no model):
   sentences     sentence count (pysbd, or one per line with --splitter newline)
   overlap       share of the generation's tokens found in the grounding
                 (only with a grounding field; skipped with a note otherwise)
-  first_person  count of I, me, my, mine, myself, we, us, our, ours, ourselves
+  first_person  count of I, me, my, mine, myself, we, us, our, ours, ourselves (--first-person all, the
+                default), or of I only (--first-person i, as the faithfulness thesis counts it);
+                case-insensitive, whole words (the I of I'm counts, so does a lowercase i)
 --proxy-field F adds a numeric field as a proxy (e.g. the position of the
 first error); rows where it is missing are left out of its correlations and
 counted.
@@ -97,6 +99,10 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
                         "when the rows have the grounding field); '' for none")
     parser.add_argument("--proxy-field", action="append", default=[], metavar="F",
                         help="a numeric field used as a proxy, e.g. first_error (repeatable)")
+    parser.add_argument("--first-person", choices=("all", "i"), default="all",
+                        help="forms the first_person proxy counts: all = I, me, my, mine, myself, we, us, our, "
+                        "ours, ourselves; i = the word I only, as the paper counts it (case-insensitive, whole "
+                        "words; default: all)")
     parser.add_argument("--splitter", choices=("pysbd", "newline"), default="pysbd",
                         help="sentence splitter of the sentences proxy (default: pysbd)")
     parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
@@ -129,7 +135,8 @@ def run_confounders(args: argparse.Namespace) -> int:
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
     check_command_outputs(args)
-    data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=args.splitter)
+    data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=args.splitter,
+                                first_person=args.first_person)
     report = analyse(data, resamples=args.resamples, seed=args.seed, correction=args.correction)
     out = console()
     print_notes(out, report.notes)

@@ -2,8 +2,9 @@
 
 A metric that tracks the length of a generation, its word overlap with the
 grounding, or the first-person pronouns of a chat reply can look good for the
-wrong reason (the coherence paper's Table 4.1, the faithfulness thesis' Tables
-5.5, 5.10 and 5.11). For every score column (each metric, and the human
+wrong reason (the faithfulness thesis' Tables 5.5, 5.10 and 5.11; the coherence
+paper's Table 4.1 is another thing, the correlations of pseudo-metrics such as
+length with the humans, which ``correlations`` reproduces). For every score column (each metric, and the human
 label/score as the row ``human``) and every proxy this module reports Kendall's
 tau-b (``scipy.stats.kendalltau``), its p-value, n and a percentile bootstrap
 95% CI (rows redrawn with replacement, seeded, through
@@ -15,8 +16,10 @@ Proxies, computed from plain text without a model:
 ``tokens``        word tokens: runs of letters/digits, an inner apostrophe kept (``don't``, ``o'clock``)
 ``sentences``     sentence count, with the project's splitter (:mod:`learned_metrics.text.sentences`)
 ``overlap``       share of the generation's tokens (with repeats, case-folded) that occur in the grounding
-``first_person``  first-person pronouns (I, me, my, mine, myself, we, us, our, ours, ourselves),
-                  case-insensitive and word-bounded (the ``I`` of ``I'm`` counts; ``US`` counts as ``us``)
+``first_person``  first-person pronouns, case-insensitive and word-bounded (the ``I`` of ``I'm`` counts;
+                  ``US`` counts as ``us``): with ``first_person="all"`` (default) I, me, my, mine, myself,
+                  we, us, our, ours, ourselves; with ``first_person="i"`` the word I only, as the
+                  faithfulness thesis counts it (a lowercase ``i`` counts too, as chat text writes it)
 
 plus any numeric field named by the user (e.g. the position of the first
 error). A row where such a field is missing (absent, null, empty, NaN) is left
@@ -73,9 +76,12 @@ ALL_ROWS = "all"
 LABEL_SCOPES = ("label=1", "label=0")
 MIN_ROWS = 3  # fewer rows give no meaningful tau or p-value
 FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
+# the forms the first_person proxy counts: every first-person pronoun, or the paper's "I" only
+FIRST_PERSON_FORMS = {"all": FIRST_PERSON, "i": ("i",)}
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*")
-_FIRST_PERSON = re.compile(r"\b(?:" + "|".join(FIRST_PERSON) + r")\b", re.IGNORECASE)
+_FIRST_PERSON = {name: re.compile(r"\b(?:" + "|".join(forms) + r")\b", re.IGNORECASE)
+                 for name, forms in FIRST_PERSON_FORMS.items()}
 
 
 # --- proxies from text -----------------------------------------------------------------------
@@ -86,9 +92,19 @@ def word_tokens(text: str) -> list[str]:
     return [token.casefold() for token in _TOKEN.findall(text)]
 
 
-def first_person_count(text: str) -> int:
-    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish."""
-    return len(_FIRST_PERSON.findall(text))
+def check_first_person(first_person: str) -> str:
+    if first_person not in FIRST_PERSON_FORMS:
+        raise UserError(f"unknown --first-person '{first_person}', expected one of: {', '.join(FIRST_PERSON_FORMS)}")
+    return first_person
+
+
+def first_person_count(text: str, first_person: str = "all") -> int:
+    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish.
+
+    ``first_person``: ``"all"`` counts I, me, my, mine, myself, we, us, our, ours, ourselves; ``"i"`` the word I
+    only (the paper's proxy). Case-insensitive and word-bounded in both (``i`` and the ``I`` of ``I'm`` count).
+    """
+    return len(_FIRST_PERSON[check_first_person(first_person)].findall(text))
 
 
 def overlap_share(generation: str, grounding: str) -> float:
@@ -101,7 +117,7 @@ def overlap_share(generation: str, grounding: str) -> float:
 
 
 def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
-                 splitter: str = "pysbd") -> dict[str, float]:
+                 splitter: str = "pysbd", first_person: str = "all") -> dict[str, float]:
     """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
     from learned_metrics.text.sentences import get_splitter
 
@@ -114,7 +130,7 @@ def text_proxies(generation: str, grounding: str | None = None, proxies: Sequenc
         elif proxy == "sentences":
             values[proxy] = float(len(get_splitter(splitter)(generation)))
         elif proxy == "first_person":
-            values[proxy] = float(first_person_count(generation))
+            values[proxy] = float(first_person_count(generation, first_person))
         elif proxy == "overlap":
             if grounding is None:
                 raise UserError("the overlap proxy needs a grounding text")
@@ -224,8 +240,9 @@ def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number
 
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
-               path: object = None) -> ConfounderData:
+               path: object = None, first_person: str = "all") -> ConfounderData:
     """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
+    check_first_person(first_person)
     iterator = iter(rows)
     first = next(iterator, None)
     if first is None:
@@ -246,7 +263,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
         if chosen:
             generation = row_text(row, fields.generation, **where)
             grounding = row_text(row, fields.grounding, **where) if "overlap" in chosen else None
-            for proxy, value in text_proxies(generation, grounding, chosen, splitter).items():
+            for proxy, value in text_proxies(generation, grounding, chosen, splitter, first_person).items():
                 values[proxy].append(value)
         for name in fields.proxy_fields:
             seen[name] = seen[name] or name in row
@@ -282,11 +299,12 @@ def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
                          proxies: Sequence[str] | None = None, by_label: bool = False,
-                         splitter: str = "pysbd") -> ConfounderData:
+                         splitter: str = "pysbd", first_person: str = "all") -> ConfounderData:
     """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
     from learned_metrics.io import iter_rows
 
-    return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path)
+    return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path,
+                      first_person=first_person)
 
 
 def _native(value: Any) -> Any:
@@ -458,17 +476,19 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                 grounding_field: str | None = "grounding", proxy_fields: Sequence[str] = (),
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
                 resamples: int = 1000, seed: int = 0, correction: str = "none",
-                splitter: str = "pysbd") -> ConfounderReport:
+                splitter: str = "pysbd", first_person: str = "all") -> ConfounderReport:
     """Correlate every metric (and the human column) with text proxies; the Python face of
     ``learned-metrics meta-eval confounders``.
 
     ``data``: a pandas DataFrame, a mapping of column -> values, or a list of row dicts, holding the fields named
     here (defaults: the output of ``learned-metrics score faithfulness``). ``proxies=None`` takes every built-in
     proxy the data allow (``overlap`` only with a grounding field); ``proxy_fields`` adds numeric columns.
+    ``first_person``: ``"all"`` (default) counts every first-person pronoun, ``"i"`` the word I only (the paper's).
     """
     fields = ConfounderFields(tuple(metric_fields), tuple(names) if names else None, human_field, generation_field,
                               grounding_field, tuple(proxy_fields), label_field)
-    parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter)
+    parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
+                        first_person=first_person)
     return analyse(parsed, resamples=resamples, seed=seed, correction=correction)
 
 
