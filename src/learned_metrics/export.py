@@ -8,19 +8,18 @@ runs and ``learned-metrics export`` write exports the same way:
 :func:`model_from_checkpoint` then :func:`write_export`.
 
 The tokenizer comes from the run folder (``RUN/tokenizer/``, saved once when
-fitting starts); checkpoints of earlier versions carry it base64-encoded
-(``tokenizer_files``), which is still read, with every name checked.
+fitting starts), ``--tokenizer DIR``, or the model the run started from; a
+checkpoint never carries tokenizer files. (Unreleased development versions
+embedded them as ``tokenizer_files``; such a checkpoint is refused with one line
+rather than exported with a tokenizer found elsewhere.)
 
 Everything read from a checkpoint is checked before it is used: the
-checkpoint loads with ``weights_only=True``, its stored config must name an
-architecture transformers provides (no custom code), and embedded tokenizer
-file names must be plain names (``../x`` would write outside the export).
+checkpoint loads with ``weights_only=True`` and its stored config must name an
+architecture transformers provides (no custom code).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import pickle
 import zipfile
@@ -31,42 +30,14 @@ from typing import Any
 from learned_metrics.card import CARD_NAME, complete_card
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
-from learned_metrics.validate import plain_file_name
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
 
 
-def decode_tokenizer_files(files: Any, where: object) -> dict[str, bytes]:
-    """The tokenizer files an older checkpoint carries, each name a plain file name and each body valid base64."""
-    if not isinstance(files, Mapping) or not files:
-        raise UserError("checkpoint field 'tokenizer_files' must be a non-empty mapping of file names", path=where)
-    decoded = {}
-    for name, data in files.items():
-        plain_file_name(name, what="tokenizer file name in the checkpoint", path=where)
-        if not isinstance(data, str):
-            raise UserError(f"tokenizer file {name!r}: expected base64 text, got {type(data).__name__}", path=where)
-        try:
-            decoded[name] = base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise UserError(f"tokenizer file {name!r}: not valid base64", path=where) from None
-    return decoded
-
-
-def _write_tokenizer(tokenizer: str | Path | Mapping[str, bytes], folder: Path) -> None:
-    """A tokenizer folder (or an older checkpoint's decoded files) into the export."""
-    if isinstance(tokenizer, Mapping):
-        for name, data in tokenizer.items():
-            (folder / name).write_bytes(data)
-        return
-    from learned_metrics.safety import load_tokenizer
-
-    load_tokenizer(tokenizer).save_pretrained(folder)
-
-
 def write_export(
     model,
-    tokenizer: str | Path | Mapping[str, bytes],
+    tokenizer: str | Path,
     card: dict[str, Any],
     out_dir: str | Path,
     source_checkpoint: str | None = None,
@@ -75,28 +46,28 @@ def write_export(
 ) -> Path:
     """Write model (safetensors), tokenizer and the completed card into ``out_dir`` atomically.
 
-    ``tokenizer``: a folder holding the tokenizer (a run's ``tokenizer/``, a model folder) or
-    :func:`decode_tokenizer_files` of an older checkpoint. ``results``: ``{"validation": {...}, "test": {...}}``.
+    ``tokenizer``: a folder holding the tokenizer (a run's ``tokenizer/``, a model folder) or a hub id.
+    ``results``: ``{"validation": {...}, "test": {...}}``.
     """
+    from learned_metrics.safety import load_tokenizer
+
     out_dir = Path(out_dir)
     full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
     with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        _write_tokenizer(tokenizer, tmp)
+        load_tokenizer(tokenizer).save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",
                                      encoding="utf-8")
     return out_dir
 
 
 def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
-                         tokenizer_dir: str | Path | None = None) -> str | Path | Mapping[str, bytes]:
-    """Where a checkpoint's tokenizer is, first found of: ``tokenizer_dir``; the files an older checkpoint embeds;
-    the ``tokenizer/`` folder of its run (``RUN/checkpoints/x.ckpt`` -> ``RUN/tokenizer``); the model the run
-    started from (``base_model`` in its card; training never changes the tokenizer)."""
+                         tokenizer_dir: str | Path | None = None) -> str | Path:
+    """Where a checkpoint's tokenizer is, first found of: ``tokenizer_dir``; the ``tokenizer/`` folder of its run
+    (``RUN/checkpoints/x.ckpt`` -> ``RUN/tokenizer``); the model the run started from (``base_model`` in its card;
+    training never changes the tokenizer)."""
     if tokenizer_dir is not None:
         return Path(tokenizer_dir)
-    if "tokenizer_files" in checkpoint:
-        return decode_tokenizer_files(checkpoint["tokenizer_files"], ckpt_path)
     run_tokenizer = Path(ckpt_path).resolve().parent.parent / TOKENIZER_FOLDER
     if run_tokenizer.is_dir():
         return run_tokenizer
@@ -164,6 +135,10 @@ def check_checkpoint(checkpoint: Any, path: object) -> dict[str, Any]:
         raise UserError("checkpoint field 'hf_config' must be a mapping", path=path)
     if not isinstance(checkpoint.get("learned_metric", {}), dict):
         raise UserError("checkpoint field 'learned_metric' must be a mapping", path=path)
+    if "tokenizer_files" in checkpoint:  # embedded by unreleased development versions only; never read
+        raise UserError("checkpoint embeds tokenizer files ('tokenizer_files', written only by unreleased development "
+                        "versions), which are no longer read; delete that key (the tokenizer is read from "
+                        "RUN/tokenizer/, --tokenizer DIR or the base model)", path=path)
     return checkpoint
 
 
@@ -188,6 +163,6 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: 
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
     checkpoint = load_checkpoint(ckpt_path, allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
-    source = checkpoint_tokenizer(checkpoint, ckpt_path, tokenizer)  # bad names refused before anything is written
+    source = checkpoint_tokenizer(checkpoint, ckpt_path, tokenizer)
     return write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
                         overwrite=overwrite)

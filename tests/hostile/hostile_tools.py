@@ -7,7 +7,6 @@ byte-identical afterwards.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -99,14 +98,12 @@ def edit_json(path: Path, **changes) -> None:
     path.write_text(json.dumps(data))
 
 
-def tokenizer_files(model_dir: Path) -> dict[str, str]:
-    names = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt")
-    return {name: base64.b64encode((model_dir / name).read_bytes()).decode("ascii")
-            for name in names if (model_dir / name).exists()}
-
-
 def craft_checkpoint(model_dir: Path, path: Path, **fields) -> Path:
-    """A learned-metrics checkpoint built from a model folder; ``fields`` replace or add top-level entries."""
+    """A learned-metrics checkpoint built from a model folder; ``fields`` replace or add top-level entries.
+
+    As in a training run's checkpoint, the tokenizer is not inside: export finds it through the card's
+    ``base_model`` (``model_dir``), there being no ``tokenizer/`` folder beside ``path``'s folder.
+    """
     import torch
     from transformers import AutoModelForSequenceClassification
 
@@ -114,8 +111,7 @@ def craft_checkpoint(model_dir: Path, path: Path, **fields) -> Path:
     checkpoint = {
         "state_dict": {f"model.{k}": v for k, v in model.state_dict().items()},
         "hf_config": model.config.to_dict(),
-        "tokenizer_files": tokenizer_files(model_dir),
-        "learned_metric": {"kind": "faithfulness", "preprocessing": {"max_length": 64}},
+        "learned_metric": {"kind": "faithfulness", "base_model": str(model_dir), "preprocessing": {"max_length": 64}},
         "global_step": 1,
     }
     checkpoint.update(fields)
