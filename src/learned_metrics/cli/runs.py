@@ -1,4 +1,4 @@
-"""``learned-metrics runs list [DIR]``: the table of training runs (:mod:`learned_metrics.train.runs`)."""
+"""``learned-metrics runs list [DIR]``: the table of training runs (:mod:`learned_metrics.train.run_folders`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from learned_metrics.cli.tables import console
-from learned_metrics.train.runs import RunRow
+from learned_metrics.train.run_folders import RunRow
 
 
 def _fmt_best(row: RunRow) -> str:
@@ -61,7 +61,7 @@ def render_table(rows: list[RunRow], title: str):
 def run_list(args: argparse.Namespace) -> int:
     from learned_metrics.io import write_json
     from learned_metrics.outputs import check_outputs, file_output
-    from learned_metrics.train.runs import list_runs
+    from learned_metrics.train.run_folders import list_runs
 
     if args.json:
         check_outputs([file_output(args.json, "--json")])

@@ -5,5 +5,5 @@
   batches (the LightningModule itself is :mod:`learned_metrics.models.classifier`);
 - :mod:`~learned_metrics.train.checkpointing`: atomic checkpoint files, ``last.ckpt`` every N steps;
 - :mod:`~learned_metrics.train.config`: the OmegaConf resolvers ``conf/`` uses;
-- :mod:`~learned_metrics.train.runs`: reading run folders for ``learned-metrics runs list``.
+- :mod:`~learned_metrics.train.run_folders`: reading run folders for ``learned-metrics runs list``.
 """

@@ -1,4 +1,4 @@
-"""``learned-metrics runs list [DIR]``: a table of training runs and their best metric.
+"""Reading training run folders: the rows of ``learned-metrics runs list [DIR]`` (rendered by cli/runs.py).
 
 A run folder is any folder under DIR holding ``run_info.json`` (written when a run
 starts) or ``export/learned_metric.json`` (written when it ends), at any depth, so
