@@ -23,8 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-# Layers whose train mode updates running statistics: they stay in eval mode.
-_STATEFUL_NORMS = (nn.modules.batchnorm._NormBase,)
+from learned_metrics import compat
 
 
 class FastDropout:
@@ -90,13 +89,11 @@ def _attention_with_fast_dropout(original, fast: FastDropout):
 def _fast_cpu_dropout(model: nn.Module) -> Iterator[None]:
     """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from one seeded
     :class:`FastDropout` (seeded from torch's RNG, so the dropout stream's seed decides the masks)."""
-    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-
     fast = FastDropout(int(torch.randint(0, 2**62, (1,)).item()))
     patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
     for module in patched:
         module.forward = _dropout_forward(module, fast)
-    mapping = ALL_ATTENTION_FUNCTIONS._global_mapping
+    mapping = compat.attention_functions()
     original = mapping.get("sdpa")
     if original is not None:
         mapping["sdpa"] = _attention_with_fast_dropout(original, fast)
@@ -115,10 +112,11 @@ def mc_dropout_mode(model: nn.Module, fast_cpu_masks: bool = True) -> Iterator[n
 
     ``fast_cpu_masks``: masks of tensors on CPU come from :class:`FastDropout` (same distribution, cheaper).
     """
+    stateful_norms = compat.stateful_norm_types()  # their train mode updates running statistics: kept in eval mode
     previous = {module: module.training for module in model.modules()}
     model.train()
     for module in model.modules():
-        if isinstance(module, _STATEFUL_NORMS):
+        if isinstance(module, stateful_norms):
             module.eval()
     try:
         with _fast_cpu_dropout(model) if fast_cpu_masks else contextlib.nullcontext():

@@ -20,6 +20,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader
 
+from learned_metrics import compat
 from learned_metrics.data.common import load_report
 from learned_metrics.errors import UserError
 from learned_metrics.labels import canonical_label
@@ -218,8 +219,7 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     def _train_position(self) -> dict[str, int]:
         """Epoch and batches whose training step finished in it (Lightning's own count)."""
-        progress = self.trainer.fit_loop.epoch_loop.batch_progress.current
-        return {"epoch": int(self.trainer.current_epoch), "batches_done": int(progress.processed)}
+        return {"epoch": int(self.trainer.current_epoch), "batches_done": compat.batches_done_this_epoch(self.trainer)}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if split not in self.splits:

@@ -23,9 +23,9 @@ import warnings
 from typing import Any
 
 from lightning.pytorch import Callback
-from lightning.pytorch.callbacks import RichProgressBar
 from lightning.pytorch.callbacks.progress import ProgressBar
 
+from learned_metrics import compat
 from learned_metrics.progress import human_duration, human_rate
 
 log = logging.getLogger("learned_metrics.train")
@@ -69,13 +69,6 @@ def position(trainer: Any) -> str:
         return f"step {trainer.global_step}/{trainer.max_steps}"
     epochs = trainer.max_epochs if trainer.max_epochs and trainer.max_epochs > 0 else "?"
     return f"epoch {trainer.current_epoch + 1}/{epochs}"
-
-
-class ReadableRichProgressBar(RichProgressBar):
-    """Lightning's rich bar with a truthful description (1-based epochs; steps for step-bounded runs)."""
-
-    def _get_train_description(self, current_epoch: int) -> str:
-        return position(self.trainer)
 
 
 class LineProgress(ProgressBar):
@@ -137,7 +130,7 @@ class LineProgress(ProgressBar):
         per_epoch = trainer.num_training_batches
         if not trainer.max_epochs or trainer.max_epochs < 0 or per_epoch in (None, float("inf")):
             return 0.0, 0.0
-        done = trainer.current_epoch * per_epoch + trainer.fit_loop.epoch_loop.batch_progress.current.processed
+        done = trainer.current_epoch * per_epoch + compat.batches_done_this_epoch(trainer)
         return float(done), float(trainer.max_epochs * per_epoch)
 
     @staticmethod
@@ -146,11 +139,12 @@ class LineProgress(ProgressBar):
 
 
 def progress_bar(enabled: bool = True, every_seconds: float = 30.0) -> ProgressBar | None:
-    """The rich bar in a terminal; :class:`LineProgress` when stdout is a file or a pipe; None when disabled
+    """The rich bar in a terminal, described truthfully by :func:`position` (1-based epochs; steps for step-bounded
+    runs); :class:`LineProgress` when stdout is a file or a pipe; None when disabled
     (``trainer.enable_progress_bar=false``)."""
     if not enabled:
         return None
-    return ReadableRichProgressBar() if sys.stdout.isatty() else LineProgress(every_seconds)
+    return compat.rich_progress_bar(describe=position) if sys.stdout.isatty() else LineProgress(every_seconds)
 
 
 class ParameterSummary(Callback):

@@ -19,21 +19,13 @@ import numpy as np
 import torch
 from torch.utils.data import Sampler
 
+from learned_metrics import compat
+
 
 def _distributed_rank_and_world() -> tuple[int, int]:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank(), torch.distributed.get_world_size()
     return 0, 1
-
-
-class _EpochForwarder:
-    """Lightning calls ``set_epoch`` on ``batch_sampler.sampler``, never on the batch sampler itself."""
-
-    def __init__(self, owner: LengthGroupedBatchSampler):
-        self._owner = owner
-
-    def set_epoch(self, epoch: int) -> None:
-        self._owner.set_epoch(epoch)
 
 
 class LengthGroupedBatchSampler(Sampler[list[int]]):
@@ -56,7 +48,7 @@ class LengthGroupedBatchSampler(Sampler[list[int]]):
         self.drop_last = drop_last
         self.epoch = 0
         self._resume_at: tuple[int, int] | None = None
-        self.sampler = _EpochForwarder(self)  # without it every epoch would repeat epoch 0's order
+        self.sampler = compat.sampler_epoch_forwarder(self)  # Lightning calls set_epoch on batch_sampler.sampler
 
     def resume(self, epoch: int, batches_done: int) -> None:
         """Skip the ``batches_done`` batches of ``epoch`` already trained before a crash."""

@@ -1,0 +1,135 @@
+"""Every private name and internal API of Lightning, transformers and torch that learned-metrics uses, in one place.
+
+Each is reached through one accessor below, so an upgrade that removes or moves it
+fails here, with one line naming the library, its installed version and the
+missing name (:class:`LibraryChanged`, a :class:`~learned_metrics.errors.UserError`),
+instead of an ``AttributeError`` from deep inside a training step or a scoring pass.
+``tests/test_compat.py`` checks every accessor against the installed versions.
+
+- :func:`attention_functions`: transformers' ``ALL_ATTENTION_FUNCTIONS._global_mapping`` (``scoring.mc_dropout``);
+- :func:`stateful_norm_types`: torch's ``nn.modules.batchnorm._NormBase`` (``scoring.mc_dropout``);
+- :func:`batches_done_this_epoch`: Lightning's ``trainer.fit_loop.epoch_loop.batch_progress``
+  (``train.datamodule``, ``train.logs``);
+- :func:`rich_progress_bar`: Lightning's ``RichProgressBar._get_train_description`` (``train.logs``);
+- :func:`sampler_epoch_forwarder`: Lightning's ``_set_sampler_epoch``, which calls ``set_epoch`` on
+  ``batch_sampler.sampler`` (``train.sampler``).
+
+Heavy imports stay inside the accessors: this module imports without torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.util import find_spec
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+
+class LibraryChanged(UserError):
+    """An installed library no longer has a private name learned-metrics relies on."""
+
+    def __init__(self, library: str, name: str):
+        self.library, self.version, self.name = library, installed_version(library), name
+        super().__init__(f"{library} {self.version} has no {name}, which learned-metrics relies on "
+                         f"(learned_metrics/compat.py); install an earlier {library} release or report this")
+
+
+def installed_version(library: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(library)
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _attribute(obj: Any, path: str, library: str, shown: str) -> Any:
+    """``obj.a.b.c`` for ``path="a.b.c"``; :class:`LibraryChanged` naming ``shown`` when a part is missing."""
+    for part in path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise LibraryChanged(library, shown) from None
+    return obj
+
+
+def _module_attribute(library: str, module: str, path: str) -> Any:
+    try:
+        imported = importlib.import_module(module)
+    except ModuleNotFoundError:
+        if find_spec(library) is None:  # not installed at all: the ordinary ImportError
+            raise
+        raise LibraryChanged(library, f"{module}.{path}") from None
+    return _attribute(imported, path, library, f"{module}.{path}")
+
+
+# --- transformers and torch (scoring.mc_dropout) -------------------------------------------------
+
+
+def attention_functions() -> dict[str, Callable[..., Any]]:
+    """transformers' global registry of attention implementations (``"sdpa"`` -> function), the mutable dict
+    itself: MC dropout swaps ``"sdpa"`` for a version drawing cheaper CPU dropout masks and puts it back."""
+    return _module_attribute("transformers", "transformers.modeling_utils", "ALL_ATTENTION_FUNCTIONS._global_mapping")
+
+
+def stateful_norm_types() -> tuple[type, ...]:
+    """Layers whose train mode updates running statistics (batch norm and instance norm: torch's ``_NormBase``);
+    MC dropout keeps them in eval mode."""
+    return (_module_attribute("torch", "torch.nn.modules.batchnorm", "_NormBase"),)
+
+
+# --- Lightning (train.datamodule, train.logs, train.sampler) -------------------------------------
+
+BATCH_PROGRESS = "fit_loop.epoch_loop.batch_progress.current.processed"
+
+
+def batches_done_this_epoch(trainer: Any) -> int:
+    """Training batches processed in the current epoch (the data position a checkpoint resumes from; progress)."""
+    return int(_attribute(trainer, BATCH_PROGRESS, "lightning", f"Trainer.{BATCH_PROGRESS}"))
+
+
+class _TrainDescription:
+    """Stands in for ``RichProgressBar._get_train_description`` on one bar (a picklable callable, not a lambda)."""
+
+    def __init__(self, bar: Any, describe: Callable[[Any], str]):
+        self.bar, self.describe = bar, describe
+
+    def __call__(self, current_epoch: int) -> str:
+        return self.describe(self.bar.trainer)
+
+
+def rich_progress_bar(describe: Callable[[Any], str]) -> Any:
+    """Lightning's ``RichProgressBar`` whose training bar reads ``describe(trainer)``.
+
+    Lightning builds that text in a private method (0-based epochs, ``Epoch 0/-2`` for runs bounded by
+    steps); it is replaced on this one bar. ``describe`` must be a module-level function (picklable).
+    """
+    from lightning.pytorch.callbacks import RichProgressBar
+
+    name = "_get_train_description"
+    _attribute(RichProgressBar, name, "lightning", f"lightning.pytorch.callbacks.RichProgressBar.{name}")
+    bar = RichProgressBar()
+    setattr(bar, name, _TrainDescription(bar, describe))
+    return bar
+
+
+class _EpochForwarder:
+    """Lightning calls ``set_epoch`` on ``batch_sampler.sampler``, never on the batch sampler itself
+    (``lightning.fabric.utilities.data._set_sampler_epoch``): this forwards it."""
+
+    def __init__(self, owner: Any):
+        self._owner = owner
+
+    def set_epoch(self, epoch: int) -> None:
+        self._owner.set_epoch(epoch)
+
+
+def sampler_epoch_forwarder(batch_sampler: Any) -> Any:
+    """The object to set as ``batch_sampler.sampler`` so that Lightning's per-epoch ``set_epoch`` reaches
+    ``batch_sampler`` (without it every epoch repeats epoch 0's order). Checked against Lightning's
+    ``_set_sampler_epoch`` where Lightning is installed; a plain PyTorch loop calls ``set_epoch`` itself."""
+    if find_spec("lightning") is not None:
+        _module_attribute("lightning", "lightning.fabric.utilities.data", "_set_sampler_epoch")
+    return _EpochForwarder(batch_sampler)
