@@ -78,7 +78,7 @@ def test_report_command_writes_every_format(tmp_path, capsys):
     markdown = outputs["markdown"].read_text()
     assert markdown.startswith("| # | metric | tau_sys | tau_sum |") and "<sup>2</sup>" in markdown
     latex = outputs["latex"].read_text()
-    for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}", r"\end{table}"):
+    for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}", r"\end{table*}"):  # wide
         assert command in latex
     assert r"good\_\%metric" in latex and r"weak\&metric" in latex and r"p $<$ 0.05" in latex
     body = re.sub(r"\\[{}&%_$#]", "", latex)
@@ -154,7 +154,7 @@ def test_auc_mode_refuses_metrics_scored_on_other_rows(scored_folders, tmp_path,
 
 
 def test_table_numbers_are_fixed_width_and_never_negative_zero():
-    from learned_metrics.formatting import format_ci, format_number, format_p
+    from learned_metrics.tables.formats import format_ci, format_number, format_p
 
     assert format_number(-0.004, 2) == "0.00" and format_number(-0.0049, 3) == "-0.005"
     assert format_number(float("nan")) == format_number(None) == "—"

@@ -49,7 +49,7 @@ META_CASES = [
     ("correlations", ["--seed", "-1"], "--seed: must be an integer >= 0"),
     ("correlations", ["--resamples", "-5"], "--resamples: must be an integer >= 0"),
     ("compare", ["--seed", "-3"], "--seed: must be an integer >= 0"),
-    ("compare", ["--permutations", "0"], "--permutations/--resamples: must be an integer >= 1"),
+    ("compare", ["--permutations", "0"], "--permutations: must be an integer >= 1"),  # --resamples: bootstrap
     ("auc", ["--seed", "-1"], "--seed: must be an integer >= 0"),
     ("shuffle-test", ["--resamples", "x"], "--resamples: expected an integer >= 0, got 'x'"),
 ]

@@ -16,7 +16,6 @@ from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group, roc
 from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
 from learned_metrics.meta_eval.confounders import ConfounderReport, confounders, read_confounder_rows
 from learned_metrics.meta_eval.correlations import (
-    STATISTICS,
     CorrelationReport,
     StatResult,
     bootstrap_distribution,
@@ -34,6 +33,7 @@ from learned_metrics.meta_eval.data import (
     true_corpus,
 )
 from learned_metrics.meta_eval.kendall import kendall_tau_b
+from learned_metrics.meta_eval.options import STATISTICS
 from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
 from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test

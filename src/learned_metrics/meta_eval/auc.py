@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
 
 class RaggedAuc:
@@ -82,7 +84,7 @@ class GroupAuc:
 
 
 @dataclass(frozen=True)
-class AucReport:
+class AucReport(Tabular):
     """Per-group AUCs, their unweighted mean (``n`` groups used, ``skipped`` single-class groups)."""
 
     groups: list[GroupAuc]
@@ -90,6 +92,31 @@ class AucReport:
     intra_system_mean: Estimate | None
     resamples: int
     seed: int
+    confidence: float = DEFAULTS.confidence
+
+    def tables(self) -> list[Table]:
+        intra = self.intra_system_mean is not None
+        columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate"), Column("rows", kind="count"),
+                   Column("positives", "pos", kind="count"), Column("negatives", "neg", kind="count")]
+        if intra:
+            columns += [Column("intra_system", "intra-system", kind="estimate"),
+                        Column("systems", kind="count"), Column("skipped", kind="count")]
+        rows = []
+        for g in self.groups:
+            row = [g.group, Cell(g.auc.value, g.auc.ci), g.auc.n, g.positives, g.negatives]
+            if intra:
+                row += [Cell(g.intra_system.value, g.intra_system.ci), g.intra_system.n, g.intra_system.skipped]
+            rows.append(row)
+        mean = ["mean (unweighted)", Cell(self.mean.value, self.mean.ci), None, None, None]
+        if intra:
+            mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]
+        skipped = (f" {self.mean.skipped} group(s) with a single class are left out of the mean (AUC undefined)."
+                   if self.mean.skipped else "")
+        caption = (f"ROC AUC per group and their unweighted mean, with "
+                   f"{interval_words(self.confidence, self.resamples, what='rows redrawn within each group')}"
+                   f", seed {self.seed}." + skipped)
+        return [Table(columns, [*rows, mean], title=f"ROC AUC · {self.resamples} bootstrap resamples, seed "
+                      f"{self.seed}", caption=caption, key="auc", rules={len(rows) - 1})]
 
     def to_json(self) -> dict:
         out = {
@@ -165,15 +192,16 @@ def auc_by_group(
     groups: Sequence[str] | None = None,
     systems: Sequence[str] | None = None,
     *,
-    resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = DEFAULTS.resamples,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> AucReport:
     """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
 
     Intra-system AUC of a group: AUC within each system's rows, averaged over
     the systems that have both classes (the others are skipped and counted).
     """
+    check(resamples=resamples, seed=seed, confidence=confidence)
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels)
     if scores.ndim != 1 or labels.shape != scores.shape or scores.size == 0:
@@ -232,7 +260,7 @@ def auc_by_group(
         confidence=confidence,
     )
     intra_mean = intra.overall(ones, intra_all) if intra is not None else None
-    return AucReport(group_results, mean, intra_mean, resamples, seed)
+    return AucReport(group_results, mean, intra_mean, resamples, seed, confidence)
 
 
 @dataclass

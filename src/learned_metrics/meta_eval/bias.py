@@ -18,16 +18,31 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.frames import input_grids
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
 
 @dataclass(frozen=True)
-class BiasMatrix:
+class BiasMatrix(Tabular):
     """Systems (best first), their mean human score, tau+/tau- values and pair counts (both S x S)."""
 
     systems: list[str]
     mean_human: np.ndarray
     tau: np.ndarray
     pairs: np.ndarray
+
+    def tables(self) -> list[Table]:
+        n = len(self.systems)
+        columns = [Column("system", "system (mean H)", kind="text"),
+                   *(Column(str(k + 1), digits=2) for k in range(n))]
+        rows = [[f"{a + 1} {name} ({self.mean_human[a]:.2f})",
+                 *(Cell(None) if np.isnan(self.tau[a, b]) else Cell(float(self.tau[a, b]),
+                                                                    detail=str(int(self.pairs[a, b])))
+                   for b in range(n))] for a, name in enumerate(self.systems)]
+        return [Table(columns, rows, key="bias_matrix",
+                      title="bias matrix: 2*acc-1 (pairs); row = system the humans prefer; upper tau+, lower tau-",
+                      caption="Cell (a, b): over same-document pairs where the humans prefer system a to b, 2*acc-1 "
+                      "with acc the share the metric orders the same way (a tie counts wrong), and the pair count. "
+                      "Systems by mean human score, best first; upper triangle tau+, lower tau-.")]
 
     def to_json(self) -> dict:
         tau = [[None if np.isnan(v) else float(v) for v in row] for row in self.tau]

@@ -23,8 +23,8 @@ from learned_metrics.meta_eval.kendall import (
     rowwise_sign_sums,
     tau_b_from_sums,
 )
+from learned_metrics.meta_eval.options import check
 
-COEFFICIENTS = ("kendall", "pearson", "spearman")
 # Above this many items per group, tau-b's m**2 sign products cost more than scipy's O(m log m)
 # merge sort on the expanded resample (measured crossover near 3,000 items on 2 cores).
 LARGE_GROUP = 3000
@@ -57,8 +57,7 @@ class FixedGroups:
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool, accuracy: bool):
-        if coefficient not in COEFFICIENTS:
-            raise ValueError(f"unknown coefficient {coefficient!r}, expected one of {COEFFICIENTS}")
+        check(coefficient=coefficient)
         self.x = np.asarray(x, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
         self.coefficient = coefficient

@@ -50,8 +50,6 @@ every Williams p-value of the run (:func:`~.multiple.adjust_p_values`).
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
 import math
 import re
@@ -63,12 +61,13 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.formatting import format_number, format_p, latex_escape
 from learned_metrics.meta_eval.coefficients import FixedGroups
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.options import DEFAULTS, check
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
 from learned_metrics.meta_eval.significance import williams_p
-from learned_metrics.validate import int_at_least, number, row_label, row_number_value, row_text
+from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.validate import number, row_label, row_number_value, row_text
 
 PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
 HUMAN = "human"
@@ -93,12 +92,10 @@ def word_tokens(text: str) -> list[str]:
 
 
 def check_first_person(first_person: str) -> str:
-    if first_person not in FIRST_PERSON_FORMS:
-        raise UserError(f"unknown --first-person '{first_person}', expected one of: {', '.join(FIRST_PERSON_FORMS)}")
-    return first_person
+    return check(first_person=first_person).first_person
 
 
-def first_person_count(text: str, first_person: str = "all") -> int:
+def first_person_count(text: str, first_person: str = DEFAULTS.first_person) -> int:
     """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish.
 
     ``first_person``: ``"all"`` counts I, me, my, mine, myself, we, us, our, ours, ourselves; ``"i"`` the word I
@@ -117,7 +114,7 @@ def overlap_share(generation: str, grounding: str) -> float:
 
 
 def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
-                 splitter: str = "pysbd", first_person: str = "all") -> dict[str, float]:
+                 splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> dict[str, float]:
     """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
     from learned_metrics.text.sentences import get_splitter
 
@@ -240,7 +237,7 @@ def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number
 
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
-               path: object = None, first_person: str = "all") -> ConfounderData:
+               path: object = None, first_person: str = DEFAULTS.first_person) -> ConfounderData:
     """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
     check_first_person(first_person)
     iterator = iter(rows)
@@ -299,7 +296,7 @@ def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
                          proxies: Sequence[str] | None = None, by_label: bool = False,
-                         splitter: str = "pysbd", first_person: str = "all") -> ConfounderData:
+                         splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> ConfounderData:
     """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
     from learned_metrics.io import iter_rows
 
@@ -447,12 +444,11 @@ def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]
     return [WilliamsTest(**{**t.__dict__, "p_adjusted": p}) for t, p in zip(tests, adjusted, strict=True)]
 
 
-def analyse(data: ConfounderData, *, resamples: int = 1000, seed: int = 0,
-            correction: str = "none") -> ConfounderReport:
+def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
+            correction: str = DEFAULTS.correction) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    int_at_least(resamples, 0, "resamples")
-    check_correction(correction)
+    check(resamples=resamples, seed=seed, correction=correction)
     masks = _scope_masks(data)
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
@@ -475,8 +471,9 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                 human_field: str | None = "label", generation_field: str = "generation",
                 grounding_field: str | None = "grounding", proxy_fields: Sequence[str] = (),
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
-                resamples: int = 1000, seed: int = 0, correction: str = "none",
-                splitter: str = "pysbd", first_person: str = "all") -> ConfounderReport:
+                resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
+                correction: str = DEFAULTS.correction,
+                splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> ConfounderReport:
     """Correlate every metric (and the human column) with text proxies; the Python face of
     ``learned-metrics meta-eval confounders``.
 
@@ -489,7 +486,9 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                               grounding_field, tuple(proxy_fields), label_field)
     parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
                         first_person=first_person)
-    return analyse(parsed, resamples=resamples, seed=seed, correction=correction)
+    report = analyse(parsed, resamples=resamples, seed=seed, correction=correction)
+    report.settings["first_person"] = first_person
+    return report
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -498,7 +497,7 @@ SCOPE_TITLES = {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "lab
 
 
 @dataclass(frozen=True)
-class ConfounderReport:
+class ConfounderReport(Tabular):
     """Result of :func:`confounders`: per scope a (score columns x proxies) table of tau-b with CIs, and the
     Williams tests. ``to_json()`` is the ``--json`` file; Markdown, LaTeX and CSV renderers for papers."""
 
@@ -559,71 +558,46 @@ class ConfounderReport:
 
         return pd.DataFrame([t.to_json() for t in self.tests], columns=list(WilliamsTest.__dataclass_fields__))
 
-    def to_csv(self) -> str:
-        """The correlations in long format (the Williams tests are in the JSON, Markdown and LaTeX outputs)."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["scope", "column", "proxy", "tau", "ci_low", "ci_high", "p_value", "n", "skipped"])
-        for c in self.correlations.values():
-            flat = _flat(c)
-            writer.writerow(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v) for v in flat.values()])
-        return buffer.getvalue()
-
-    def to_markdown(self) -> str:
-        parts = []
+    def tables(self) -> list[Table]:
+        """tau-b of every score column with every proxy, scopes as row groups (key ``correlations``), and the
+        Williams tests (key ``williams``)."""
+        rows, groups = [], {}
         for scope in self.scopes:
-            parts.append(f"**{SCOPE_TITLES[scope]}** ({self.rows[scope]})\n")
-            parts.append("| score | " + " | ".join(self.proxies) + " |")
-            parts.append("|---|" + "---:|" * len(self.proxies))
+            groups[len(rows)] = f"{SCOPE_TITLES[scope]} ({self.rows[scope]})"
             for column in self.columns_of(scope):
-                cells = [self._cell(scope, column, proxy) for proxy in self.proxies]
-                parts.append(f"| {column} | " + " | ".join(cells) + " |")
-            parts.append("")
+                rows.append([column, *(Cell(tau.value, tau.ci) for tau in
+                                       (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
+        resamples = self.settings["resamples"]
+        title = ("Kendall tau-b with proxies · " + (f"95% CI from {resamples} bootstrap resamples, seed "
+                                                    f"{self.settings['seed']}" if resamples else "no CI"))
+        out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],
+                     rows, title=title, caption=self.caption, key="correlations", groups=groups)]
         if self.tests:
-            parts += ["**Williams tests**\n", "| scope | proxy | A | B | tau(A) | tau(B) | tau(A,B) | n | p |",
-                      "|---|---|---|---|---:|---:|---:|---:|---:|"]
-            parts += [f"| {t.scope} | {t.proxy} | {t.metric_a} | {t.metric_b} | {format_number(t.tau_a)} | "
-                      f"{format_number(t.tau_b)} | {format_number(t.tau_ab)} | {t.n} | {format_p(t.p_adjusted)} |"
-                      for t in self.tests]
-            parts.append("")
-        captions = f"{self.caption} {self.tests_caption}" if self.tests else self.caption
-        return "\n".join(parts) + f"\n{captions}\n"
+            correction = self.settings["correction"]
+            scopes = self.scopes != [ALL_ROWS]
+            columns = [Column("scope", kind="text")] if scopes else []
+            columns += [Column("proxy", kind="text"), Column("metric_a", "A", kind="text"),
+                        Column("metric_b", "B", kind="text"), Column("tau_a", "tau(A)", latex=r"$\tau(A)$"),
+                        Column("tau_b", "tau(B)", latex=r"$\tau(B)$"), Column("tau_ab", "tau(A,B)",
+                                                                            latex=r"$\tau(A,B)$"),
+                        Column("n", kind="count"), Column("p", kind="p")]
+            if correction != "none":
+                columns.append(Column("p_adjusted", f"p {correction}", kind="p"))
+            tests = [[*([t.scope] if scopes else []), t.proxy, t.metric_a, t.metric_b, t.tau_a, t.tau_b, t.tau_ab,
+                      t.n, t.p, *([t.p_adjusted] if correction != "none" else [])] for t in self.tests]
+            out.append(Table(columns, tests, title="Williams: H1 = A depends less on the proxy than B (|tau(B)| > "
+                             "|tau(A)|), one-sided", heading="Williams tests", caption=self.tests_caption,
+                             key="williams"))
+        return out
 
-    def _cell(self, scope: str, column: str, proxy: str) -> str:
-        tau = self.correlation(scope, column, proxy).tau
-        text = format_number(tau.value)
-        return text + (f" [{format_number(tau.ci[0])}, {format_number(tau.ci[1])}]" if tau.ci else "")
-
-    def to_latex(self) -> str:
-        """booktabs tables (needs ``\\usepackage{booktabs}``) that compile as they are; CIs in small type."""
-        heads = " & ".join(latex_escape(p) for p in self.proxies)
-        lines = [r"\begin{table}[t]", r"\centering", r"\small",
-                 r"\begin{tabular}{l" + "c" * len(self.proxies) + "}", r"\toprule", rf"Score & {heads} \\"]
-        for scope in self.scopes:
-            lines += [r"\midrule", rf"\multicolumn{{{len(self.proxies) + 1}}}{{l}}{{\emph{{"
-                      rf"{latex_escape(SCOPE_TITLES[scope])} ({self.rows[scope]})}}}} \\"]
-            for column in self.columns_of(scope):
-                taus = [self.correlation(scope, column, p).tau for p in self.proxies]
-                lines.append(latex_escape(column) + " & " + " & ".join(format_number(t.value) for t in taus) + r" \\")
-                lines.append(" & " + " & ".join(r"{\scriptsize " + (f"[{format_number(t.ci[0])}, "
-                                                                     f"{format_number(t.ci[1])}]" if t.ci else "")
-                                                 + "}" for t in taus) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(self.caption)}}}", r"\end{table}"]
-        if self.tests:
-            lines += ["", *self._latex_tests()]
-        return "\n".join(lines) + "\n"
-
-    def _latex_tests(self) -> list[str]:
-        lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{llllrrrrr}", r"\toprule",
-                 r"Scope & Proxy & A & B & $\tau(A)$ & $\tau(B)$ & $\tau(A,B)$ & $n$ & $p$ \\", r"\midrule"]
-        for t in self.tests:
-            cells = [t.scope, t.proxy, t.metric_a, t.metric_b]
-            lines.append(" & ".join(latex_escape(c) for c in cells) + " & " + " & ".join(
-                [format_number(t.tau_a), format_number(t.tau_b), format_number(t.tau_ab), str(t.n),
-                 latex_escape(format_p(t.p_adjusted))]) + r" \\")
-        caption = (r"Williams' test, one-sided: A depends less on the proxy than B ($|\tau(B)| > |\tau(A)|$); "
-                   rf"$p$-value correction: {latex_escape(self.settings['correction'])}.")
-        return [*lines, r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
+    def csv_tables(self) -> list[Table]:
+        """The correlations in long format (one row per scope, column and proxy), then the Williams tests."""
+        long = Table([Column("scope", kind="text"), Column("column", kind="text"), Column("proxy", kind="text"),
+                      Column("tau"), Column("ci", kind="ci"), Column("p_value", kind="p"), Column("n", kind="count"),
+                      Column("skipped", kind="count")],
+                     [[c.scope, c.column, c.proxy, c.tau.value, Cell(ci=c.tau.ci), c.p_value, c.tau.n, c.tau.skipped]
+                      for c in self.correlations.values()], key="correlations")
+        return [long, *self.tables()[1:]]
 
 
 def _flat(c: ProxyCorrelation) -> dict[str, Any]:

@@ -31,19 +31,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.coefficients import COEFFICIENTS, FixedGroups, rowwise_correlation
+from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
+from learned_metrics.meta_eval.options import (
+    DEFAULTS,
+    check,
+    coefficient_words,
+    interval_words,
+    statistic_label,
+)
 from learned_metrics.meta_eval.resampling import (
-    RESAMPLE_MODES,
     Estimate,
     bootstrap_weights,
     percentile_interval,
     percentiles_for,
     single_threaded_blas,
 )
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
-STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
-CI_METHODS = ("bootstrap", "fisher")
 # Bonett & Wright (2000): z = atanh(r) has standard error c / sqrt(n - b).
 FISHER_CONSTANTS = {"pearson": (3, lambda r: 1.0), "spearman": (3, lambda r: math.sqrt(1 + r * r / 2)),
                     "kendall": (4, lambda r: math.sqrt(0.437))}
@@ -72,7 +77,7 @@ class StatResult(Estimate):
 
 
 @dataclass(frozen=True)
-class CorrelationReport:
+class CorrelationReport(Tabular):
     """Result of :func:`correlations`; ``to_json()`` is the ``--json`` file."""
 
     stats: dict[str, StatResult]
@@ -88,6 +93,22 @@ class CorrelationReport:
 
     def to_json(self) -> dict:
         return {name: result.to_json() for name, result in self.stats.items()}
+
+    def tables(self) -> list[Table]:
+        intervals = interval_words(self.confidence, self.resamples, what=self.resample, ci_method=self.ci_method)
+        columns = [Column("statistic", kind="text"), Column("value", digits=4),
+                   Column("ci", f"{self.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
+                   Column("skipped", kind="count")]
+        rows = [[statistic_label(name, self.coefficient), r.value, Cell(ci=r.ci), r.n, r.skipped]
+                for name, r in self.stats.items()]
+        dropped = {name: r.nan_resamples for name, r in self.stats.items() if r.nan_resamples}
+        caption = (f"{coefficient_words(self.coefficient)} correlations of the metric with the human scores, "
+                   f"with {intervals}, seed {self.seed}; skipped: undefined groups left out of a mean."
+                   + (" Undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()) + "."
+                      if dropped else ""))
+        title = (f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(self.coefficient)} · "
+                 f"{intervals}")
+        return [Table(columns, rows, title=title, caption=caption, key="correlations")]
 
     def to_frame(self):
         """One row per statistic (value, CI, n, skipped), for notebooks."""
@@ -213,23 +234,6 @@ class StatisticsEngine:
         return StatSample(value, np.rint(strict_total).astype(int), np.rint(tied).astype(int))
 
 
-def check_options(coefficient: str, stats: Sequence[str], resample: str | None = None) -> None:
-    """Reject unknown coefficient / statistic / resample names with one clear line."""
-    if coefficient not in COEFFICIENTS:
-        raise UserError(f"unknown coefficient '{coefficient}', expected one of: {', '.join(COEFFICIENTS)}")
-    unknown = [s for s in stats if s not in STATISTICS]
-    if unknown or not stats:
-        raise UserError(f"unknown statistic(s) {unknown or stats}, expected some of: {', '.join(STATISTICS)}")
-    if resample is not None and resample not in RESAMPLE_MODES:
-        raise UserError(f"unknown resample mode '{resample}', expected one of: {', '.join(RESAMPLE_MODES)}")
-
-
-def check_confidence(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise UserError(f"--confidence must be in (0, 1), e.g. 0.95, got {confidence}")
-    return confidence
-
-
 def items_per_correlation(statistic: str, valid: np.ndarray) -> int | None:
     """n of one correlation of the statistic (Fisher intervals, Williams' test): systems for tau_sys, present
     cells for tau_sum, and for the per-group means the largest group, as in ``nlpstats``; None for acc_pair."""
@@ -261,13 +265,13 @@ def correlations(
     human: object,
     metric: object,
     *,
-    coefficient: str = "kendall",
-    stats: Sequence[str] = STATISTICS,
-    resamples: int = 1000,
-    resample: str = "both",
-    seed: int = 0,
-    confidence: float = 0.95,
-    ci_method: str = "bootstrap",
+    coefficient: str = DEFAULTS.coefficient,
+    stats: Sequence[str] = DEFAULTS.stats,
+    resamples: int = DEFAULTS.resamples,
+    resample: str = DEFAULTS.resample,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
+    ci_method: str = DEFAULTS.ci_method,
     axes: str = "documents x systems",
 ) -> CorrelationReport:
     """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics.
@@ -278,17 +282,12 @@ def correlations(
     draws with replacement: ``systems``, ``documents`` or ``both`` (default,
     Deutsch et al. 2021's recommended BOOT-BOTH).
     """
-    stats = tuple(stats)
-    check_options(coefficient, stats, resample)
+    stats = check(coefficient=coefficient, stats=stats, resamples=resamples, resample=resample, seed=seed,
+                  confidence=confidence, ci_method=ci_method).stats
     human_grid, grids = input_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
-    if resamples < 0:
-        raise UserError(f"--resamples must be >= 0, got {resamples}")
-    check_confidence(confidence)
-    if ci_method not in CI_METHODS:
-        raise UserError(f"unknown CI method '{ci_method}', expected one of: {', '.join(CI_METHODS)}")
     if ci_method == "fisher":
         resamples = 0
     valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))

@@ -26,10 +26,9 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
+from learned_metrics.meta_eval.options import check
 from learned_metrics.validate import number, row_key, row_label, row_number_value
 
-ON_MISSING = ("error", "drop")
-HUMAN_FORMATS = ("rows", "summeval")
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
 
 Key = tuple[str, str]
@@ -84,11 +83,6 @@ def _nan_error(path: object, row_number: int, name: str) -> UserError:
     )
 
 
-def _check_on_missing(on_missing: str) -> None:
-    if on_missing not in ON_MISSING:
-        raise UserError(f"unknown --on-missing '{on_missing}', expected one of: {', '.join(ON_MISSING)}")
-
-
 # --- human and metric files ------------------------------------------------------------------
 
 
@@ -101,11 +95,9 @@ def read_human_scores(
     on_missing: str = "error",
 ) -> CellScores:
     """Human scores per key, averaged over annotator rows (``fmt="rows"``) or SummEval experts."""
-    _check_on_missing(on_missing)
+    check(on_missing=on_missing, human_format=fmt)
     if fmt == "summeval":
         return _read_summeval(path, score_field, on_missing)
-    if fmt != "rows":
-        raise UserError(f"unknown --human-format '{fmt}', expected one of: {', '.join(HUMAN_FORMATS)}")
     sums: dict[Key, float] = {}
     counts: dict[Key, int] = {}
     rows: dict[Key, int] = {}
@@ -209,7 +201,7 @@ def read_metric_scores(
     ``records``: ``(row number, row)`` pairs checked instead of the file (a DataFrame's records), ``path`` then only
     names them in errors, so in-memory inputs get the same checks and messages as files.
     """
-    _check_on_missing(on_missing)
+    check(on_missing=on_missing)
     values: dict[Key, float] = {}
     rows: dict[Key, int] = {}
     duplicated: set[Key] = set()
@@ -280,7 +272,7 @@ def align(
     on_missing: str = "error",
 ) -> ScoreGrid:
     """Put human and metric scores on one (documents x systems) grid, keeping keys present everywhere."""
-    _check_on_missing(on_missing)
+    check(on_missing=on_missing)
     shared = set(human.values)
     notes = [*human.notes]
     for name, metric in metrics.items():
@@ -395,7 +387,6 @@ def read_labelled_scores(
 
 
 SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
-SCORED_FORMATS = ("rows", "true")
 TRUE_TEXT_FIELDS = ("grounding", "generated_text")
 TRUE_SPLITS = ("_valid", "_dev", "_test")
 
@@ -454,8 +445,7 @@ def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[s
 
 
 def _check_scored_format(fmt: str, group_field: str | None) -> None:
-    if fmt not in SCORED_FORMATS:
-        raise UserError(f"unknown --format '{fmt}', expected one of: {', '.join(SCORED_FORMATS)}")
+    check(format=fmt)
     if fmt == "true" and group_field:
         raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
 

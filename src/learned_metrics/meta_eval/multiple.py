@@ -13,22 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from learned_metrics.errors import UserError
-
-CORRECTIONS = ("none", "bonferroni", "holm")
-
-
-def check_alpha(alpha: float) -> float:
-    """A significance level, strictly between 0 and 1."""
-    if not 0 < alpha < 1:
-        raise UserError(f"--alpha must be in (0, 1), got {alpha}")
-    return alpha
-
-
-def check_correction(method: str) -> str:
-    if method not in CORRECTIONS:
-        raise UserError(f"unknown correction '{method}', expected one of: {', '.join(CORRECTIONS)}")
-    return method
+from learned_metrics.meta_eval.options import check
 
 
 def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> list[float | None]:
@@ -37,7 +22,7 @@ def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> l
     Bonferroni multiplies by the family size m; Holm multiplies the i-th smallest by (m - i) and keeps the
     sequence monotone (equal to ``statsmodels.stats.multitest.multipletests(..., method="holm")``).
     """
-    check_correction(method)
+    check(correction=method)
     defined = [i for i, p in enumerate(p_values) if p is not None and not np.isnan(p)]
     adjusted: list[float | None] = [None if p is None or np.isnan(p) else float(p) for p in p_values]
     m = len(defined)

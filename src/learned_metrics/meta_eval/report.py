@@ -11,8 +11,6 @@ beats at ``alpha``. Renderers give Markdown, LaTeX (booktabs), CSV and JSON;
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,20 +19,25 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.formatting import format_ci, format_number, latex_escape, plain_number
-from learned_metrics.meta_eval.correlations import STATISTICS, check_confidence, check_options, correlations
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_alpha, check_correction
+from learned_metrics.meta_eval.correlations import correlations
+from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.options import (
+    DEFAULTS,
+    check,
+    coefficient_words,
+    correction_words,
+    interval_words,
+    statistic_label,
+    test_words,
+)
 from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
-from learned_metrics.meta_eval.significance import check_alternative, compare, permutation_p
-
-# How the statistics are headed in papers.
-LATEX_NAMES = {"tau_sys": r"$\tau_{sys}$", "tau_sum": r"$\tau_{sum}$", "tau_pair": r"$\tau_{pair}$",
-               "acc_pair": r"acc$_{pair}$", "tau_intra": r"$\tau_{intra}$"}
+from learned_metrics.meta_eval.significance import compare, permutation_p
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
 
 @dataclass
-class Cell:
+class ReportCell:
     value: float | None
     ci: tuple[float, float] | None
     beats: list[int] = field(default_factory=list)  # 1-based numbers of the metrics this one beats significantly
@@ -42,19 +45,33 @@ class Cell:
 
 
 @dataclass
-class ReportTable:
-    """Rows = metrics (numbered from 1 in the order given), columns = statistics."""
+class ReportTable(Tabular):
+    """Rows = metrics (numbered from 1 in the order given), columns = statistics (or corpora in AUC mode)."""
 
     metrics: list[str]
     columns: list[str]
-    cells: dict[tuple[str, str], Cell]
+    cells: dict[tuple[str, str], ReportCell]
     caption: str
     settings: dict[str, Any]
+    title: str = ""
 
-    def cell(self, metric: str, column: str) -> Cell:
+    def cell(self, metric: str, column: str) -> ReportCell:
         return self.cells[(metric, column)]
 
-    # -- renderers -----------------------------------------------------------------------------
+    def tables(self) -> list[Table]:
+        coefficient = self.settings.get("coefficient")
+        columns = [Column("#", kind="count"), Column("metric", kind="text")]
+        for name in self.columns:
+            if coefficient is None:  # AUC mode: corpora
+                columns.append(Column(name, kind="estimate"))
+            else:
+                columns.append(Column(name, statistic_label(name, coefficient), kind="estimate",
+                                      latex=statistic_label(name, coefficient, latex=True)))
+        rows = [[number, metric, *(Cell(c.value, c.ci, bold=c.best and c.value is not None,
+                                        marks=tuple(map(str, c.beats)))
+                                   for c in (self.cell(metric, column) for column in self.columns))]
+                for number, metric in enumerate(self.metrics, start=1)]
+        return [Table(columns, rows, title=self.title, caption=self.caption, key="report", mark_names=self.metrics)]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,52 +85,6 @@ class ReportTable:
             "settings": self.settings,
         }
 
-    def to_csv(self) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["metric", *(f"{c}{part}" for c in self.columns for part in ("", "_ci_low", "_ci_high",
-                                                                                      "_better_than"))])
-        for metric in self.metrics:
-            row: list[Any] = [metric]
-            for column in self.columns:
-                c = self.cell(metric, column)
-                low, high = c.ci if c.ci else (None, None)
-                row += [plain_number(c.value), plain_number(low), plain_number(high),
-                        ";".join(self.metrics[i - 1] for i in c.beats)]
-            writer.writerow(row)
-        return buffer.getvalue()
-
-    def to_markdown(self) -> str:
-        lines = ["| # | metric | " + " | ".join(self.columns) + " |",
-                 "|---:|---|" + "---:|" * len(self.columns)]
-        for number, metric in enumerate(self.metrics, start=1):
-            cells = []
-            for column in self.columns:
-                c = self.cell(metric, column)
-                text = _marked(c, lambda t: f"**{t}**", lambda t: f"<sup>{t}</sup>")
-                if c.ci is not None:
-                    text += f" [{format_number(c.ci[0])}, {format_number(c.ci[1])}]"
-                cells.append(text)
-            lines.append(f"| {number} | {metric} | " + " | ".join(cells) + " |")
-        return "\n".join(lines) + f"\n\n{self.caption}\n"
-
-    def to_latex(self) -> str:
-        """A booktabs table that compiles as is (needs ``booktabs``); CIs in small type under each value."""
-        heads = " & ".join(LATEX_NAMES.get(c, latex_escape(c)) for c in self.columns)
-        lines = [r"\begin{table}[t]", r"\centering", r"\small",
-                 r"\begin{tabular}{rl" + "c" * len(self.columns) + "}", r"\toprule",
-                 rf"\# & Metric & {heads} \\", r"\midrule"]
-        for number, metric in enumerate(self.metrics, start=1):
-            values, intervals = [], []
-            for column in self.columns:
-                c = self.cell(metric, column)
-                values.append(_marked(c, lambda t: rf"\textbf{{{t}}}", lambda t: rf"$^{{{t}}}$"))
-                intervals.append(r"{\scriptsize " + (format_ci(c.ci) if c.ci else "") + "}")
-            lines.append(rf"{number} & {latex_escape(metric)} & " + " & ".join(values) + r" \\")
-            lines.append(r" & & " + " & ".join(intervals) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(self.caption)}}}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
-
     def to_frame(self):
         """One row per (metric, statistic): value, CI and the metrics it beats, for notebooks."""
         import pandas as pd
@@ -125,15 +96,7 @@ class ReportTable:
                              for c in [self.cell(metric, column)]])
 
 
-def _marked(cell: Cell, bold, superscript) -> str:
-    """The cell's value, in bold when best, with the numbers of the metrics it beats as a superscript."""
-    text = format_number(cell.value)
-    if cell.best and cell.value is not None:
-        text = bold(text)
-    return text + superscript(",".join(map(str, cell.beats))) if cell.beats else text
-
-
-def mark_best(cells: dict[tuple[str, str], Cell], metrics: Sequence[str], columns: Sequence[str]) -> None:
+def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], columns: Sequence[str]) -> None:
     """Bold the highest value of every column (all of them when tied)."""
     for column in columns:
         values = [cells[(m, column)].value for m in metrics if cells[(m, column)].value is not None]
@@ -145,12 +108,14 @@ def mark_best(cells: dict[tuple[str, str], Cell], metrics: Sequence[str], column
             cell.best = cell.value is not None and math.isclose(cell.value, top, rel_tol=0, abs_tol=1e-12)
 
 
-def correlation_report(human: object, metrics: dict[str, object], *, coefficient: str = "kendall",
-                       stats: Sequence[str] = STATISTICS, resamples: int = 1000, resample: str = "both",
-                       permutations: int = 1000, swap: str = "cell", alpha: float = 0.05,
-                       test: str = "permutation", alternative: str = "greater", correction: str = "none",
-                       confidence: float = 0.95, ci_method: str = "bootstrap", williams: str = "abs",
-                       seed: int = 0, axes: str = "documents x systems", workers: int | None = None) -> ReportTable:
+def correlation_report(human: object, metrics: dict[str, object], *, coefficient: str = DEFAULTS.coefficient,
+                       stats: Sequence[str] = DEFAULTS.stats, resamples: int = DEFAULTS.resamples,
+                       resample: str = DEFAULTS.resample, permutations: int = DEFAULTS.permutations,
+                       swap: str = DEFAULTS.swap, alpha: float = DEFAULTS.alpha, test: str = DEFAULTS.test,
+                       alternative: str = DEFAULTS.alternative, correction: str = DEFAULTS.correction,
+                       confidence: float = DEFAULTS.confidence, ci_method: str = DEFAULTS.ci_method,
+                       williams: str = DEFAULTS.williams, seed: int = DEFAULTS.seed, axes: str = "documents x systems",
+                       workers: int | None = DEFAULTS.workers) -> ReportTable:
     """Every metric's statistics with CIs, and a significance test between every ordered pair of metrics.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
@@ -160,66 +125,53 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
     With one metric there is nothing to compare and no markers.
     """
     from learned_metrics.meta_eval.frames import input_grids
-    from learned_metrics.meta_eval.significance import TESTS
 
+    o = check(coefficient=coefficient, stats=stats, resamples=resamples, resample=resample,
+              permutations=permutations, swap=swap, alpha=alpha, test=test, alternative=alternative,
+              correction=correction, confidence=confidence, ci_method=ci_method, williams=williams, seed=seed,
+              workers=workers)
     human, metrics = input_grids(human, dict(metrics), axes)
-    stats = list(stats)
-    check_options(coefficient, stats, resample)
     if not metrics:
         raise UserError("report needs at least one metric")
-    check_alpha(alpha)
-    if test not in TESTS:
-        raise UserError(f"unknown test '{test}', expected one of: {', '.join(TESTS)}")
     names = list(metrics)
-    cells: dict[tuple[str, str], Cell] = {}
-    settings = {"coefficient": coefficient, "stats": stats, "resamples": resamples, "resample": resample,
-                "seed": seed, "confidence": confidence, "ci_method": ci_method}
-    reports = run_jobs(_correlations_job, [(human, values, settings) for values in metrics.values()], workers)
+    cells: dict[tuple[str, str], ReportCell] = {}
+    job = {"coefficient": o.coefficient, "stats": o.stats, "resamples": o.resamples, "resample": o.resample,
+           "seed": o.seed, "confidence": o.confidence, "ci_method": o.ci_method}
+    reports = run_jobs(_correlations_job, [(human, values, job) for values in metrics.values()], o.workers)
     for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
-            cells[(name, statistic)] = Cell(result.value, result.ci)
+            cells[(name, statistic)] = ReportCell(result.value, result.ci)
     if len(names) > 1:
-        tests = compare(human, metrics, coefficient=coefficient, stats=stats, permutations=permutations, swap=swap,
-                        resamples=resamples if test == "bootstrap" else 0, resample=resample,
-                        alternative=alternative, correction=correction, confidence=confidence, williams=williams,
-                        seed=seed, workers=workers)
+        tests = compare(human, metrics, coefficient=o.coefficient, stats=o.stats, permutations=o.permutations,
+                        swap=o.swap, resamples=o.resamples if o.test == "bootstrap" else 0, resample=o.resample,
+                        alternative=o.alternative, correction=o.correction, confidence=o.confidence,
+                        williams=o.williams, seed=o.seed, workers=o.workers)
         for statistic, items in tests.comparisons.items():
             for c in items:
-                p = c.p(test)
-                if p is not None and p < alpha and (c.delta or 0) > 0:
+                p = c.p(o.test)
+                if p is not None and p < o.alpha and (c.delta or 0) > 0:
                     cells[(c.metric_a, statistic)].beats.append(names.index(c.metric_b) + 1)
         for cell in cells.values():
             cell.beats.sort()
-    mark_best(cells, names, stats)
-    level = f"{confidence:.0%}"
-    intervals = ("Fisher-z CIs (Bonett & Wright)" if ci_method == "fisher"
-                 else f"bootstrap CIs ({resamples} resamples, {resample})")
-    caption = (f"{coefficient.capitalize()} correlations with {level} {intervals}; bold: best per column; "
+    mark_best(cells, names, o.stats)
+    intervals = interval_words(o.confidence, o.resamples, what=o.resample, ci_method=o.ci_method)
+    tested = test_words(o.test, o.alternative, permutations=o.permutations, swap=o.swap, resamples=o.resamples,
+                        resample=o.resample, williams=o.williams)
+    caption = (f"{coefficient_words(o.coefficient)} correlations with {intervals}; bold: best per column; "
                f"superscript numbers: the metrics this one is significantly better than "
-               f"({_test_words(test, alternative, permutations, swap, resamples, resample, williams)}, "
-               f"{_correction_words(correction)}p < {alpha}).")
-    settings = {"coefficient": coefficient, "resamples": resamples, "resample": resample,
-                "permutations": permutations, "swap": swap, "alpha": alpha, "seed": seed, "test": test,
-                "alternative": alternative, "correction": correction, "confidence": confidence,
-                "ci_method": ci_method, "williams": williams}
-    return ReportTable(names, stats, cells, caption, settings)
+               f"({tested}, {correction_words(o.correction)}p < {o.alpha}).")
+    settings = {"coefficient": o.coefficient, "resamples": o.resamples, "resample": o.resample,
+                "permutations": o.permutations, "swap": o.swap, "alpha": o.alpha, "seed": o.seed, "test": o.test,
+                "alternative": o.alternative, "correction": o.correction, "confidence": o.confidence,
+                "ci_method": o.ci_method, "williams": o.williams, "documents": human.shape[0],
+                "systems": human.shape[1]}
+    title = f"{human.shape[1]} systems x {human.shape[0]} documents"
+    return ReportTable(names, list(o.stats), cells, caption, settings, title)
 
 
 def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: dict[str, Any]):
     """One metric's column of the table (a module-level function, so a worker process can run it)."""
     return correlations(human, metric, **settings)
-
-
-def _test_words(test: str, alternative: str, permutations: int, swap: str, resamples: int, resample: str,
-                williams: str) -> str:
-    sided = "two-sided" if alternative == "two-sided" else "one-sided"
-    return {"permutation": f"{sided} permutation test, {permutations} permutations swapping per {swap}",
-            "bootstrap": f"{sided} paired bootstrap test, {resamples} resamples ({resample})",
-            "williams": f"{sided} Williams test on {'|r|' if williams == 'abs' else 'signed r'}"}[test]
-
-
-def _correction_words(correction: str) -> str:
-    return {"none": "", "bonferroni": "Bonferroni-corrected ", "holm": "Holm-corrected "}[correction]
 
 
 # -- AUC mode (TRUE-style): corpora as columns, paired tests on AUC differences --------------------
@@ -332,9 +284,11 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     return PairedAucTest(names[0], names[1], delta, p, ci)
 
 
-def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None, resamples: int = 1000,
-               permutations: int = 1000, alpha: float = 0.05, alternative: str = "greater",
-               correction: str = "none", confidence: float = 0.95, seed: int = 0) -> tuple[ReportTable, list]:
+def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None,
+               resamples: int = DEFAULTS.resamples, permutations: int = DEFAULTS.permutations,
+               alpha: float = DEFAULTS.alpha, alternative: str = DEFAULTS.alternative,
+               correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence,
+               seed: int = DEFAULTS.seed) -> tuple[ReportTable, list]:
     """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
     for a significant improvement over each baseline (every other metric when none are named).
 
@@ -346,10 +300,8 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
 
     if not scored:
         raise UserError("report needs at least one metric")
-    check_alpha(alpha)
-    check_alternative(alternative)
-    check_correction(correction)
-    check_confidence(confidence)
+    check(resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
+          correction=correction, confidence=confidence, seed=seed)
     names = list(scored)
     first = scored[names[0]]
     for name in names[1:]:
@@ -357,15 +309,15 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
     unknown = [b for b in (baselines or []) if b not in scored]
     if unknown:
         raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(names)})")
-    cells: dict[tuple[str, str], Cell] = {}
+    cells: dict[tuple[str, str], ReportCell] = {}
     columns: list[str] = []
     for name in names:
         report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups, resamples=resamples,
                               seed=seed, confidence=confidence)
         columns = [g.group for g in report.groups] + [MEAN_COLUMN]
         for group in report.groups:
-            cells[(name, group.group)] = Cell(group.auc.value, group.auc.ci)
-        cells[(name, MEAN_COLUMN)] = Cell(report.mean.value, report.mean.ci)
+            cells[(name, group.group)] = ReportCell(group.auc.value, group.auc.ci)
+        cells[(name, MEAN_COLUMN)] = ReportCell(report.mean.value, report.mean.ci)
     tests = [paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
                              names=(a, b), permutations=permutations, resamples=resamples, seed=seed,
                              alternative=alternative, confidence=confidence)
@@ -381,15 +333,16 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
     sided = "two-sided" if alternative == "two-sided" else "one-sided"
-    caption = (f"ROC AUC per corpus and their unweighted mean, with {confidence:.0%} bootstrap CIs ({resamples} "
-               f"resamples, rows redrawn within corpora); bold: best per column; superscript numbers: {against} (by "
-               f"row number) this metric is significantly better than ({sided} approximate randomization, scores of "
-               f"the two metrics swapped per row, {permutations} rounds, {_correction_words(correction)}"
-               f"p < {alpha}).")
+    intervals = interval_words(confidence, resamples, what="rows redrawn within corpora")
+    caption = (f"ROC AUC per corpus and their unweighted mean, with {intervals}; bold: best per column; superscript "
+               f"numbers: {against} (by row number) this metric is significantly better than ({sided} approximate "
+               f"randomization, scores of the two metrics swapped per row, {permutations} rounds, "
+               f"{correction_words(correction)}p < {alpha}).")
     settings = {"mode": "auc", "resamples": resamples, "permutations": permutations, "alpha": alpha, "seed": seed,
                 "baselines": list(baselines or []), "alternative": alternative, "correction": correction,
                 "confidence": confidence}
-    return ReportTable(names, columns, cells, caption, settings), tests
+    title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
+    return ReportTable(names, columns, cells, caption, settings, title), tests
 
 
 def _check_same_rows(name_a: str, a: Any, name_b: str, b: Any) -> None:

@@ -16,17 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-RESAMPLE_MODES = ("both", "systems", "documents")
-SWAP_MODES = ("cell", "system", "document")
+from learned_metrics.meta_eval.options import check
+
 CHUNK = 128
 CI_PERCENTILES = (2.5, 97.5)
 
 
 def seeded_rng(seed: int) -> np.random.Generator:
     """The generator of every resampling statistic; a seed must be an integer >= 0 (numpy refuses negatives)."""
-    from learned_metrics.validate import int_at_least
-
-    return np.random.default_rng(int_at_least(seed, 0, "seed"))
+    return np.random.default_rng(check(seed=seed).seed)
 
 
 @contextlib.contextmanager
@@ -45,8 +43,7 @@ def bootstrap_indices(
     n_docs: int, n_systems: int, resamples: int, mode: str = "both", seed: int = 0
 ) -> Iterator[tuple[np.ndarray | None, np.ndarray | None]]:
     """Yield chunks ``(doc_idx, sys_idx)`` of shape (b, n_docs) / (b, n_systems); ``None`` where not resampled."""
-    if mode not in RESAMPLE_MODES:
-        raise ValueError(f"unknown resample mode {mode!r}, expected one of {RESAMPLE_MODES}")
+    check(resample=mode)
     rng = seeded_rng(seed)
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
@@ -81,8 +78,7 @@ def swap_masks(
     ``cell`` swaps each (document, system) score independently, ``system`` a
     whole system's column, ``document`` a whole document's row.
     """
-    if mode not in SWAP_MODES:
-        raise ValueError(f"unknown swap mode {mode!r}, expected one of {SWAP_MODES}")
+    check(swap=mode)
     rng = seeded_rng(seed)
     shape = {"cell": (n_docs, n_systems), "system": (1, n_systems), "document": (n_docs, 1)}[mode]
     for start in range(0, permutations, CHUNK):

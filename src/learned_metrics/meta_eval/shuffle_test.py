@@ -22,7 +22,9 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
+from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, percentile_interval
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
 BUCKET_WIDTH = 20
 BUCKET_LIMIT = 200
@@ -58,13 +60,35 @@ class LengthBucket:
 
 
 @dataclass(frozen=True)
-class ShuffleReport:
+class ShuffleReport(Tabular):
     """Accuracy with CI (``n`` comparisons), ties among them, pair ids, and length-gap buckets if asked."""
 
     accuracy: Estimate
     ties: int
     pair_ids: int
     buckets: list[LengthBucket] | None
+    resamples: int = DEFAULTS.resamples
+    seed: int = DEFAULTS.seed
+
+    def tables(self) -> list[Table]:
+        intervals = interval_words(0.95, self.resamples, what="pair ids redrawn")
+        acc = self.accuracy
+        out = [Table([Column("accuracy", "accuracy, 95% CI", kind="estimate"), Column("comparisons", kind="count"),
+                      Column("ties", kind="count"), Column("pair_ids", "pair ids", kind="count")],
+                     [[Cell(acc.value, acc.ci), acc.n, self.ties, self.pair_ids]],
+                     title=f"shuffle test · {self.resamples} bootstrap resamples of pair ids, seed {self.seed}",
+                     caption=f"Share of (original, shuffled) comparisons where the original scores higher (a tie "
+                     f"counts 1/2), with {intervals}, seed {self.seed}.", key="shuffle_test")]
+        if self.buckets is not None:
+            rows = [[b.gap, f"[{'-inf' if b.low is None else b.low}, {'+inf' if b.high is None else b.high})",
+                     b.pairs, Cell(b.accuracy, b.ci)] for b in self.buckets if b.pairs]
+            out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
+                              Column("comparisons", kind="count"), Column("accuracy", "accuracy, 95% CI", kind="estimate")], rows,
+                             title="accuracy by length gap (original - shuffled, characters)",
+                             caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
+                             f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).",
+                             key="by_length_gap"))
+        return out
 
     def to_json(self) -> dict:
         out = {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids}
@@ -172,8 +196,8 @@ def shuffle_test(
     *,
     pair_index: object = None,
     length_gap: object = None,
-    resamples: int = 1000,
-    seed: int = 0,
+    resamples: int = DEFAULTS.resamples,
+    seed: int = DEFAULTS.seed,
 ) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
@@ -182,6 +206,7 @@ def shuffle_test(
     its own. ``length_gap`` (original minus shuffled length, characters)
     adds the per-bucket breakdown.
     """
+    check(resamples=resamples, seed=seed)
     original = np.asarray(original, dtype=np.float64)
     shuffled = np.asarray(shuffled, dtype=np.float64)
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
@@ -209,4 +234,4 @@ def shuffle_test(
     if gaps is not None:
         stacked = np.concatenate(bucket_samples) if bucket_samples else np.empty((0, len(BUCKET_CENTRES)))
         buckets = _bucket_table(outcome, gaps, stacked)
-    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets)
+    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed)

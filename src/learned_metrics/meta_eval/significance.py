@@ -35,28 +35,30 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import (
-    STATISTICS,
-    StatisticsEngine,
-    check_confidence,
-    check_options,
-    items_per_correlation,
-)
+from learned_metrics.meta_eval.correlations import StatisticsEngine, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_correction
+from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.options import (
+    CORRELATION_TESTS,
+    DEFAULTS,
+    check,
+    coefficient_words,
+    correction_words,
+    interval_words,
+    statistic_label,
+    test_words,
+)
 from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import (
-    SWAP_MODES,
     bootstrap_weights,
     percentile_interval,
     percentiles_for,
     single_threaded_blas,
     swap_masks,
 )
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
-ALTERNATIVES = ("greater", "two-sided")
-WILLIAMS_MODES = ("abs", "signed")
-TESTS = ("permutation", "bootstrap", "williams")
+TESTS = CORRELATION_TESTS
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class ComparisonReport:
+class ComparisonReport(Tabular):
     """Result of :func:`compare`: comparisons grouped by statistic; ``to_json()`` is the ``--json`` file."""
 
     comparisons: dict[str, list[Comparison]]
@@ -111,13 +113,39 @@ class ComparisonReport:
     swap: str
     permutations: int
     seed: int
-    alternative: str = "greater"
-    correction: str = "none"
-    confidence: float = 0.95
-    williams: str = "abs"
+    alternative: str = DEFAULTS.alternative
+    correction: str = DEFAULTS.correction
+    confidence: float = DEFAULTS.confidence
+    williams: str = DEFAULTS.williams
+    resamples: int = DEFAULTS.resamples
+    resample: str = DEFAULTS.resample
 
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
+
+    def tables(self) -> list[Table]:
+        two_sided = self.alternative == "two-sided"
+        hypothesis = "A and B differ" if two_sided else "A correlates better than B"
+        columns = [Column("statistic", kind="text"), Column("metric_a", "A", kind="text"),
+                   Column("metric_b", "B", kind="text"), Column("value_a", "r(A)"), Column("value_b", "r(B)"),
+                   Column("delta"), Column("delta_ci", f"{self.confidence:.0%} CI delta", kind="ci"),
+                   Column("p_permutation", "p perm", kind="p"), Column("p_bootstrap", "p boot", kind="p"),
+                   Column("p_williams", "p Williams", kind="p")]
+        rows = [[statistic_label(statistic, self.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
+                 c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
+                for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
+        tests = [test_words("permutation", self.alternative, permutations=self.permutations, swap=self.swap)]
+        if self.resamples:
+            tests.append(test_words("bootstrap", self.alternative, resamples=self.resamples, resample=self.resample))
+        tests.append(test_words("williams", self.alternative, williams=self.williams))
+        corrected = (f" p-values {correction_words(self.correction)}over the "
+                     f"{'unordered' if two_sided else 'ordered'} pairs of each statistic; the uncorrected ones are "
+                     "in the JSON." if self.correction != "none" else "")
+        caption = (f"H1: {hypothesis}, for {coefficient_words(self.coefficient)} correlations with the human scores: "
+                   f"{'; '.join(tests)}; delta CI from {interval_words(self.confidence, self.resamples)}, seed "
+                   f"{self.seed}.{corrected}")
+        return [Table(columns, rows, key="compare", caption=caption,
+                      title=f"H1: {hypothesis} · {coefficient_words(self.coefficient)} · seed {self.seed}")]
 
     def to_frame(self):
         """One row per (statistic, metric A, metric B), for notebooks."""
@@ -141,7 +169,7 @@ def williams_p(r12: float, r13: float, r23: float, n: int, *, alternative: str =
 
     ``absolute`` takes |r| of all three first, as the WMT scripts and ``nlpstats`` do. None if undefined.
     """
-    check_alternative(alternative)
+    check(alternative=alternative)
     if n <= 3 or any(v is None or math.isnan(v) for v in (r12, r13, r23)):
         return None
     if absolute:
@@ -157,12 +185,6 @@ def williams_p(r12: float, r13: float, r23: float, n: int, *, alternative: str =
     if alternative == "two-sided":
         return float(min(1.0, 2 * scipy_stats.t.sf(abs(t), n - 3)))
     return float(scipy_stats.t.sf(t, n - 3))
-
-
-def check_alternative(alternative: str) -> str:
-    if alternative not in ALTERNATIVES:
-        raise UserError(f"unknown alternative '{alternative}', expected one of: {', '.join(ALTERNATIVES)}")
-    return alternative
 
 
 def _point(engine: StatisticsEngine, n_docs: int, n_systems: int, q: np.ndarray | None = None) -> dict[str, float]:
@@ -361,52 +383,42 @@ def _none_if_nan(value: float) -> float | None:
 
 @dataclass(frozen=True)
 class TestOptions:
-    """How :func:`compare` tests a pair; checked once, shared by every pair and statistic."""
+    """How :func:`compare` tests a pair; checked once (:func:`.options.check`), shared by every pair and statistic."""
 
-    coefficient: str = "kendall"
-    stats: tuple[str, ...] = STATISTICS
-    permutations: int = 1000
-    swap: str = "cell"
-    resamples: int = 1000
-    resample: str = "both"
-    alternative: str = "greater"
-    correction: str = "none"
-    confidence: float = 0.95
-    williams: str = "abs"
-    seed: int = 0
+    coefficient: str = DEFAULTS.coefficient
+    stats: tuple[str, ...] = DEFAULTS.stats
+    permutations: int = DEFAULTS.permutations
+    swap: str = DEFAULTS.swap
+    resamples: int = DEFAULTS.resamples
+    resample: str = DEFAULTS.resample
+    alternative: str = DEFAULTS.alternative
+    correction: str = DEFAULTS.correction
+    confidence: float = DEFAULTS.confidence
+    williams: str = DEFAULTS.williams
+    seed: int = DEFAULTS.seed
 
-    def check(self) -> None:
-        check_options(self.coefficient, self.stats, self.resample)
-        if self.swap not in SWAP_MODES:
-            raise UserError(f"unknown swap mode '{self.swap}', expected one of: {', '.join(SWAP_MODES)}")
-        if self.permutations < 1:
-            raise UserError(f"--permutations must be >= 1, got {self.permutations}")
-        if self.resamples < 0:
-            raise UserError(f"--resamples must be >= 0, got {self.resamples}")
-        if self.williams not in WILLIAMS_MODES:
-            raise UserError(f"unknown Williams mode '{self.williams}', expected one of: {', '.join(WILLIAMS_MODES)}")
-        check_alternative(self.alternative)
-        check_correction(self.correction)
-        check_confidence(self.confidence)
+    @classmethod
+    def checked(cls, **values) -> TestOptions:
+        return cls(**vars(check(**values)))
 
 
 def compare(
     human: object,
     metrics: dict[str, object],
     *,
-    coefficient: str = "kendall",
-    stats: Sequence[str] = STATISTICS,
-    permutations: int = 1000,
-    swap: str = "cell",
-    resamples: int = 1000,
-    resample: str = "both",
-    alternative: str = "greater",
-    correction: str = "none",
-    confidence: float = 0.95,
-    williams: str = "abs",
-    seed: int = 0,
+    coefficient: str = DEFAULTS.coefficient,
+    stats: Sequence[str] = DEFAULTS.stats,
+    permutations: int = DEFAULTS.permutations,
+    swap: str = DEFAULTS.swap,
+    resamples: int = DEFAULTS.resamples,
+    resample: str = DEFAULTS.resample,
+    alternative: str = DEFAULTS.alternative,
+    correction: str = DEFAULTS.correction,
+    confidence: float = DEFAULTS.confidence,
+    williams: str = DEFAULTS.williams,
+    seed: int = DEFAULTS.seed,
     axes: str = "documents x systems",
-    workers: int | None = None,
+    workers: int | None = DEFAULTS.workers,
 ) -> ComparisonReport:
     """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
@@ -416,9 +428,10 @@ def compare(
     (the ordered pairs when one-sided, the unordered pairs when two-sided) into ``p_adjusted``.
     The pairs run on ``workers`` processes (default: every available core); results do not depend on it.
     """
-    options = TestOptions(coefficient, tuple(stats), permutations, swap, resamples, resample, alternative,
-                          correction, confidence, williams, seed)
-    options.check()
+    options = TestOptions.checked(coefficient=coefficient, stats=stats, permutations=permutations, swap=swap,
+                                  resamples=resamples, resample=resample, alternative=alternative,
+                                  correction=correction, confidence=confidence, williams=williams, seed=seed)
+    check(workers=workers)
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     human_grid, grids = input_grids(human, dict(metrics), axes)
@@ -436,8 +449,9 @@ def compare(
             comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
     if correction != "none":
         comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
-    return ComparisonReport(comparisons, coefficient, swap, permutations, seed, alternative, correction, confidence,
-                            williams)
+    o = options
+    return ComparisonReport(comparisons, o.coefficient, o.swap, o.permutations, o.seed, o.alternative, o.correction,
+                            o.confidence, o.williams, o.resamples, o.resample)
 
 
 def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison]:

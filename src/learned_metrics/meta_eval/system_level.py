@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.formatting import format_ci, format_number
-from learned_metrics.meta_eval.coefficients import COEFFICIENTS, rowwise_correlation
-from learned_metrics.meta_eval.correlations import check_confidence
+from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
+from learned_metrics.meta_eval.options import DEFAULTS, check, coefficient_words, interval_words, statistic_label
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Band:
 
 
 @dataclass(frozen=True)
-class SystemLevelReport:
+class SystemLevelReport(Tabular):
     """Result of :func:`realistic_system_level`; ``to_json()`` is the ``--json`` file."""
 
     tau_sys: Estimate
@@ -96,20 +96,38 @@ class SystemLevelReport:
                              **_flat(getattr(band, name))})
         return pd.DataFrame(rows)
 
-    def to_markdown(self) -> str:
-        level = f"{self.confidence:.0%} CI"
-        lines = [f"| statistic | value | {level} | n |", "|---|---:|---:|---:|"]
-        for name, estimate in (("tau_sys (judged)", self.tau_sys), ("tau_sys (full set)", self.tau_sys_full)):
-            if estimate is not None:
-                lines.append(f"| {name} | {format_number(estimate.value)} | {format_ci(estimate.ci)} | {estimate.n} |")
+    def tables(self) -> list[Table]:
+        """The system-level correlations (key ``system_level``) and, with bands, the pairs per band (``bands``)."""
+        level = f"{self.confidence:.0%}"
+        name = statistic_label("tau_sys", self.coefficient)
+        rows = [[f"{name} (judged subset)", Cell(self.tau_sys.value, self.tau_sys.ci), self.tau_sys.n]]
+        full = ""
+        if self.tau_sys_full is not None:
+            rows.append([f"{name} (full set)", Cell(self.tau_sys_full.value, self.tau_sys_full.ci),
+                         self.tau_sys_full.n])
+            full = (f" {name} (full set), tau_sys_full in the JSON, takes the metric's system means over the full "
+                    "test set.")
+        docs = f"{self.judged_docs} judged" + (f", {self.full_docs} full-set" if self.full_docs else "")
+        intervals = interval_words(self.confidence, self.resamples, what="judged documents, full-set documents "
+                                   "and systems redrawn")
+        out = [Table([Column("statistic", kind="text"), Column("value", kind="estimate"), Column("n", kind="count")],
+                     rows, key="system_level",
+                     title=f"{self.systems} systems · {docs} documents · {coefficient_words(self.coefficient)} · "
+                     f"{self.resamples} resamples, seed {self.seed}",
+                     caption=f"System-level {coefficient_words(self.coefficient)} between the humans' and the "
+                     f"metric's system means, with {intervals}, seed {self.seed}.{full}")]
         if self.bands:
-            lines += ["", f"| \\|Δ metric\\| | pairs | agreement | {level} | tau | {level} |",
-                      "|---|---:|---:|---:|---:|---:|"]
-            for band in self.bands:
-                agreement, tau = band.agreement, band.tau
-                lines.append(f"| {band.label()} | {band.pairs} | {format_number(agreement.value)} | "
-                             f"{format_ci(agreement.ci)} | {format_number(tau.value)} | {format_ci(tau.ci)} |")
-        return "\n".join(lines) + "\n"
+            out.append(Table(
+                [Column("band", "|delta|", kind="text"), Column("pairs", kind="count"),
+                 Column("human_ties", "human ties", kind="count"), Column("agreement", kind="estimate"),
+                 Column("tau", kind="estimate")],
+                [[band.label(), band.pairs, band.human_ties, Cell(band.agreement.value, band.agreement.ci),
+                  Cell(band.tau.value, band.tau.ci)] for band in self.bands],
+                key="bands", title="system pairs by |delta metric|",
+                caption=f"System pairs whose metric scores differ by lo <= |delta| < hi: agreement (share of the pairs "
+                f"with a strict human order the metric orders the same way) and Kendall tau-b over the pairs, with "
+                f"{level} CIs (the pairs fixed, documents redrawn; {self.resamples} resamples, seed {self.seed})."))
+        return out
 
 
 def _flat(estimate: Estimate) -> dict:
@@ -210,8 +228,9 @@ def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
 
 
 def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
-                           bands: Sequence[tuple[float, float]] = (), coefficient: str = "kendall",
-                           resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                           bands: Sequence[tuple[float, float]] = (), coefficient: str = DEFAULTS.coefficient,
+                           resamples: int = DEFAULTS.resamples, confidence: float = DEFAULTS.confidence,
+                           seed: int = DEFAULTS.seed,
                            axes: str = "documents x systems") -> SystemLevelReport:
     """System-level correlation on the judged subset and, with ``metric_full``, with metric system scores from the
     full test set; agreement on the system pairs within each ``(lo, hi)`` band of metric-score differences.
@@ -219,9 +238,7 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     ``human``/``metric``: judged documents x systems; ``metric_full``: all test documents x the same systems.
     Matrices with the named ``axes`` (NaN = absent), or long DataFrames (``doc_id``, ``system_id``, score).
     """
-    if coefficient not in COEFFICIENTS:
-        raise UserError(f"unknown coefficient '{coefficient}', expected one of: {', '.join(COEFFICIENTS)}")
-    check_confidence(confidence)
+    check(coefficient=coefficient, resamples=resamples, confidence=confidence, seed=seed)
     bands = check_bands(bands)
     human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
     if human.shape != metric.shape:

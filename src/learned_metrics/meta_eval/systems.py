@@ -33,8 +33,6 @@ and 10,000 permutations take well under a second.
 
 from __future__ import annotations
 
-import csv
-import io
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -44,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.formatting import format_ci, format_number, format_p, latex_escape, plain_number
 from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, read_metric_scores
-from learned_metrics.meta_eval.multiple import adjust_p_values, check_alpha, check_correction
+from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, check
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
     index_counts,
@@ -54,10 +52,9 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
     swap_masks,
 )
-from learned_metrics.meta_eval.significance import bootstrap_p, check_alternative, permutation_p
-from learned_metrics.validate import int_at_least
+from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
+from learned_metrics.tables import Cell, Column, Table, Tabular
 
-TESTS = ("permutation", "bootstrap", "t")
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
 
 
@@ -210,7 +207,7 @@ class PairResult:
 
 
 @dataclass
-class SystemComparison:
+class SystemComparison(Tabular):
     """Systems ranked by mean score and the pairwise tests; renderers for the terminal, papers and notebooks."""
 
     systems: list[SystemResult]
@@ -255,47 +252,33 @@ class SystemComparison:
                                   "significant": p.significant, "better": p.better} for p in self.pairs])
         raise UserError(f"table must be 'systems' or 'pairs', got {table!r}")
 
-    def to_csv(self, table: str = "systems") -> str:
-        """The ranking (default) or the pairwise tests as CSV, numbers in full precision."""
-        frame = self.to_frame(table)
-        if table == "systems":
-            frame["better_than"] = [";".join(names) for names in frame["better_than"]]
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(list(frame.columns))
-        for row in frame.itertuples(index=False):
-            writer.writerow([_csv_cell(v) for v in row])
-        return buffer.getvalue()
-
-    def to_markdown(self) -> str:
-        lines = ["| rank | system | mean | 95% CI | n | better than |", "|---:|---|---:|---:|---:|---|"]
-        for r in self.systems:
-            lines.append(f"| {r.rank} | {r.system} | {format_number(r.mean)} | {format_ci(r.ci)} | {r.n} | "
-                         f"{self._ranks(r.better_than)} |")
-        lines += ["", "| A | B | n | mean A - B | 95% CI | A > B / tie / A < B | p boot | p perm | p t | "
-                  "p adjusted |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for p in self.pairs:
-            mark = "**" if p.significant else ""
-            lines.append(f"| {p.a} | {p.b} | {p.n} | {format_number(p.delta)} | {format_ci(p.ci)} | {_record(p)} | "
-                         f"{format_p(p.p_bootstrap)} | {format_p(p.p_permutation)} | {format_p(p.p_t)} | "
-                         f"{mark}{format_p(p.p_adjusted)}{mark} |")
-        return "\n".join(lines) + f"\n\n{self.caption}\n"
-
-    def to_latex(self) -> str:
-        """Two booktabs tables (ranking, pairwise tests) that compile as is with ``\\usepackage{booktabs}``."""
-        ranking = [rf"{r.rank} & {latex_escape(r.system)} & {format_number(r.mean)} & {format_ci(r.ci)} & {r.n} & "
-                   rf"{self._ranks(r.better_than)} \\" for r in self.systems]
-        pairs = [rf"{latex_escape(p.a)} & {latex_escape(p.b)} & {p.n} & {format_number(p.delta)} & {format_ci(p.ci)} & "
-                 rf"{_record(p)} & {_latex_p(p.p_adjusted, p.significant)} \\" for p in self.pairs]
-        return (_latex_table("rlrcrl", r"Rank & System & Mean & 95\% CI & $n$ & Better than \\", ranking,
-                             self.caption)
-                + "\n" + _latex_table("llrrcrr", r"A & B & $n$ & A $-$ B & 95\% CI & W/T/L & $p_{adj}$ \\", pairs,
-                                      f"Pairwise tests: {TEST_NAMES[self.settings['test']]}, "
-                                      f"{self.settings['correction']}-adjusted p (bold: < {self.settings['alpha']}); "
-                                      "W/T/L: documents where A scores higher / the same / lower."))
-
-    def _ranks(self, names: Sequence[str]) -> str:
-        return ",".join(str(self.rank_of(name)) for name in names)
+    def tables(self) -> list[Table]:
+        """The ranking (key ``systems``) and the pairwise tests (key ``pairs``)."""
+        s = self.settings
+        ranking = Table(
+            [Column("rank", kind="count"), Column("system", kind="text"), Column("mean"),
+             Column("ci", "95% CI", kind="ci"), Column("n", kind="count"),
+             Column("better_than", "better than", kind="text")],
+            [[r.rank, r.system, r.mean, Cell(ci=r.ci), r.n, ",".join(str(self.rank_of(b)) for b in r.better_than)]
+             for r in self.systems],
+            title=f"{s['systems']} systems x {s['documents']} documents · {s['resamples']} bootstrap resamples, "
+            f"seed {s['seed']}", caption=self.caption, key="systems")
+        against = f"against {s['baseline']}" if s["baseline"] else "all pairs"
+        sided = "two-sided" if s["alternative"] == "two-sided" else "one-sided, A better than B"
+        pairs = Table(
+            [Column("a", "A", kind="text"), Column("b", "B", kind="text"), Column("n", kind="count"),
+             Column("delta", "A - B"), Column("ci", "95% CI", kind="ci"),
+             Column("record", "A>B/tie/A<B", kind="text"), Column("win_rate", "win rate"),
+             Column("p_bootstrap", "p boot", kind="p"), Column("p_permutation", "p perm", kind="p"),
+             Column("p_t", "p t", kind="p"), Column("p_adjusted", "p adj", kind="p")],
+            [[p.a, p.b, p.n, p.delta, Cell(ci=p.ci), None if p.wins is None else f"{p.wins}/{p.ties}/{p.losses}",
+              p.win_rate, p.p_bootstrap, p.p_permutation, p.p_t,
+              Cell(p.p_adjusted, bold=p.significant, marks=("*",) if p.significant else ())] for p in self.pairs],
+            title=f"{against} · {sided} · {s['test']} decides, {s['correction']} correction, alpha {s['alpha']}",
+            caption=f"Pairwise tests on shared documents: {TEST_NAMES[s['test']]} decides, {s['correction']}-"
+            f"adjusted p (bold and *: < {s['alpha']}); A>B/tie/A<B: documents where A scores higher / the same / "
+            "lower.", key="pairs")
+        return [ranking, pairs]
 
 
 def _low(ci: Sequence[float] | None) -> float | None:
@@ -304,28 +287,6 @@ def _low(ci: Sequence[float] | None) -> float | None:
 
 def _high(ci: Sequence[float] | None) -> float | None:
     return None if ci is None else ci[1]
-
-
-def _csv_cell(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return ""
-    return plain_number(value) if isinstance(value, float) else value
-
-
-def _latex_p(p: float | None, bold: bool) -> str:
-    text = format_number(p, 4)
-    return rf"\textbf{{{text}}}" if bold else text
-
-
-def _record(p: PairResult) -> str:
-    return "—" if p.wins is None else f"{p.wins}/{p.ties}/{p.losses}"
-
-
-def _latex_table(columns: str, head: str, rows: list[str], caption: str) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{columns}}}", r"\toprule", head,
-             r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption)}}}",
-             r"\end{table}"]
-    return "\n".join(lines).replace("—", "---") + "\n"
 
 
 # --- statistics --------------------------------------------------------------------------------------------------
@@ -342,19 +303,21 @@ class _PairStats:
     p: dict[str, dict[str, float | None]] = field(default_factory=dict)  # test -> {"greater", "less", "two-sided"}
 
 
-def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = 1000, permutations: int = 10000,
-                    test: str = "permutation", alternative: str = "greater", correction: str = "holm",
-                    alpha: float = 0.05, seed: int = 0, doc: str = "doc_id", system: str = "system_id",
-                    score: str = "score") -> SystemComparison:
+def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = SYSTEM_DEFAULTS.resamples,
+                    permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
+                    alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
+                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed, doc: str = "doc_id",
+                    system: str = "system_id", score: str = "score") -> SystemComparison:
     """Rank systems by mean score and test every pair (or every system against ``baseline``) on shared documents.
 
     ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc``, ``system`` and ``score``.
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
     """
-    two_sided = check_alternative(alternative) == "two-sided"
+    two_sided = check(alternative=alternative, alpha=alpha, seed=seed).alternative == "two-sided"
+    counts = check(SYSTEM_OPTIONS, resamples=resamples, permutations=permutations, test=test, correction=correction)
+    resamples, permutations = counts.resamples, counts.permutations
     data = _as_system_scores(scores, doc, system, score)
-    resamples, permutations = int_at_least(resamples, 0, "resamples"), int_at_least(permutations, 0, "permutations")
-    _check_settings(data, baseline, resamples, permutations, test, correction, alpha)
+    _check_settings(data, baseline, resamples, permutations, test)
     present = ~np.isnan(data.grid)
     filled = np.where(present, data.grid, 0.0)
     means = filled.sum(axis=0) / present.sum(axis=0)
@@ -391,8 +354,7 @@ def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemS
                     f"got {type(scores).__name__}")
 
 
-def _check_settings(data: SystemScores, baseline: str | None, resamples: int, permutations: int, test: str,
-                    correction: str, alpha: float) -> None:
+def _check_settings(data: SystemScores, baseline: str | None, resamples: int, permutations: int, test: str) -> None:
     if len(data.systems) < 2:
         found = f" ({data.systems[0]!r})" if data.systems else ""
         raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
@@ -401,13 +363,9 @@ def _check_settings(data: SystemScores, baseline: str | None, resamples: int, pe
         raise UserError("system names must be distinct")
     if baseline is not None and baseline not in data.systems:
         raise UserError(f"--baseline {baseline!r} is not one of the systems ({', '.join(data.systems)})")
-    if test not in TESTS:
-        raise UserError(f"unknown test '{test}', expected one of: {', '.join(TESTS)}")
     if (test == "bootstrap" and resamples < 1) or (test == "permutation" and permutations < 1):
         count = "--resamples" if test == "bootstrap" else "--permutations"
         raise UserError(f"the {TEST_NAMES[test]} decides significance: {count} must be >= 1")
-    check_correction(correction)
-    check_alpha(alpha)
 
 
 def _oriented_pairs(data: SystemScores, order: list[int], baseline: str | None) -> list[tuple[int, int]]:

@@ -1,0 +1,198 @@
+"""What every ``meta-eval`` command shares: inputs declared by type, outputs checked before any work and written as
+one staged set, the ``settings`` block of every JSON, and the one way a result reaches the terminal and files.
+
+A command module declares its arguments (options from :mod:`learned_metrics.meta_eval.options`, inputs with
+:func:`input_path`, outputs with :func:`add_outputs`), computes a result that can say ``tables()``, and hands it to
+:func:`finish`. Nothing here knows a particular analysis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shlex
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.options import STATISTICS, add_options, settings_of, split_list, statistic_label
+
+# Every file a meta-eval command can write: destination in ``args`` -> option.
+OUTPUTS = {"json": "--json", "markdown": "--markdown", "latex": "--latex", "csv": "--csv",
+           "pairs_csv": "--pairs-csv", "plot": "--plot", "roc_plot": "--roc-plot"}
+PLOTS = ("plot", "roc_plot")
+
+TRUE_FORMAT_HELP = """\
+--format true reads the TRUE benchmark files (Honovich et al. 2022) as published, once scored with
+  learned-metrics score faithfulness --hypothesis-field generated_text ...
+columns grounding, generated_text, label (1 = consistent) and the score column; the corpus is
+the file name without a trailing _download, then without one trailing _valid/_dev/_test
+(frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
+
+
+class InputPath(str):
+    """A path a command reads: the output policy refuses any output equal to it, inside it or around it."""
+
+
+def input_path(text: str) -> InputPath:
+    """The argparse ``type`` of every option naming a file or folder to read."""
+    return InputPath(text)
+
+
+def inputs_of(args: argparse.Namespace) -> list[str]:
+    """Every path the command reads, collected by type, so no command can forget to declare one."""
+    found: list[str] = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, InputPath):
+                found.append(str(item))
+    return found
+
+
+def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:
+    """``json="the result as JSON"``...: the file outputs of a command, each a destination of :data:`OUTPUTS`."""
+    for dest, description in what.items():
+        parser.add_argument(OUTPUTS[dest], dest=dest, metavar="OUT", help=f"write {description}")
+
+
+def add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = False,
+                    human_required: bool = True) -> None:
+    """The human file and metric file(s) of the commands that align them by (document, system)."""
+    parser.add_argument("--human", required=human_required, type=input_path, metavar="FILE",
+                        help="human judgements (.jsonl/.csv/.parquet)" + ("" if human_required else "; not with --auc"))
+    if many_metrics:
+        parser.add_argument("--metric", required=True, action="append", type=input_path, metavar="FILE",
+                            help="metric scores; give it once per metric")
+        parser.add_argument("--metric-field", action="append", metavar="F",
+                            help="score field of the metric files: once for all, or once per --metric (default: "
+                            "score)")
+        add_options(parser, "names")
+    else:
+        parser.add_argument("--metric", required=True, type=input_path, metavar="FILE",
+                            help="metric scores (.jsonl/.csv/.parquet)")
+        add_options(parser, "metric_field")
+    add_options(parser, "human_field", "human_format", "doc_field", "system_field", "on_missing")
+
+
+def metric_names(args: argparse.Namespace) -> list[str] | None:
+    """``--names a,b``: the metrics' display names, or None for the file stems."""
+    return split_list(args.names) if getattr(args, "names", None) else None
+
+
+def load_grid(args: argparse.Namespace, metric_paths: Sequence[str], metric_fields: Sequence[str],
+              names: Sequence[str] | None = None):
+    """The human file and the metric files as one (documents x systems) grid, one line per problem."""
+    from learned_metrics.meta_eval.data import KeyFields
+    from learned_metrics.meta_eval.data import load_grid as load
+
+    return load(args.human, list(metric_paths), human_field=args.human_field, metric_fields=list(metric_fields),
+                keys=KeyFields(args.doc_field, args.system_field), human_format=args.human_format,
+                on_missing=args.on_missing, names=names)
+
+
+def check_command_outputs(args: argparse.Namespace) -> None:
+    """Every output of the command, checked against every input before any work, so an error never follows a
+    long computation and no output lands on, in or around something the command reads."""
+    from learned_metrics.meta_eval.plots import check_plot_path
+    from learned_metrics.outputs import check_outputs, file_output
+
+    outputs = []
+    for dest, option in OUTPUTS.items():
+        path = getattr(args, dest, None)
+        if path is None:
+            continue
+        if dest in PLOTS:
+            check_plot_path(path)
+        outputs.append(file_output(path, option))
+    check_outputs(outputs, inputs=inputs_of(args))
+
+
+def describe_inputs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Path, size and SHA-256 of every input file (each file of a folder), with its scoring provenance if any."""
+    from learned_metrics.provenance import input_record, read_provenance
+
+    records = []
+    for path in inputs_of(args):
+        folder = Path(path).expanduser()
+        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
+        for file in files:
+            record = dict(input_record(file) or {})
+            provenance = read_provenance(file) if file.is_file() else None
+            if provenance is not None:
+                record["provenance"] = provenance
+            records.append(record)
+    return records
+
+
+def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What made this output: the command line, the project version, every declared option and every input."""
+    from learned_metrics import __version__
+
+    argv = getattr(args, "argv", None)
+    options = settings_of(args)
+    if "coefficient" in options:  # what each statistic key measured: tau_sys is r_sys under Pearson
+        options["labels"] = {name: statistic_label(name, options["coefficient"]) for name in STATISTICS}
+    return {"command": shlex.join(["learned-metrics", *argv]) if argv is not None else None,
+            "learned_metrics_version": __version__, **options, "inputs": inputs}
+
+
+def provenance_notes(inputs: list[dict[str, Any]]) -> list[str]:
+    """One line per scored input saying what made it, and a warning where metric files compared against each
+    other were scored with different settings that matter (MC passes, mode, granularity, ...)."""
+    from learned_metrics.provenance import describe, differences
+
+    scored = [(Path(r["path"]).name, r["provenance"]) for r in inputs if "provenance" in r]
+    notes = [f"{name}: {describe(record)}" for name, record in scored]
+    for (name_a, a), (name_b, b) in itertools.pairwise(scored):
+        differ = differences(a, b)
+        if differ:
+            notes.append(f"warning: {name_a} and {name_b} were scored with different settings: {'; '.join(differ)}")
+    return notes
+
+
+def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | None = None,
+           notes: Sequence[str] = (), plots: dict[str, Callable[[Path], Any]] | None = None,
+           csv: dict[str, str | None] | None = None, width: int | None = None) -> int:
+    """Print the notes and the tables (each with its caption), then write every requested file as one staged set:
+    ``--json`` (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``,
+    ``--csv`` (``csv`` maps a destination to a table key) and the plots; then say where each went."""
+    from learned_metrics.outputs import staged_files
+    from learned_metrics.tables import pick
+    from learned_metrics.tables.render import csv_text, json_text, latex, markdown
+    from learned_metrics.tables.terminal import console, print_tables
+
+    out = console(width=width)
+    inputs = describe_inputs(args)
+    for note in [*notes, *provenance_notes(inputs)]:
+        out.print(f"note: {note}" if not note.startswith("warning:") else note, markup=False, highlight=False)
+    tables = result.tables()
+    print_tables(out, tables)
+    writers: dict[str, Callable[[Path], Any]] = dict(plots or {})
+    settings = settings_block(args, inputs)
+    writers["json"] = lambda path: path.write_text(json_text(result.to_json() if payload is None else payload,
+                                                             settings), encoding="utf-8")
+    writers["markdown"] = lambda path: path.write_text(markdown(tables), encoding="utf-8")
+    writers["latex"] = lambda path: path.write_text(latex(tables), encoding="utf-8")
+    for dest, key in (csv or {"csv": None}).items():
+        text = csv_text(pick(result.csv_tables(), key))
+        writers[dest] = lambda path, text=text: path.write_bytes(text.encode("utf-8"))
+    wanted = [dest for dest in OUTPUTS if getattr(args, dest, None) and dest in writers]
+    with staged_files() as stage:
+        for dest in wanted:
+            writers[dest](stage(getattr(args, dest)))
+    for dest in wanted:
+        out.print(f"{OUTPUTS[dest].lstrip('-').replace('-', ' ')}: {getattr(args, dest)}", markup=False,
+                  highlight=False)
+    return 0
+
+
+def require(condition: bool, message: str) -> None:
+    """A combination of options that cannot work together: one line, before any work."""
+    if not condition:
+        raise UserError(message)
+
+
+def missing_subcommand(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2

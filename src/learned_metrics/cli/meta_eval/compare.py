@@ -1,0 +1,55 @@
+"""``learned-metrics meta-eval compare``: is metric A significantly better than B?"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from learned_metrics.cli import help_formatter
+from learned_metrics.cli.meta_eval.common import (
+    add_grid_inputs,
+    add_outputs,
+    check_command_outputs,
+    finish,
+    load_grid,
+    metric_names,
+    require,
+)
+from learned_metrics.meta_eval.options import COMPARE_RESAMPLES, add_options, checked
+
+OPTIONS = ("coefficient", "stats", "permutations", "swap", "resample", "alternative", "correction", "williams",
+           "confidence", "seed", "workers")
+
+DESCRIPTION = """\
+For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlates better with the humans than B'
+(or 'A and B differ' with --alternative two-sided) and a CI of the difference.
+  permutation test   both metrics standardized, delta = r(A,H) - r(B,H), scores swapped between A and B per
+                     cell/system/document (--swap), p = (1 + #{delta* >= delta}) / (1 + k), k = --permutations
+  paired bootstrap   the same documents/systems redrawn for A and B (--resample), p = (1 + #{delta* - delta >=
+                     delta}) / (1 + k), k = --resamples (Berg-Kirkpatrick et al. 2012; Deutsch et al. 2021)
+  Williams' test     the parametric alternative (n = items of one correlation; not defined for acc_pair)"""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "compare", help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
+        description=DESCRIPTION, formatter_class=help_formatter,
+        epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
+        "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv")
+    add_grid_inputs(parser, many_metrics=True)
+    add_options(parser, *OPTIONS, COMPARE_RESAMPLES)
+    add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
+                markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from learned_metrics.meta_eval.significance import compare
+
+    options = checked(args, *OPTIONS)
+    options["resamples"] = COMPARE_RESAMPLES.check(args.resamples)
+    require(len(args.metric) >= 2, "compare needs at least two --metric files")
+    check_command_outputs(args)
+    grid = load_grid(args, args.metric, args.metric_field or ["score"], metric_names(args))
+    report = compare(grid.human, grid.metrics, **options)
+    return finish(args, report, notes=grid.notes)

@@ -1,0 +1,70 @@
+"""``learned-metrics meta-eval system-level``: system-level correlation as it is used in practice."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from learned_metrics.cli import help_formatter
+from learned_metrics.cli.meta_eval.common import (
+    add_grid_inputs,
+    add_outputs,
+    check_command_outputs,
+    finish,
+    input_path,
+    load_grid,
+)
+from learned_metrics.meta_eval.options import add_options, checked
+
+OPTIONS = ("coefficient", "resamples", "seed", "confidence")
+
+EPILOG = """\
+Why (Deutsch, Dror & Roth 2022): a metric scores the whole test set, not only the ~100 judged documents, and
+the systems compared in practice are close. --metric-full gives the metric's system scores over every test
+document (tau_sys_full; humans stay on the judged subset). Each --delta-band LO HI keeps the system pairs whose
+metric system scores differ by LO <= |delta| < HI (metric units, edges compared with a 1e-12 tolerance; from
+--metric-full when given; HI may be inf) and reports their count, the agreement (share of pairs with a strict
+human order the metric orders the same way) and tau, Kendall's tau-b over those pairs: (P - Q) / sqrt((P + Q +
+T_x)(P + Q + T_y)), P/Q the concordant/discordant pairs, T_x/T_y the pairs tied in the metric only/in the humans
+only. CIs: bootstrap over judged documents, full-set documents and systems (bands: the pairs stay fixed,
+documents are redrawn).
+
+example:
+  learned-metrics meta-eval system-level --human examples/meta_eval/human.jsonl \\
+      --metric examples/meta_eval/metric_good.jsonl --metric-full examples/meta_eval/metric_good_full.jsonl \\
+      --delta-band 0 0.1 --delta-band 0.1 0.3 --delta-band 0.3 inf
+"""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "system-level", help="realistic system-level correlation: metric over the full test set, pairs of close "
+        "systems", description="System-level correlation as it is used in practice: the metric's system scores "
+        "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
+        epilog=EPILOG, formatter_class=help_formatter)
+    add_grid_inputs(parser)
+    parser.add_argument("--metric-full", type=input_path, metavar="FILE",
+                        help="the metric's scores on every test document (same keys and --metric-field)")
+    add_options(parser, "delta_band", *OPTIONS)
+    add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
+                markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)", csv="the bands as CSV")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from learned_metrics.meta_eval.data import KeyFields, read_metric_scores
+    from learned_metrics.meta_eval.system_level import check_bands, full_set_grid, realistic_system_level
+
+    bands = check_bands(args.delta_band or [])
+    options = checked(args, *OPTIONS)
+    check_command_outputs(args)
+    grid = load_grid(args, [args.metric], [args.metric_field])
+    notes = list(grid.notes)
+    full = None
+    if args.metric_full:
+        cells = read_metric_scores(args.metric_full, args.metric_field, KeyFields(args.doc_field, args.system_field),
+                                   on_missing=args.on_missing)
+        full, full_notes = full_set_grid(cells, grid.systems)
+        notes += cells.notes + full_notes
+    report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full, bands=bands, **options)
+    return finish(args, report, notes=notes, csv={"csv": "bands"} if report.bands else None)

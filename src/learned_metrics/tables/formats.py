@@ -1,0 +1,63 @@
+"""How numbers, intervals, p-values and names are written in every table and every format.
+
+One place, so a CI or a p-value reads the same in ``correlations``, ``report``, ``systems``, ``confounders``,
+the scoring summary and the training table, in the terminal, Markdown, LaTeX and CSV.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+MISSING = "—"
+
+
+def format_number(value: float | None, digits: int = 3) -> str:
+    """A table cell's number: fixed digits, an em dash when undefined (None or NaN); never ``-0.00``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0 turns a rounded -0.0 into 0.0
+
+
+def format_ci(ci: Sequence[float] | None, digits: int = 3) -> str:
+    """``[low, high]`` with fixed digits, an em dash when there is no interval."""
+    return MISSING if ci is None else f"[{format_number(ci[0], digits)}, {format_number(ci[1], digits)}]"
+
+
+def format_p(p: float | None) -> str:
+    """A p-value, the same in every table: 4 decimals, scientific below 1e-4, an em dash when undefined."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return MISSING
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def format_count(value: int | None) -> str:
+    return MISSING if value is None else str(int(value))
+
+
+def plain_number(value: float | None) -> str:
+    """A CSV cell: full precision (6 significant digits), empty when undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+_LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                   "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
+                   "<": r"$<$", ">": r"$>$", "\n": " ", "\r": " ", MISSING: "---"}
+
+
+def latex_escape(text: str) -> str:
+    """Plain text (metric names, captions) safe inside a LaTeX table: specials escaped, line breaks as spaces."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def latex_number(text: str) -> str:
+    """A formatted number or interval in LaTeX: a real minus sign, ``---`` when undefined."""
+    return text.replace("-", "$-$").replace(MISSING, "---")
+
+
+def markdown_escape(text: str) -> str:
+    """A name inside a Markdown table cell: ``|`` escaped, line breaks as spaces, HTML brackets as entities."""
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+            .replace("<", "&lt;").replace(">", "&gt;"))

@@ -1,0 +1,214 @@
+"""The file renderers of the table model: Markdown, LaTeX (booktabs), CSV and JSON, one of each.
+
+Every user-supplied name is escaped (``|`` and line breaks in Markdown; ``& % _ # $ { }`` and the rest in LaTeX);
+LaTeX numbers carry a real minus sign, every table a ``\\label``, and a table too wide for one column of a
+two-column paper becomes ``table*``. CSV keeps numbers in full precision: an ``estimate`` column ``k`` is written
+as ``k, k_ci_low, k_ci_high`` (and ``k_better_than`` when the table marks rows it beats), a ``ci`` column ``k``
+as ``k_low, k_high``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from learned_metrics.tables import Cell, Column, Table
+from learned_metrics.tables.formats import (
+    format_ci,
+    format_count,
+    format_number,
+    format_p,
+    latex_escape,
+    latex_number,
+    markdown_escape,
+    plain_number,
+)
+
+# A LaTeX table whose widest row has more characters than this does not fit one column of a two-column paper.
+ONE_COLUMN_CHARACTERS = 60
+
+
+def cell_text(column: Column, cell: Cell) -> str:
+    """The cell's main text, as every renderer writes it (the CI of an ``estimate`` column comes separately)."""
+    if column.kind == "text":
+        return "" if cell.value is None else str(cell.value)
+    if column.kind == "count":
+        return format_count(cell.value)
+    if column.kind == "p":
+        return format_p(cell.value)
+    if column.kind == "ci":
+        return format_ci(cell.ci, column.digits)
+    return format_number(cell.value, column.digits)
+
+
+def interval_text(column: Column, cell: Cell) -> str | None:
+    """The interval shown under an ``estimate`` value (None for other kinds or without one)."""
+    return format_ci(cell.ci, column.digits) if column.kind == "estimate" and cell.ci is not None else None
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+
+
+def _markdown_cell(column: Column, cell: Cell) -> str:
+    text = cell_text(column, cell)
+    text = markdown_escape(text) if column.text else text
+    if cell.bold and text:
+        text = f"**{text}**"
+    if cell.marks:
+        text += f"<sup>{','.join(cell.marks)}</sup>"
+    if cell.detail:
+        text += f" ({markdown_escape(cell.detail)})"
+    interval = interval_text(column, cell)
+    return text + (f" {interval}" if interval else "")
+
+
+def markdown_table(table: Table) -> str:
+    lines = [f"**{markdown_escape(table.heading)}**", ""] if table.heading else []
+    lines.append("| " + " | ".join(markdown_escape(c.heading) for c in table.columns) + " |")
+    lines.append("|" + "".join("---|" if c.text else "---:|" for c in table.columns))
+    for index, row in enumerate(table.rows):
+        if index in table.groups:
+            lines.append(f"| **{markdown_escape(table.groups[index])}** |" + " |" * (len(table.columns) - 1))
+        lines.append("| " + " | ".join(_markdown_cell(c, cell) for c, cell in zip(table.columns, row, strict=True))
+                     + " |")
+    if table.caption:
+        lines += ["", " ".join(table.caption.splitlines())]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(tables: Sequence[Table]) -> str:
+    """Every table in order, a blank line between them."""
+    return "\n".join(markdown_table(table) for table in tables)
+
+
+# --- LaTeX -------------------------------------------------------------------------------------
+
+
+def _latex_cell(column: Column, cell: Cell) -> str:
+    text = cell_text(column, cell)
+    text = latex_escape(text) if column.text else latex_number(text)
+    if cell.bold and text:
+        text = rf"\textbf{{{text}}}"
+    if cell.marks:
+        text += rf"$^{{{','.join(cell.marks)}}}$"
+    if cell.detail:
+        text += rf" {{\scriptsize ({latex_escape(cell.detail)})}}"
+    return text
+
+
+def _latex_width(table: Table) -> int:
+    """Characters of the widest row as printed: headings, values with their marks, intervals on their own line."""
+    widths = [len(c.heading) for c in table.columns]
+    for row in table.rows:
+        for i, (column, cell) in enumerate(zip(table.columns, row, strict=True)):
+            shown = cell_text(column, cell) + ",".join(cell.marks)
+            widths[i] = max(widths[i], len(shown), len(interval_text(column, cell) or ""))
+    return sum(widths) + 2 * len(widths)
+
+
+def latex_table(table: Table) -> str:
+    """One booktabs table that compiles as is (``\\usepackage{booktabs}``); intervals in small type under values."""
+    environment = "table*" if _latex_width(table) > ONE_COLUMN_CHARACTERS else "table"
+    spec = "".join("l" if c.text else "c" if c.kind in ("estimate", "ci") else "r" for c in table.columns)
+    heads = " & ".join(c.latex or latex_escape(c.heading) for c in table.columns)
+    lines = [rf"\begin{{{environment}}}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             rf"{heads} \\", r"\midrule"]
+    estimates = any(c.kind == "estimate" for c in table.columns)
+    for index, row in enumerate(table.rows):
+        if index in table.groups:
+            if index:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{len(table.columns)}}}{{l}}{{\emph{{{latex_escape(table.groups[index])}}}}}"
+                         r" \\")
+        cells = list(zip(table.columns, row, strict=True))
+        lines.append(" & ".join(_latex_cell(c, cell) for c, cell in cells) + r" \\")
+        if estimates:
+            lines.append(" & ".join(r"{\scriptsize " + latex_number(interval_text(c, cell) or "") + "}"
+                                    if c.kind == "estimate" else "" for c, cell in cells) + r" \\")
+        if index in table.rules and index < len(table.rows) - 1:
+            lines.append(r"\midrule")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(table.caption)}}}",
+              rf"\label{{tab:{_label(table.key)}}}", rf"\end{{{environment}}}"]
+    return "\n".join(lines) + "\n"
+
+
+def _label(key: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-:" else "-" for ch in key)
+
+
+def latex(tables: Sequence[Table]) -> str:
+    return "\n".join(latex_table(table) for table in tables)
+
+
+# --- CSV and JSON ------------------------------------------------------------------------------
+
+
+def _csv_columns(table: Table) -> list[tuple[str, Callable[[Cell], Any]]]:
+    """(header, value of a cell) for every CSV column a table column becomes."""
+    out: list[tuple[str, Callable[[Cell], Any]]] = []
+    for i, column in enumerate(table.columns):
+        def value(row: list[Cell], i: int = i) -> Cell:
+            return row[i]
+
+        if column.kind == "ci":
+            out += [(f"{column.key}_low", lambda r, v=value: _bound(v(r).ci, 0)),
+                    (f"{column.key}_high", lambda r, v=value: _bound(v(r).ci, 1))]
+            continue
+        out.append((column.key, lambda r, v=value, c=column: _plain(c, v(r))))
+        if column.kind == "estimate":
+            out += [(f"{column.key}_ci_low", lambda r, v=value: _bound(v(r).ci, 0)),
+                    (f"{column.key}_ci_high", lambda r, v=value: _bound(v(r).ci, 1))]
+            if table.mark_names is not None:
+                out.append((f"{column.key}_better_than", lambda r, v=value: ";".join(
+                    table.mark_names[int(m) - 1] for m in v(r).marks if m.isdigit())))
+    return out
+
+
+def _bound(ci: tuple[float, float] | None, side: int) -> str:
+    return "" if ci is None else plain_number(float(ci[side]))
+
+
+def _plain(column: Column, cell: Cell) -> str:
+    if cell.value is None:
+        return ""
+    if column.kind == "text":
+        return str(cell.value)
+    if column.kind == "count":
+        return str(int(cell.value))
+    return plain_number(float(cell.value))
+
+
+def csv_text(table: Table) -> str:
+    """One table as CSV: a header row, then one row per table row (group headings are not rows)."""
+    columns = _csv_columns(table)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([header for header, _ in columns])
+    for row in table.rows:
+        writer.writerow([value(row) for _, value in columns])
+    return buffer.getvalue()
+
+
+def json_safe(obj: Any) -> Any:
+    """NaN and infinities as null, numpy scalars and arrays as Python values, tuples as lists."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "tolist"):
+        return json_safe(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def json_text(payload: dict[str, Any], settings: dict[str, Any] | None = None) -> str:
+    """An analysis's JSON with its ``settings`` block (the analysis's own settings first, then the run's)."""
+    document = dict(payload)
+    if settings is not None:
+        document["settings"] = {**document.get("settings", {}), **settings}
+    return json.dumps(json_safe(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,81 @@
+"""The terminal renderer: one console factory, the table model as a rich table, and the small shapes the other
+commands print (key-value summaries, plain lists)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from learned_metrics.tables import Table
+from learned_metrics.tables.render import cell_text, interval_text
+
+PIPE_WIDTH = 120  # files, pipes and SLURM logs: wide enough that tables are not squeezed to 80 columns
+
+
+def console(*, stderr: bool = False, width: int | None = None):
+    """A rich console on stdout (or stderr): ``width`` columns, or the terminal's, or 120 when piped."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    if width is None and not stream.isatty():
+        width = PIPE_WIDTH
+    return Console(file=stream, highlight=False, width=width, soft_wrap=False)
+
+
+def rich_table(table: Table):
+    """The model as a rich table: intervals and details dim under their values, marks as ``^1,2``, bold kept."""
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    rendered = RichTable(title=table.title or None, show_header=True)
+    for column in table.columns:
+        rendered.add_column(column.heading, justify="left" if column.text else "right",
+                            no_wrap=not column.text)
+    for index, row in enumerate(table.rows):
+        if index in table.groups:
+            rendered.add_row(Text(table.groups[index], style="italic"), *[""] * (len(table.columns) - 1))
+        cells = []
+        for column, cell in zip(table.columns, row, strict=True):
+            text = Text(cell_text(column, cell), style="bold" if cell.bold else "")
+            if cell.marks:
+                text.append("^" + ",".join(cell.marks), style="dim")
+            below = interval_text(column, cell) or (f"({cell.detail})" if cell.detail else None)
+            if below:
+                text.append("\n" + below, style="dim")
+            cells.append(text)
+        rendered.add_row(*cells, end_section=index in table.rules)
+    return rendered
+
+
+def print_tables(out: Any, tables: Iterable[Table], *, captions: bool = True) -> None:
+    """Every table, each followed by its caption (what the numbers are and how they were made)."""
+    for table in tables:
+        out.print(rich_table(table))
+        if captions and table.caption:
+            out.print(table.caption)
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, left: Sequence[str] = (),
+          **options: Any):
+    """A plain rich table of strings: ``left`` columns left-aligned, the others (numbers) right-aligned."""
+    from rich.table import Table as RichTable
+
+    rendered = RichTable(title=title, show_header=True, **options)
+    for name in columns:
+        rendered.add_column(name, justify="left" if name in left else "right")
+    for row in rows:
+        rendered.add_row(*(str(cell) for cell in row))
+    return rendered
+
+
+def key_value_table(title: str, items: Mapping[str, Any]):
+    """Two columns, item and value (floats to 4 decimals): the end-of-run summaries."""
+    from rich.table import Table as RichTable
+
+    rendered = RichTable(title=title, show_header=True)
+    rendered.add_column("item")
+    rendered.add_column("value", overflow="fold")
+    for key, value in items.items():
+        rendered.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    return rendered
