@@ -22,7 +22,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from learned_metrics.errors import CommandInterrupted, UserError
@@ -149,3 +149,14 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
                   "were removed", file=sys.stderr, flush=True)
         return code
     return int(result) if isinstance(result, int) else 0
+
+
+def script_main(prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
+                argv: Sequence[str] | None = None, **parser_kwargs: Any) -> int:
+    """A stand-alone script (``data_prep/*.py``, ``python -m learned_metrics.sweeps``) made of one command's
+    arguments: the same parser, the same boundary, its own program name in messages. (The script itself calls
+    :func:`exit_on_stop_signals` first, before its imports.)"""
+    parser = CommandParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_command(prog, lambda: args.func(args))

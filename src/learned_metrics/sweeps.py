@@ -13,11 +13,12 @@ them straight to ``train.py`` through the ``command:`` macro ``${args_no_hyphens
 
 The run side (the objective written to the wandb summary, a clean finish on a crash) lives with
 the loggers (:mod:`learned_metrics.loggers`). ``learned-metrics sweep check FILE`` (or
-``python -m learned_metrics.sweeps FILE``) checks files offline.
+``python -m learned_metrics.sweeps FILE``, which needs no CLI module) checks files offline: :func:`describe`.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -335,13 +336,49 @@ def agent_command(
     return argv
 
 
-# --- python -m learned_metrics.sweeps FILE ... (the same as `learned-metrics sweep check FILE ...`) -------------
+# --- checking files: `learned-metrics sweep check FILE ...` and `python -m learned_metrics.sweeps FILE ...` ---------
+
+CHECK_DESCRIPTION = ("Check wandb sweep files offline: method, metric, parameters, command macros, that every "
+                     "parameter is an override train.py composes, and that the sweep metric is the checkpoint "
+                     "monitor.")
+CHECK_EPILOG = "example:\n  learned-metrics sweep check conf/sweep/nli_seeds.yml conf/sweep/ccl_lr.yml"
+
+
+def describe(sweep: Sweep, shown: int = 3) -> list[str]:
+    """A summary line and the commands the agent would start for the first checked settings."""
+    import shlex
+
+    size = sweep.grid_size()
+    runs = f"{size} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
+    combos = representative_combinations(sweep)
+    head = f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}"
+    lines = [f"{head}; {len(combos)} composition(s) checked; e.g."]
+    lines += ["  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown]]
+    return lines
+
+
+def add_check_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the check, shared by the CLI command and this module's script."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="wandb sweep files (conf/sweep/*.yml)")
+    parser.set_defaults(func=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    for path in args.files:
+        print("\n".join(describe(load_sweep(path))))
+    return 0
+
+
+def check_script(argv: Sequence[str] | None = None) -> int:
+    """``python -m learned_metrics.sweeps FILE ...`` (the same as ``learned-metrics sweep check FILE ...``)."""
+    from learned_metrics.boundary import script_main
+
+    return script_main("sweep check", add_check_arguments, argv, description=CHECK_DESCRIPTION,
+                       epilog=CHECK_EPILOG)
 
 
 if __name__ == "__main__":
     from learned_metrics.boundary import exit_on_stop_signals
 
     exit_on_stop_signals("sweep check")
-    from learned_metrics.cli.sweep import sweep_check_script
-
-    sys.exit(sweep_check_script())
+    sys.exit(check_script())

@@ -23,7 +23,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from learned_metrics import __version__
 from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, exit_on_stop_signals, run_command
@@ -64,17 +64,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USER_ERROR
     return run_command(f"learned-metrics {args.command}", lambda: args.func(args))
-
-
-def script_main(prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
-                argv: Sequence[str] | None = None, **parser_kwargs) -> int:
-    """A stand-alone script (``data_prep/*.py``, ``python -m learned_metrics.sweeps``) made of one command's
-    arguments: the same parser, the same boundary, its own program name in messages. (The script itself calls
-    :func:`~learned_metrics.boundary.exit_on_stop_signals` first, before its imports.)"""
-    parser = CommandParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    return run_command(prog, lambda: args.func(args))
 
 
 if __name__ == "__main__":

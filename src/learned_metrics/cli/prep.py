@@ -10,7 +10,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from learned_metrics.cli import help_formatter, script_main
+from learned_metrics.boundary import script_main
+from learned_metrics.cli import help_formatter
 from learned_metrics.cli.tables import console, table
 from learned_metrics.labels import NLI_LABELS
 from learned_metrics.validate import fraction_option, int_option
