@@ -14,16 +14,11 @@ import pytest
 from scipy.stats import kendalltau
 
 from learned_metrics.cli import main
-from learned_metrics.meta_eval.confounders import (
-    confounders,
-    first_person_count,
-    overlap_share,
-    text_proxies,
-    word_tokens,
-)
+from learned_metrics.meta_eval.confounders import confounders
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.resampling import bootstrap_indices
 from learned_metrics.meta_eval.significance import williams_p
+from learned_metrics.text.proxies import first_person_count, overlap_share, text_proxies, word_tokens
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "meta_eval" / "confounders.jsonl"
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "home", "I", "we", "my", "think"]

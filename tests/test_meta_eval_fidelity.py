@@ -112,7 +112,7 @@ def test_systems_p_boot_equals_significance_bootstrap_p_on_the_same_resamples(al
 
 
 def test_first_person_counts_all_forms_or_i_only():
-    from learned_metrics.meta_eval.confounders import first_person_count, text_proxies
+    from learned_metrics.text.proxies import first_person_count, text_proxies
 
     assert first_person_count("I think we did. I am.") == 3  # I, we, I
     assert first_person_count("I think we did. I am.", "i") == 2  # I, I

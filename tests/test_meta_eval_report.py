@@ -154,7 +154,7 @@ def test_auc_mode_refuses_metrics_scored_on_other_rows(scored_folders, tmp_path,
 
 
 def test_table_numbers_are_fixed_width_and_never_negative_zero():
-    from learned_metrics.tables.formats import format_ci, format_number, format_p
+    from learned_metrics.render.formats import format_ci, format_number, format_p
 
     assert format_number(-0.004, 2) == "0.00" and format_number(-0.0049, 3) == "-0.005"
     assert format_number(float("nan")) == format_number(None) == "—"

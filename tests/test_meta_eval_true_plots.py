@@ -14,7 +14,9 @@ from learned_metrics.cli import main
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import auc_by_group, bias_matrix, shuffle_test
 from learned_metrics.meta_eval.data import read_scored_corpora, true_corpus
-from learned_metrics.meta_eval.plots import (
+from learned_metrics.meta_eval.resampling import bootstrap_indices
+from learned_metrics.meta_eval.shuffle_test import BUCKET_CENTRES, gap_buckets
+from learned_metrics.render.figures import (
     length_gap_figure,
     plot_bias_matrix,
     plot_length_gap,
@@ -22,8 +24,6 @@ from learned_metrics.meta_eval.plots import (
     plot_score_histograms,
     score_histogram_figure,
 )
-from learned_metrics.meta_eval.resampling import bootstrap_indices
-from learned_metrics.meta_eval.shuffle_test import BUCKET_CENTRES, gap_buckets
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
 TRUE_FILES = {"frank_valid_download.csv": 40, "summeval_download.csv": 30, "qags_c.csv": 25, "mnbm.csv": 20}

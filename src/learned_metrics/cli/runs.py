@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from learned_metrics.tables.terminal import console
+from learned_metrics.render.terminal import console
 from learned_metrics.train.run_folders import RunRow
 
 

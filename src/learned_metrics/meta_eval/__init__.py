@@ -34,11 +34,11 @@ from learned_metrics.meta_eval.data import (
 )
 from learned_metrics.meta_eval.kendall import kendall_tau_b
 from learned_metrics.meta_eval.options import STATISTICS
-from learned_metrics.meta_eval.plots import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
 from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test
 from learned_metrics.meta_eval.significance import ComparisonReport, compare, williams_p
 from learned_metrics.meta_eval.systems import SystemComparison, SystemScores, compare_systems, read_system_scores
+from learned_metrics.render.figures import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
 
 __all__ = [
     "STATISTICS",

@@ -21,7 +21,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
 
 
 class RaggedAuc:

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,75 +65,14 @@ from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import DEFAULTS, check
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
 from learned_metrics.meta_eval.significance import williams_p
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.text.proxies import PROXIES, text_proxies
 from learned_metrics.validate import number, row_label, row_number_value, row_text
 
-PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
 HUMAN = "human"
 ALL_ROWS = "all"
 LABEL_SCOPES = ("label=1", "label=0")
 MIN_ROWS = 3  # fewer rows give no meaningful tau or p-value
-FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
-# the forms the first_person proxy counts: every first-person pronoun, or the paper's "I" only
-FIRST_PERSON_FORMS = {"all": FIRST_PERSON, "i": ("i",)}
-
-_TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*")
-_FIRST_PERSON = {name: re.compile(r"\b(?:" + "|".join(forms) + r")\b", re.IGNORECASE)
-                 for name, forms in FIRST_PERSON_FORMS.items()}
-
-
-# --- proxies from text -----------------------------------------------------------------------
-
-
-def word_tokens(text: str) -> list[str]:
-    """Word tokens, case-folded: runs of letters/digits with inner apostrophes kept."""
-    return [token.casefold() for token in _TOKEN.findall(text)]
-
-
-def check_first_person(first_person: str) -> str:
-    return check(first_person=first_person).first_person
-
-
-def first_person_count(text: str, first_person: str = DEFAULTS.first_person) -> int:
-    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish.
-
-    ``first_person``: ``"all"`` counts I, me, my, mine, myself, we, us, our, ours, ourselves; ``"i"`` the word I
-    only (the paper's proxy). Case-insensitive and word-bounded in both (``i`` and the ``I`` of ``I'm`` count).
-    """
-    return len(_FIRST_PERSON[check_first_person(first_person)].findall(text))
-
-
-def overlap_share(generation: str, grounding: str) -> float:
-    """Share of the generation's tokens found in the grounding (NaN when the generation has no word token)."""
-    tokens = word_tokens(generation)
-    if not tokens:
-        return math.nan
-    known = set(word_tokens(grounding))
-    return sum(token in known for token in tokens) / len(tokens)
-
-
-def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
-                 splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> dict[str, float]:
-    """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
-    from learned_metrics.text.sentences import get_splitter
-
-    values: dict[str, float] = {}
-    for proxy in proxies:
-        if proxy == "chars":
-            values[proxy] = float(len(generation))
-        elif proxy == "tokens":
-            values[proxy] = float(len(word_tokens(generation)))
-        elif proxy == "sentences":
-            values[proxy] = float(len(get_splitter(splitter)(generation)))
-        elif proxy == "first_person":
-            values[proxy] = float(first_person_count(generation, first_person))
-        elif proxy == "overlap":
-            if grounding is None:
-                raise UserError("the overlap proxy needs a grounding text")
-            values[proxy] = overlap_share(generation, grounding)
-        else:
-            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
-    return values
 
 
 # --- reading rows ----------------------------------------------------------------------------
@@ -239,7 +177,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                path: object = None, first_person: str = DEFAULTS.first_person) -> ConfounderData:
     """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
-    check_first_person(first_person)
+    check(first_person=first_person)
     iterator = iter(rows)
     first = next(iterator, None)
     if first is None:

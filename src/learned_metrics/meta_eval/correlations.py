@@ -47,7 +47,7 @@ from learned_metrics.meta_eval.resampling import (
     percentiles_for,
     single_threaded_blas,
 )
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
 
 # Bonett & Wright (2000): z = atanh(r) has standard error c / sqrt(n - b).
 FISHER_CONSTANTS = {"pearson": (3, lambda r: 1.0), "spearman": (3, lambda r: math.sqrt(1 + r * r / 2)),

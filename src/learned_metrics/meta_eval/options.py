@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.text.proxies import FIRST_PERSON_FORMS
 from learned_metrics.text.sentences import SPLITTERS
 from learned_metrics.validate import int_at_least, int_option
 
@@ -37,7 +38,6 @@ SYSTEM_TESTS = ("permutation", "bootstrap", "t")
 ON_MISSING = ("error", "drop")
 HUMAN_FORMATS = ("rows", "summeval")
 SCORED_FORMATS = ("rows", "true")
-FIRST_PERSON_CHOICES = ("all", "i")
 
 # How a coefficient is named for readers: words, the symbol a column heading takes, and its LaTeX.
 COEFFICIENT_NAMES = {"kendall": ("Kendall tau-b", "tau", r"\tau"), "pearson": ("Pearson r", "r", "r"),
@@ -198,7 +198,7 @@ OPTIONS = _declare(
                                                "metavar": ("LO", "HI")}),
     Option("first_person", "all", "first-person forms the first_person proxy counts: all = I, me, my, mine, myself, "
            "we, us, our, ours, ourselves; i = the pronoun I only, as the coherence paper counts it",
-           choices=FIRST_PERSON_CHOICES, noun="--first-person"),
+           choices=tuple(FIRST_PERSON_FORMS), noun="--first-person"),
 )
 
 # Field names: which field of the input rows holds what.

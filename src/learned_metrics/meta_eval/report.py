@@ -30,10 +30,10 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     test_words,
 )
-from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
 from learned_metrics.meta_eval.significance import compare, permutation_p
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.workers import run_jobs
 
 
 @dataclass

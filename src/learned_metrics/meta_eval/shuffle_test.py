@@ -24,7 +24,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, percentile_interval
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
 
 BUCKET_WIDTH = 20
 BUCKET_LIMIT = 200
@@ -83,7 +83,8 @@ class ShuffleReport(Tabular):
             rows = [[b.gap, f"[{'-inf' if b.low is None else b.low}, {'+inf' if b.high is None else b.high})",
                      b.pairs, Cell(b.accuracy, b.ci)] for b in self.buckets if b.pairs]
             out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
-                              Column("comparisons", kind="count"), Column("accuracy", "accuracy, 95% CI", kind="estimate")], rows,
+                              Column("comparisons", kind="count"),
+                              Column("accuracy", "accuracy, 95% CI", kind="estimate")], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
                              f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).",

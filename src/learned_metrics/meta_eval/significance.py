@@ -48,7 +48,6 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     test_words,
 )
-from learned_metrics.meta_eval.parallel import run_jobs
 from learned_metrics.meta_eval.resampling import (
     bootstrap_weights,
     percentile_interval,
@@ -56,7 +55,8 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
     swap_masks,
 )
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.workers import run_jobs
 
 TESTS = CORRELATION_TESTS
 

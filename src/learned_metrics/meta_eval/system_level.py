@@ -37,7 +37,7 @@ from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
 from learned_metrics.meta_eval.options import DEFAULTS, check, coefficient_words, interval_words, statistic_label
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from learned_metrics.meta_eval.resampling import (
     swap_masks,
 )
 from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
-from learned_metrics.tables import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular
 
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
 

@@ -161,7 +161,7 @@ def _first(outputs: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _print_summary(task: str, metrics: dict[str, float], details: dict[str, Any]) -> None:
-    from learned_metrics.tables.terminal import console, key_value_table
+    from learned_metrics.render.terminal import console, key_value_table
 
     console().print(key_value_table(f"{task}: best checkpoint", {**metrics, **details}))
 

@@ -47,7 +47,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.auc import auc_by_group
     from learned_metrics.meta_eval.data import read_scored_corpora
-    from learned_metrics.meta_eval.plots import plot_roc_curves, plot_score_histograms
+    from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms
 
     options = checked(args, *OPTIONS)
     check_command_outputs(args)

@@ -26,7 +26,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
-    from learned_metrics.meta_eval.plots import plot_bias_matrix
+    from learned_metrics.render.figures import plot_bias_matrix
 
     check_command_outputs(args)
     grid = load_grid(args, [args.metric], [args.metric_field])

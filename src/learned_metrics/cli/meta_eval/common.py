@@ -94,8 +94,8 @@ def load_grid(args: argparse.Namespace, metric_paths: Sequence[str], metric_fiel
 def check_command_outputs(args: argparse.Namespace) -> None:
     """Every output of the command, checked against every input before any work, so an error never follows a
     long computation and no output lands on, in or around something the command reads."""
-    from learned_metrics.meta_eval.plots import check_plot_path
     from learned_metrics.outputs import check_outputs, file_output
+    from learned_metrics.render.figures import check_plot_path
 
     outputs = []
     for dest, option in OUTPUTS.items():
@@ -158,9 +158,9 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     ``--json`` (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``,
     ``--csv`` (``csv`` maps a destination to a table key) and the plots; then say where each went."""
     from learned_metrics.outputs import staged_files
-    from learned_metrics.tables import pick
-    from learned_metrics.tables.render import csv_text, json_text, latex, markdown
-    from learned_metrics.tables.terminal import console, print_tables
+    from learned_metrics.render import pick
+    from learned_metrics.render.terminal import console, print_tables
+    from learned_metrics.render.text import csv_text, json_text, latex, markdown
 
     out = console(width=width)
     inputs = describe_inputs(args)

@@ -47,8 +47,8 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.data import read_shuffle_rows
-    from learned_metrics.meta_eval.plots import plot_length_gap
     from learned_metrics.meta_eval.shuffle_test import pairs_from_rows, shuffle_test
+    from learned_metrics.render.figures import plot_length_gap
 
     require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
     options = checked(args, *OPTIONS)

@@ -94,18 +94,18 @@ class Tabular:
         return self.tables()
 
     def to_markdown(self) -> str:
-        from learned_metrics.tables.render import markdown
+        from learned_metrics.render.text import markdown
 
         return markdown(self.tables())
 
     def to_latex(self) -> str:
-        from learned_metrics.tables.render import latex
+        from learned_metrics.render.text import latex
 
         return latex(self.tables())
 
     def to_csv(self, key: str | None = None) -> str:
         """The first table as CSV (numbers in full precision), or the one named ``key``."""
-        from learned_metrics.tables.render import csv_text
+        from learned_metrics.render.text import csv_text
 
         return csv_text(pick(self.csv_tables(), key))
 

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from learned_metrics.tables import Table
-from learned_metrics.tables.render import cell_text, interval_text
+from learned_metrics.render import Table
+from learned_metrics.render.text import cell_text, interval_text
 
 PIPE_WIDTH = 120  # files, pipes and SLURM logs: wide enough that tables are not squeezed to 80 columns
 

@@ -16,8 +16,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from learned_metrics.tables import Cell, Column, Table
-from learned_metrics.tables.formats import (
+from learned_metrics.render import Cell, Column, Table
+from learned_metrics.render.formats import (
     format_ci,
     format_count,
     format_number,

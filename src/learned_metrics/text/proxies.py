@@ -1,0 +1,72 @@
+"""Text proxies a metric may follow for the wrong reason: length, overlap with the grounding, first person.
+
+Computed from plain text without a model, for ``meta-eval confounders`` (:mod:`learned_metrics.meta_eval.confounders`)
+and for anyone who wants them per row. Tokens are runs of letters/digits with an inner apostrophe kept
+(``don't``, ``o'clock``); first-person pronouns are matched case-insensitively and word-bounded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from learned_metrics.errors import UserError
+
+PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
+FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
+# the forms the first_person proxy counts: every first-person pronoun, or the paper's "I" only
+FIRST_PERSON_FORMS = {"all": FIRST_PERSON, "i": ("i",)}
+
+_TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*")
+_FIRST_PERSON = {name: re.compile(r"\b(?:" + "|".join(forms) + r")\b", re.IGNORECASE)
+                 for name, forms in FIRST_PERSON_FORMS.items()}
+
+
+def word_tokens(text: str) -> list[str]:
+    """Word tokens, case-folded: runs of letters/digits with inner apostrophes kept."""
+    return [token.casefold() for token in _TOKEN.findall(text)]
+
+
+def first_person_count(text: str, first_person: str = "all") -> int:
+    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish.
+
+    ``first_person``: ``"all"`` counts I, me, my, mine, myself, we, us, our, ours, ourselves; ``"i"`` the word I
+    only (the paper's proxy). Case-insensitive and word-bounded in both (``i`` and the ``I`` of ``I'm`` count).
+    """
+    if first_person not in _FIRST_PERSON:
+        raise UserError(f"unknown first-person forms {first_person!r}, expected one of: {', '.join(_FIRST_PERSON)}")
+    return len(_FIRST_PERSON[first_person].findall(text))
+
+
+def overlap_share(generation: str, grounding: str) -> float:
+    """Share of the generation's tokens found in the grounding (NaN when the generation has no word token)."""
+    tokens = word_tokens(generation)
+    if not tokens:
+        return math.nan
+    known = set(word_tokens(grounding))
+    return sum(token in known for token in tokens) / len(tokens)
+
+
+def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
+                 splitter: str = "pysbd", first_person: str = "all") -> dict[str, float]:
+    """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
+    from learned_metrics.text.sentences import get_splitter
+
+    values: dict[str, float] = {}
+    for proxy in proxies:
+        if proxy == "chars":
+            values[proxy] = float(len(generation))
+        elif proxy == "tokens":
+            values[proxy] = float(len(word_tokens(generation)))
+        elif proxy == "sentences":
+            values[proxy] = float(len(get_splitter(splitter)(generation)))
+        elif proxy == "first_person":
+            values[proxy] = float(first_person_count(generation, first_person))
+        elif proxy == "overlap":
+            if grounding is None:
+                raise UserError("the overlap proxy needs a grounding text")
+            values[proxy] = overlap_share(generation, grounding)
+        else:
+            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
+    return values
