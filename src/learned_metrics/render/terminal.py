@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from learned_metrics.render import Table
+from learned_metrics.render.model import Table
 from learned_metrics.render.text import cell_text, interval_text
 
 PIPE_WIDTH = 120  # files, pipes and SLURM logs: wide enough that tables are not squeezed to 80 columns

@@ -16,7 +16,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from learned_metrics.render import Cell, Column, Table
 from learned_metrics.render.formats import (
     format_ci,
     format_count,
@@ -27,6 +26,7 @@ from learned_metrics.render.formats import (
     markdown_escape,
     plain_number,
 )
+from learned_metrics.render.model import Cell, Column, Table
 
 # A LaTeX table whose widest row has more characters than this does not fit one column of a two-column paper.
 ONE_COLUMN_CHARACTERS = 60

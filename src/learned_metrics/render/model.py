@@ -1,0 +1,95 @@
+"""The one table model every analysis returns.
+
+An analysis builds :class:`Table` objects (columns, rows of :class:`Cell`, caption, settings); it never formats
+text. :mod:`.render` turns them into Markdown, LaTeX, CSV and JSON, :mod:`.terminal` into rich tables, and
+:mod:`.formats` says how a number, an interval and a p-value are written, so a value reads the same in every
+command and every format.
+
+Column kinds: ``text``; ``number`` (fixed ``digits``); ``count`` (an integer); ``p`` (a p-value); ``ci`` (the
+cell's interval alone); ``estimate`` (the value with its interval under it). A cell may be ``bold`` (best value,
+significant test), carry ``marks`` (superscripts: the numbers of the rows it beats, or ``*``) and a small
+``detail`` (a pair count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+KINDS = ("text", "number", "count", "p", "ci", "estimate")
+
+
+@dataclass
+class Cell:
+    """One table cell: a value (number, count or text), its interval, and how it is marked."""
+
+    value: Any = None
+    ci: tuple[float, float] | None = None
+    bold: bool = False
+    marks: tuple[str, ...] = ()
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: ``key`` names it in CSV/JSON, ``title`` for people, ``latex`` when the heading needs math."""
+
+    key: str
+    title: str | None = None
+    kind: str = "number"
+    digits: int = 3
+    latex: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"column kind {self.kind!r} is not one of {KINDS}")
+
+    @property
+    def heading(self) -> str:
+        return self.key if self.title is None else self.title
+
+    @property
+    def text(self) -> bool:
+        return self.kind == "text"
+
+
+@dataclass
+class Table:
+    """Rows of cells under named columns, with what a reader needs to trust them.
+
+    ``title`` heads the terminal table; ``heading`` (optional) the Markdown one; ``caption`` says what the numbers
+    are and how they were made (Markdown and LaTeX); ``groups`` maps a row index to a heading shown before it;
+    ``rules`` holds the row indices followed by a rule (a mean row); ``mark_names`` turns the row numbers of
+    ``marks`` back into names in CSV; ``key`` names the table among a result's tables (``to_csv(key)``) and its
+    LaTeX ``\\label`` (``tab:<key>``).
+    """
+
+    columns: list[Column]
+    rows: list[list[Cell]]
+    title: str = ""
+    caption: str = ""
+    key: str = "table"
+    heading: str = ""
+    groups: dict[int, str] = field(default_factory=dict)
+    rules: set[int] = field(default_factory=set)
+    mark_names: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.rows = [[cell if isinstance(cell, Cell) else Cell(cell) for cell in row] for row in self.rows]
+        for number, row in enumerate(self.rows, start=1):
+            if len(row) != len(self.columns):
+                raise ValueError(f"table {self.key!r} row {number} has {len(row)} cells for {len(self.columns)} "
+                                 "columns")
+
+
+def pick(tables: Sequence[Table], key: str | None) -> Table:
+    """The table named ``key`` (the first when None); a ValueError-type one-liner names the keys there are."""
+    if key is None:
+        return tables[0]
+    for table in tables:
+        if table.key == key:
+            return table
+    raise UserError(f"no table {key!r}; tables: {', '.join(t.key for t in tables)}")
