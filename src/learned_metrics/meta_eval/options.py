@@ -311,5 +311,12 @@ def correction_words(correction: str) -> str:
 
 def settings_of(args: argparse.Namespace, names: Sequence[str] = ()) -> dict[str, Any]:
     """The declared options a parsed command line holds (for the JSON ``settings`` block)."""
-    wanted = names or [*OPTIONS, *SYSTEM_OPTIONS, *CONFOUNDER_OPTIONS, *FIELDS]
-    return {name: getattr(args, name) for name in dict.fromkeys(wanted) if hasattr(args, name)}
+    declared = {**FIELDS, **CONFOUNDER_OPTIONS, **SYSTEM_OPTIONS, **OPTIONS}
+    wanted = names or list(declared)
+    return {name: _as_recorded(declared.get(name), getattr(args, name)) for name in dict.fromkeys(wanted)
+            if hasattr(args, name)}
+
+
+def _as_recorded(option: Option | None, value: Any) -> Any:
+    """A list option as the list it means (``--stats a,b`` -> ``["a", "b"]``), everything else as given."""
+    return split_list(value) if option is not None and option.kind == "list" and isinstance(value, str) else value

@@ -39,7 +39,7 @@ def plain_number(value: float | None) -> str:
     """A CSV cell: full precision (6 significant digits), empty when undefined."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
+    return f"{value + 0.0:.6g}" if isinstance(value, float) else str(value)  # + 0.0: never "-0"
 
 
 _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

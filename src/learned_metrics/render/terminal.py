@@ -53,7 +53,7 @@ def print_tables(out: Any, tables: Iterable[Table], *, captions: bool = True) ->
     for table in tables:
         out.print(rich_table(table))
         if captions and table.caption:
-            out.print(table.caption)
+            out.print(table.caption, markup=False, highlight=False)
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, left: Sequence[str] = (),

@@ -137,18 +137,16 @@ def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> di
             "learned_metrics_version": __version__, **options, "inputs": inputs}
 
 
-def provenance_notes(inputs: list[dict[str, Any]]) -> list[str]:
-    """One line per scored input saying what made it, and a warning where metric files compared against each
-    other were scored with different settings that matter (MC passes, mode, granularity, ...)."""
+def provenance_lines(inputs: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """What made each scored input (for the caption), and a warning where metric files compared against each other
+    were scored with different settings that matter (MC passes, mode, granularity, ...)."""
     from learned_metrics.provenance import describe, differences
 
     scored = [(Path(r["path"]).name, r["provenance"]) for r in inputs if "provenance" in r]
-    notes = [f"{name}: {describe(record)}" for name, record in scored]
-    for (name_a, a), (name_b, b) in itertools.pairwise(scored):
-        differ = differences(a, b)
-        if differ:
-            notes.append(f"warning: {name_a} and {name_b} were scored with different settings: {'; '.join(differ)}")
-    return notes
+    caption = " ".join(f"{name}: scored with {describe(record)}." for name, record in scored)
+    warnings = [f"warning: {name_a} and {name_b} were scored with different settings: {'; '.join(differ)}"
+                for (name_a, a), (name_b, b) in itertools.pairwise(scored) if (differ := differences(a, b))]
+    return caption, warnings
 
 
 def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | None = None,
@@ -164,9 +162,12 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
 
     out = console(width=width)
     inputs = describe_inputs(args)
-    for note in [*notes, *provenance_notes(inputs)]:
-        out.print(f"note: {note}" if not note.startswith("warning:") else note, markup=False, highlight=False)
+    scored, warnings = provenance_lines(inputs)
+    for note in [*(f"note: {note}" for note in notes), *warnings]:
+        out.print(note, markup=False, highlight=False)
     tables = result.tables()
+    if scored:  # the captions say which model and settings made the scores
+        tables[0].caption = f"{tables[0].caption} {scored}".strip()
     print_tables(out, tables)
     writers: dict[str, Callable[[Path], Any]] = dict(plots or {})
     settings = settings_block(args, inputs)
