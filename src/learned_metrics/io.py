@@ -226,17 +226,21 @@ class RowSink:
     """Rows to an open destination in one format: JSON lines, CSV (header once) or Parquet (one row group per call).
 
     ``fieldnames`` fixes the CSV columns; ``schema`` the Parquet columns (else
-    taken from the first rows written, so every later call must fit it).
+    taken from the first rows written, so every later call must fit it);
+    ``metadata`` is added to the Parquet file's schema metadata (string keys and
+    values, e.g. the provenance record; JSON lines and CSV have no place for it and
+    ignore it).
     """
 
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
-                 schema=None, path: str | os.PathLike | None = None):
+                 schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None):
         self.handle = handle
         self.format = fmt
         self.fieldnames = fieldnames
         self.header = header
         self.schema = schema
         self.path = path
+        self.metadata = metadata
         self._csv: csv.DictWriter | None = None
         self._parquet = None
         self.rows_written = 0
@@ -276,7 +280,11 @@ class RowSink:
         if self.schema is None:
             self.schema = table.schema
         if self._parquet is None:
-            self._parquet = pq.ParquetWriter(self.handle, self.schema)
+            schema = self.schema
+            if self.metadata:
+                extra = {key.encode(): value.encode() for key, value in self.metadata.items()}
+                schema = schema.with_metadata({**(schema.metadata or {}), **extra})
+            self._parquet = pq.ParquetWriter(self.handle, schema)
         self._parquet.write_table(table.cast(self.schema) if table.schema != self.schema else table)
         self.rows_written += table.num_rows
 
@@ -298,10 +306,12 @@ class RowWriter:
 
     Use as a context manager: leaving the block without an exception commits,
     an exception discards everything written so far. ``-`` streams JSON lines
-    or CSV to standard output instead (nothing to rename there).
+    or CSV to standard output instead (nothing to rename there). ``metadata``
+    goes into a Parquet file's schema metadata (see :class:`RowSink`).
     """
 
-    def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None):
+    def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None,
+                 metadata: dict[str, str] | None = None):
         self.path = Path(path)
         self.format = file_format(path, declared)
         self._ctx = None
@@ -312,7 +322,7 @@ class RowWriter:
         else:
             self._ctx = atomic_file(self.path)
             self._handle = open_sink(self._ctx.__enter__(), self.format)
-        self.sink = RowSink(self._handle, self.format, fieldnames, path=self.path)
+        self.sink = RowSink(self._handle, self.format, fieldnames, path=self.path, metadata=metadata)
 
     @property
     def fieldnames(self) -> list[str] | None:

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.tables import console, fmt, fmt_ci, table
 from learned_metrics.io import FORMATS
+from learned_metrics.render.formats import format_ci, format_number
+from learned_metrics.render.terminal import console, table
 from learned_metrics.scoring.distributed import Processes, current_processes
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, add_scoring_arguments, options_from_arguments
 from learned_metrics.validate import int_option, seconds_option
@@ -27,7 +28,9 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument("--input", required=True, help="input .jsonl, .csv or .parquet; - reads standard input")
     parser.add_argument("--output", required=True,
                         help="output .jsonl, .csv or .parquet (format by suffix; written to a temporary file renamed "
-                        "at the end; an existing file is replaced, the input never); - writes standard output")
+                        "at the end; an existing file is replaced, the input never); - writes standard output. "
+                        "What made it (model, weights hash, settings) goes into Parquet metadata, else into "
+                        "OUTPUT.provenance.json beside it")
     add_scoring_arguments(parser, kind)
     files = parser.add_argument_group("files, resuming and reporting")
     files.add_argument("--input-format", choices=FORMATS, default=None,
@@ -180,6 +183,7 @@ def _say(message: str) -> None:
 
 def _check_paths(args: argparse.Namespace) -> None:
     """Input, outputs and model folder checked before the model is loaded: no error after minutes of work."""
+    from learned_metrics import provenance
     from learned_metrics.errors import UserError
     from learned_metrics.io import check_input_file, file_format, is_stdio
     from learned_metrics.outputs import check_outputs, file_output
@@ -187,8 +191,9 @@ def _check_paths(args: argparse.Namespace) -> None:
     if args.resume and args.restart:
         raise UserError("give --resume or --restart, not both")
     check_input_file(args.input, args.input_format)
-    file_format(args.output, args.output_format)
-    outputs = [] if is_stdio(args.output) else [file_output(args.output)]
+    out_format = file_format(args.output, args.output_format)
+    outputs = [] if is_stdio(args.output) else [file_output(args.output),
+                                                 *provenance.outputs(args.output, out_format)]
     if args.summary:
         if not args.summary.lower().endswith(".json"):
             raise UserError("--summary is written as JSON: give a file name ending in .json", path=args.summary)
@@ -219,10 +224,12 @@ def _print_scores(scores) -> None:
     """Mean score of the file, and the per-system table when a system field was named."""
     overall = scores.overall
     ci = None if overall.ci_low is None else (overall.ci_low, overall.ci_high)
-    print(f"mean score {fmt(overall.mean)} (95% CI {fmt_ci(ci)}) over {overall.rows:,} rows", file=sys.stderr)
+    print(f"mean score {format_number(overall.mean, 4)} (95% CI {format_ci(ci, 4)}) over {overall.rows:,} rows",
+          file=sys.stderr)
     if not scores.system_field:
         return
-    rows = [(s.name, f"{s.rows:,}", fmt(s.mean), fmt_ci(None if s.ci_low is None else (s.ci_low, s.ci_high)))
+    rows = [(s.name, f"{s.rows:,}", format_number(s.mean, 4),
+             format_ci(None if s.ci_low is None else (s.ci_low, s.ci_high), 4))
             for s in scores.systems]
     console(stderr=True).print(table(f"mean score per {scores.system_field} (bootstrap 95% CI)",
                                      (scores.system_field, "rows", "mean", "95% CI"), rows,

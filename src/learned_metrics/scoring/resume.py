@@ -191,13 +191,14 @@ class ChunkStore:
         for _, row in iter_rows(path, self.format):
             yield row
 
-    def join_into(self, target: Path, fieldnames: list[str] | None) -> None:
-        """Write every part, in order, into ``target`` (a temporary of the output): header once, one footer."""
+    def join_into(self, target: Path, fieldnames: list[str] | None, metadata: dict[str, str] | None = None) -> None:
+        """Write every part, in order, into ``target`` (a temporary of the output): header once, one footer
+        (Parquet: with ``metadata`` in its schema metadata)."""
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
             handle = open_sink(target, "parquet")
-            sink = RowSink(handle, "parquet", path=self.output)
+            sink = RowSink(handle, "parquet", path=self.output, metadata=metadata)
             try:
                 for index in range(self.state["chunks"]):
                     sink.write_table(pq.read_table(self.part_path(index)))

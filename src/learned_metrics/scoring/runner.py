@@ -9,6 +9,11 @@ whole input is scored the chunks are joined into the output (a temporary file
 renamed at the end). A bad row leaves nothing behind; an interrupted run (signal,
 ``kill -9``, out of memory) leaves its finished chunks for ``--resume``. ``-`` as
 output streams rows to standard output instead.
+
+The output says what made it (:mod:`learned_metrics.provenance`): the record is
+built when the run starts (weights and input hashed once) and written when the
+output is finalized, in a Parquet file's schema metadata or as the sidecar
+``<output>.provenance.json`` renamed into place together with the output.
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from learned_metrics import __version__, validate
+from learned_metrics import __version__, provenance, validate
 from learned_metrics.errors import UserError
 from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks
-from learned_metrics.outputs import atomic_file, check_outputs, file_output
+from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
 from learned_metrics.scoring.mc_dropout import chunk_seed
@@ -87,6 +92,7 @@ class RunSummary:
     details: dict[str, int] = field(default_factory=dict)
     replaced_columns: list[str] = field(default_factory=list)
     scores: ScoreSummary | None = None
+    provenance: dict[str, Any] | None = None  # the record written with the output (process 0; None elsewhere)
 
     def line(self, output: str | Path) -> str:
         new = self.rows - self.resumed_rows
@@ -176,6 +182,14 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
     }
 
 
+def run_provenance(scorer: Scorer, input_path: str | Path, run: FileRun, world: int) -> dict[str, Any]:
+    """The provenance record of a file run as it starts: the scorer's (model, weights, resolved settings), the
+    input file and the batching that MC dropout masks depend on. ``fields`` and ``created`` come at the end."""
+    return scorer.provenance(input=provenance.input_record(input_path), batching={
+        "max_tokens": scorer.max_tokens, "batch_size": scorer.batch_size, "chunk_size": run.chunk_size,
+        "processes": world})
+
+
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
                run: FileRun | None = None, processes: Processes | None = None, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None) -> RunSummary:
@@ -183,7 +197,10 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
 
     Rows and their order are kept. Under several processes each scores its
     share of every chunk and process 0 writes; the other processes return the
-    same summary without writing. ``say`` receives the notes of a resumed run.
+    same summary without writing. ``say`` receives the notes of a resumed run. The
+    output gets its provenance record (``summary.provenance``): in its Parquet
+    metadata, or as the sidecar :func:`learned_metrics.provenance.sidecar_path`
+    (none for ``-``).
     """
     run = run or FileRun()
     validate.int_at_least(run.chunk_size, 1, "--chunk-size")
@@ -196,7 +213,9 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
         raise UserError("--resume and --restart need an output file to keep finished chunks beside, not -")
     if not streamed:
         output_path = Path(output_path)
-        check_outputs([file_output(output_path)], inputs=[input_path, getattr(scorer, "source", None)])
+        check_outputs([file_output(output_path), *provenance.outputs(output_path, out_format)],
+                      inputs=[input_path, getattr(scorer, "source", None)])
+    record = run_provenance(scorer, input_path, run, processes.world) if processes.is_main else None
     store = None
     if processes.is_main and not streamed:
         store = ChunkStore(output_path.resolve(), out_format,
@@ -220,9 +239,15 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
                 say(f"kept {store.state['rows']:,} scored rows in {store.folder}: run the same command with "
                     "--resume to continue")
         raise
+    if record is not None:
+        summary.provenance = provenance.finish(record, out_format, fields=asdict(fields))
     if store is not None:
-        with atomic_file(output_path) as tmp:
-            store.join_into(tmp, store.state.get("fieldnames"))
+        parquet = out_format == "parquet"
+        with staged_files() as stage:  # the output and its sidecar land together or not at all
+            store.join_into(stage(output_path), store.state.get("fieldnames"),
+                            provenance.parquet_metadata(summary.provenance) if parquet else None)
+            if not parquet:
+                provenance.write(summary.provenance, output_path, out_format, stage=stage)
         store.remove()
     return summary
 

@@ -17,6 +17,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,8 @@ class ScoreResult:
     input tokens (once per row, not per pass), ``truncated`` the rows cut to
     the model's limit. ``sentences`` (faithfulness with ``details=True``) holds per
     row each generation sentence with its score and the grounding unit that
-    supported it most.
+    supported it most. ``provenance`` (set by :meth:`Scorer.score`) is the record of the model and
+    settings that made these scores (:mod:`learned_metrics.provenance`).
     """
 
     kind: str
@@ -85,6 +87,7 @@ class ScoreResult:
     truncated: int = 0
     details: dict[str, int] = field(default_factory=dict)
     sentences: list[list[dict[str, Any]]] | None = None
+    provenance: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -132,7 +135,8 @@ class ScoreResult:
                 for index, row in zip(indices, part.sentences, strict=True):
                     sentences[index] = row
         return cls(first.kind, scores, probs, std, first.passes, first.mode,
-                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details, sentences)
+                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details, sentences,
+                   first.provenance)
 
 
 class Scorer:
@@ -140,7 +144,7 @@ class Scorer:
 
     def __init__(self, model, tokenizer, *, kind: str, label_ids: dict[str, int], card: dict[str, Any] | None,
                  device: torch.device, dtype: torch.dtype, max_length: int, source: str,
-                 options: ScoringOptions | None = None):
+                 options: ScoringOptions | None = None, model_dir: str | os.PathLike | None = None):
         options = options or ScoringOptions()
         self.model = model
         self.tokenizer = tokenizer
@@ -151,6 +155,8 @@ class Scorer:
         self.dtype = dtype
         self.max_length = check_max_length(max_length, tokenizer, pair=kind == "faithfulness", what="max_length")
         self.source = source
+        self.model_dir = Path(model_dir) if model_dir is not None else Path(source).expanduser()
+        self._weights: tuple[str | None, list[str]] | None = None  # (sha256, files), hashed once when first asked
         preprocessing = loading.preprocessing_of(card)
         self.splitter = preprocessing.get("splitter")
         self.joiner = preprocessing.get("joiner")
@@ -178,6 +184,34 @@ class Scorer:
     def __repr__(self) -> str:
         return (f"Scorer(kind={self.kind!r}, source={self.source!r}, device={str(self.device)!r}, "
                 f"dtype={self.dtype}, max_length={self.max_length}, mode={self.mode!r}, mc_samples={self.mc_samples})")
+
+    # -- provenance ----------------------------------------------------------------------------
+
+    def provenance(self, *, mode: str | None = None, mc_samples: int | None = None,
+                   premise_strategy: str | None = None, granularity: str | None = None, seed: int | None = None,
+                   **extra: Any) -> dict[str, Any]:
+        """The provenance record of scores made by this scorer (:mod:`learned_metrics.provenance`): model (resolved
+        folder or Hub id and revision), SHA-256 of its weights (hashed on the first call, then kept), labels, the
+        resolved mode, MC passes, seed, granularity, premise strategy, max length and precision. Arguments are a
+        call's overrides, as in :meth:`score`; ``extra`` keys (``input=``, ...) are added to the record.
+
+        Without a per-call ``seed`` the record names the scorer's seed; its dropout stream continues from call to
+        call, so only a fresh scorer (or an explicit ``seed``) repeats a call's MC masks.
+        """
+        from learned_metrics import provenance
+
+        if self._weights is None:
+            self._weights = provenance.weights_sha256(self.model_dir) if self.model_dir.is_dir() else (None, [])
+        model, revision = provenance.model_identity(self.source, self.model_dir)
+        return provenance.build_record(
+            metric=self.kind, model=model, revision=revision, weights_sha256=self._weights[0],
+            weights_files=self._weights[1], labels={label: self.label_ids[label] for label in self.label_names},
+            mode=mode or self.mode, mc_samples=self._check_passes(mc_samples if mc_samples is not None
+                                                                  else self.mc_samples),
+            seed=seed if seed is not None else self.dropout_stream.seed,
+            granularity=granularity or self.granularity, premise_strategy=premise_strategy or self.premise_strategy,
+            max_length=self.max_length, precision=provenance.precision_name(self.dtype), device=self.device.type,
+            **extra)
 
     # -- preprocessing -------------------------------------------------------------------------
 
@@ -207,7 +241,8 @@ class Scorer:
         per-sentence scores and supporting grounding units (``result.sentences``);
         ``seed`` restarts the dropout stream; ``progress`` is called with the number
         of rows finished. Every text is checked (:mod:`learned_metrics.validate`);
-        errors name the argument and position.
+        errors name the argument and position. ``result.provenance`` is the call's
+        record (:meth:`provenance`).
         """
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
@@ -223,8 +258,11 @@ class Scorer:
                 raise UserError("pass both groundings= and generations=")
             inputs = {"groundings": text_list(groundings, "groundings"),
                       "generations": text_list(generations, "generations")}
-        return self.score_validated(**inputs, mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
-                                    granularity=granularity, details=details, seed=seed, progress=progress)
+        result = self.score_validated(**inputs, mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
+                                      granularity=granularity, details=details, seed=seed, progress=progress)
+        result.provenance = self.provenance(mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
+                                            granularity=granularity, seed=seed)
+        return result
 
     def score_validated(self, *, texts: list[str] | None = None, sentences: list[list[str]] | None = None,
                         groundings: list[str] | None = None, generations: list[str] | None = None,
@@ -371,7 +409,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     trained_length = loading.preprocessing_of(card).get("max_length")
     length = min(settings.max_length or trained_length or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
-                  dtype=dtype, max_length=length, source=str(model), options=settings)
+                  dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
 
 
 def _accelerate_device() -> torch.device | None:

@@ -1,0 +1,371 @@
+"""Provenance: what made a scored file (model, weights, settings), kept with the file.
+
+A score that cannot be traced to the model and the settings that produced it
+cannot go in a paper. Every file written by ``learned-metrics score`` carries a
+record (a plain JSON object, :data:`FORMAT` version :data:`VERSION`)::
+
+    {"format": "learned-metrics/provenance", "version": 1,
+     "metric": "faithfulness", "model": "/abs/path/export", "revision": null,
+     "weights_sha256": "3f2a...", "weights_files": ["model.safetensors"],
+     "labels": {"entailment": 0, "neutral": 1, "contradiction": 2},
+     "mode": "e-c", "mc_samples": 15, "seed": 0, "granularity": "document",
+     "premise_strategy": "truncate", "max_length": 512, "precision": "fp32", "device": "cuda",
+     "input": {"path": "/abs/in.jsonl", "size": 1234, "sha256": "..."},
+     "fields": {...}, "batching": {"max_tokens": ..., "batch_size": ..., "chunk_size": ..., "processes": 1},
+     "learned_metrics_version": "0.1.0", "created": "2025-05-01T12:00:00+00:00"}
+
+Where it lives:
+
+- Parquet output: JSON under the schema metadata key :data:`PARQUET_KEY` (``learned_metrics``).
+  There ``created`` is null, so that the same run gives the same bytes (a resumed run equals an
+  uninterrupted one byte for byte); the file's modification time says when.
+- ``.jsonl``/``.csv`` output: a sidecar ``<output file name>.provenance.json`` beside it
+  (:func:`sidecar_path`), written atomically with the output.
+- Standard output (``-``): nowhere (there is no file to put a sidecar beside).
+
+``weights_sha256`` is the SHA-256 of the weights the model loads from: ``model.safetensors``
+(equal to ``sha256sum model.safetensors``); for sharded weights, of the bytes of the index file
+(``model.safetensors.index.json``) followed by every shard it names in name order (equal to
+``cat INDEX SHARD1 SHARD2 ... | sha256sum``); the same for ``pytorch_model.bin`` under
+``--allow-pickle``. ``weights_files`` lists the files hashed, in that order.
+
+Readers: :func:`read_provenance` (None when a file has no record; a damaged record is a
+:class:`~learned_metrics.errors.UserError` naming the file, because comparing metric files on the
+strength of a record that cannot be read is worse than stopping), :func:`describe` (one line for
+people) and :func:`differences` (the settings that make two metric files not comparable).
+
+Importable without torch, transformers or pandas: pyarrow is imported only to read or write Parquet.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from learned_metrics.errors import UserError
+
+FORMAT = "learned-metrics/provenance"
+VERSION = 1
+PARQUET_KEY = "learned_metrics"
+SIDECAR_SUFFIX = ".provenance.json"
+_HASH_BLOCK = 8 << 20  # bytes read at a time: a 1.7 GB checkpoint never sits in memory
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_PRECISIONS = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
+# (single file, index of shards) that transformers loads weights from, in the order it prefers them.
+_WEIGHTS = (("model.safetensors", "model.safetensors.index.json"),
+            ("pytorch_model.bin", "pytorch_model.bin.index.json"))
+
+
+# --- building ------------------------------------------------------------------------------------
+
+
+def sha256_of(paths: list[Path]) -> str:
+    """SHA-256 of the files' bytes one after the other, read in blocks."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            while block := handle.read(_HASH_BLOCK):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_files(model_dir: str | os.PathLike) -> list[Path]:
+    """The files a model's weights load from, in hashing order (see the module docstring); [] when none."""
+    folder = Path(model_dir)
+    for single, index in _WEIGHTS:
+        if (folder / single).is_file():
+            return [folder / single]
+        if (folder / index).is_file():
+            try:
+                weight_map = json.loads((folder / index).read_text(encoding="utf-8")).get("weight_map") or {}
+            except (OSError, ValueError, AttributeError):
+                raise UserError("damaged weights index (not a JSON object with a weight_map)",
+                                path=folder / index) from None
+            return [folder / index, *(folder / name for name in sorted(set(weight_map.values())))]
+    return sorted(folder.glob("*.safetensors"))
+
+
+def weights_sha256(model_dir: str | os.PathLike) -> tuple[str | None, list[str]]:
+    """``(sha256, file names)`` of a model folder's weights; ``(None, [])`` when it has none."""
+    files = weights_files(model_dir)
+    if not files:
+        return None, []
+    return sha256_of(files), [file.name for file in files]
+
+
+def model_identity(source: str | os.PathLike, model_dir: str | os.PathLike | None) -> tuple[str, str | None]:
+    """``(model, revision)``: a local folder as its resolved path (revision unknown), a Hub id as given with the
+    commit of the snapshot it was downloaded to."""
+    local = Path(source).expanduser()
+    if local.exists():
+        return str(local.resolve()), None
+    folder = Path(model_dir) if model_dir is not None else None
+    revision = folder.name if folder is not None and folder.parent.name == "snapshots" else None
+    return str(source), revision
+
+
+def precision_name(dtype: Any) -> str:
+    """``torch.float32`` -> ``fp32`` (``bf16``, ``fp16``); anything else as its string."""
+    return _PRECISIONS.get(str(dtype), str(dtype))
+
+
+def input_record(path: str | os.PathLike | None) -> dict[str, Any] | str | None:
+    """``{"path", "size", "sha256"}`` of an input file; ``"-"`` for standard input; None for no file."""
+    if path is None:
+        return None
+    if os.fspath(path) == "-":
+        return "-"
+    file = Path(path).expanduser()
+    if not file.is_file():
+        return {"path": str(file.resolve()), "size": None, "sha256": None}
+    return {"path": str(file.resolve()), "size": file.stat().st_size, "sha256": sha256_of([file])}
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def build_record(*, metric: str, model: str, revision: str | None = None, weights_sha256: str | None = None,
+                 weights_files: list[str] | None = None, labels: Mapping[str, int] | None = None,
+                 mode: str | None = None, mc_samples: int = 1, seed: int | None = None,
+                 granularity: str | None = None, premise_strategy: str | None = None, max_length: int | None = None,
+                 precision: str | None = None, device: str | None = None, input: Any = None,
+                 **extra: Any) -> dict[str, Any]:
+    """A provenance record (version :data:`VERSION`): the given settings, ``extra`` keys after them, then the
+    learned-metrics version and the creation time (UTC). NLI-only settings are null for coherence."""
+    from learned_metrics import __version__
+
+    nli = metric == "faithfulness"
+    record = {
+        "format": FORMAT, "version": VERSION, "metric": metric, "model": model, "revision": revision,
+        "weights_sha256": weights_sha256, "weights_files": list(weights_files or []),
+        "labels": dict(labels) if labels is not None else None,
+        "mode": mode if nli else None, "mc_samples": int(mc_samples), "seed": seed,
+        "granularity": granularity if nli else None, "premise_strategy": premise_strategy if nli else None,
+        "max_length": max_length, "precision": precision, "device": device, "input": input,
+        **extra,
+        "learned_metrics_version": __version__, "created": now(),
+    }
+    return record
+
+
+def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any]:
+    """The record as written into an output of format ``fmt`` when it is finalized: ``updates`` applied,
+    ``created`` now, or null in Parquet (byte-identical reruns; see the module docstring)."""
+    return {**record, **updates, "created": None if fmt == "parquet" else now()}
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def sidecar_path(output: str | os.PathLike) -> Path:
+    """``scores.jsonl`` -> ``scores.jsonl.provenance.json`` (beside it)."""
+    output = Path(output)
+    return output.with_name(output.name + SIDECAR_SUFFIX)
+
+
+def outputs(output: str | os.PathLike, fmt: str) -> list:
+    """The sidecar as an :class:`~learned_metrics.outputs.Output` to check with the command's other outputs before
+    any work (none for Parquet, which keeps the record inside, or for standard output)."""
+    from learned_metrics.outputs import file_output
+
+    if os.fspath(output) == "-" or fmt == "parquet":
+        return []
+    return [file_output(sidecar_path(output), "--output's provenance file")]
+
+
+def sidecar_text(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+
+def parquet_metadata(record: Mapping[str, Any]) -> dict[str, str]:
+    """Schema metadata for a Parquet writer: the record as JSON under :data:`PARQUET_KEY`."""
+    return {PARQUET_KEY: json.dumps(record, ensure_ascii=False, separators=(",", ":"))}
+
+
+def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None = None, *,
+          stage: Callable[[Path], Path] | None = None) -> Path | None:
+    """Attach ``record`` to a written output: a Parquet file gets it in its schema metadata (the file is rewritten
+    row group by row group, atomically); ``.jsonl``/``.csv`` get the sidecar (atomically, or into ``stage`` of an
+    :func:`~learned_metrics.outputs.staged_files` block so it lands together with the output). Returns where it
+    went; None for standard output. ``fmt`` defaults to the output's suffix.
+
+    The scoring run passes :func:`parquet_metadata` to its writer instead of rewriting Parquet afterwards.
+    """
+    from learned_metrics.io import file_format
+    from learned_metrics.outputs import atomic_file, check_outputs
+
+    if os.fspath(output) == "-":
+        return None
+    fmt = file_format(output, fmt)
+    output = Path(output)
+    if fmt == "parquet":
+        if stage is not None:
+            raise ValueError("Parquet keeps its provenance inside: pass parquet_metadata(record) to its writer")
+        _rewrite_parquet_metadata(output, parquet_metadata(record))
+        return output
+    target = sidecar_path(output)
+    if stage is not None:
+        stage(target).write_text(sidecar_text(record), encoding="utf-8")
+        return target
+    check_outputs(outputs(output, fmt), inputs=[output])
+    with atomic_file(target) as tmp:
+        tmp.write_text(sidecar_text(record), encoding="utf-8")
+    return target
+
+
+def _rewrite_parquet_metadata(path: Path, metadata: dict[str, str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from learned_metrics.outputs import atomic_file
+
+    try:
+        source = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
+    with source, atomic_file(path) as tmp:
+        schema = source.schema_arrow
+        schema = schema.with_metadata({**(schema.metadata or {}), **{k.encode(): v.encode() for k, v in
+                                                                    metadata.items()}})
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for index in range(source.num_row_groups):
+                writer.write_table(source.read_row_group(index))
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _is_parquet(path: Path) -> bool:
+    if path.suffix.lower() in _PARQUET_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def read_provenance(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The record of a scored file (Parquet metadata or the sidecar), or of a sidecar named directly.
+
+    None when there is none (a file scored before provenance existed, a sidecar not copied along,
+    ``-``). A damaged record (not JSON, not an object, another format tag) is a one-line
+    :class:`UserError` naming the file: delete or regenerate it.
+    """
+    if os.fspath(path) == "-":
+        return None
+    path = Path(path).expanduser()
+    if not path.name.endswith(SIDECAR_SUFFIX) and _is_parquet(path):
+        return _read_parquet(path)
+    sidecar = path if path.name.endswith(SIDECAR_SUFFIX) else sidecar_path(path)
+    try:
+        raw = sidecar.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UserError(f"cannot read the provenance record ({exc.strerror or exc})", path=sidecar) from None
+    return _parse(raw, sidecar)
+
+
+def _read_parquet(path: Path) -> dict[str, Any] | None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        raise UserError("file not found", path=path)
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
+    raw = metadata.get(PARQUET_KEY.encode())
+    return None if raw is None else _parse(raw, path, f"the '{PARQUET_KEY}' Parquet metadata")
+
+
+def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict[str, Any]:
+    def damaged(why: str) -> UserError:
+        return UserError(f"{where} is damaged ({why}); delete or regenerate it", path=path)
+
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise damaged("not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise damaged(f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise damaged(f"a JSON {type(data).__name__}, not an object")
+    if data.get("format") != FORMAT:
+        raise damaged(f"format {data.get('format')!r}, expected {FORMAT!r}")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise damaged(f"version {version!r}, expected a positive integer")
+    return data
+
+
+# --- reporting -----------------------------------------------------------------------------------
+
+
+def describe(record: Mapping[str, Any]) -> str:
+    """One line for people, e.g. ``model runs/nli/export (weights sha256 3f2a9c1b…), faithfulness e-c, MC K=15
+    seed 0, granularity document, truncate, max length 512, fp32, learned-metrics 0.1.0``. Missing settings are
+    left out."""
+    model = str(record.get("model") or "unknown model")
+    if record.get("revision"):
+        model += f"@{str(record['revision'])[:12]}"
+    weights = record.get("weights_sha256")
+    parts = [f"model {model}" + (f" (weights sha256 {str(weights)[:8]}…)" if weights else "")]
+    metric = record.get("metric") or "unknown metric"
+    parts.append(f"{metric} {record['mode']}" if record.get("mode") else str(metric))
+    passes = record.get("mc_samples")
+    if isinstance(passes, int) and passes > 1:
+        parts.append(f"MC K={passes} seed {record.get('seed')}")
+    elif passes is not None:
+        parts.append("deterministic")
+    if record.get("granularity"):
+        parts.append(f"granularity {record['granularity']}")
+    if record.get("premise_strategy"):
+        parts.append(str(record["premise_strategy"]))
+    if record.get("max_length") is not None:
+        parts.append(f"max length {record['max_length']}")
+    if record.get("precision"):
+        parts.append(str(record["precision"]))
+    if record.get("learned_metrics_version"):
+        parts.append(f"learned-metrics {record['learned_metrics_version']}")
+    return ", ".join(parts)
+
+
+# Settings that change what a score means; the model is not among them (it is what two files compare).
+_COMPARED = ("metric", "mode", "mc_samples", "seed", "granularity", "premise_strategy", "max_length", "precision")
+
+
+def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Settings that differ between two records and matter when their metric files are compared, each as a short
+    phrase (``mc_samples 15 vs 1``): metric kind, mode, mc_samples, seed (only when both use MC dropout),
+    granularity, premise_strategy, max_length, precision. A setting absent from a record reads ``unknown``."""
+    out = []
+    for key in _COMPARED:
+        if key == "seed" and not (_passes(a) > 1 and _passes(b) > 1):
+            continue
+        left, right = a.get(key, _MISSING), b.get(key, _MISSING)
+        if left != right:
+            out.append(f"{key} {_shown(left)} vs {_shown(right)}")
+    return out
+
+
+_MISSING = object()
+
+
+def _passes(record: Mapping[str, Any]) -> int:
+    value = record.get("mc_samples")
+    return value if isinstance(value, int) else 1
+
+
+def _shown(value: Any) -> str:
+    if value is _MISSING:
+        return "unknown"
+    return "none" if value is None else str(value)
