@@ -103,7 +103,8 @@ def test_killed_run_resumes_to_the_uninterrupted_file(nli_export, many_rows, tmp
     assert done.returncode == 0, done.stderr[-2000:]
     assert "resuming after" in done.stderr and "rows scored before the interruption" in done.stderr
     assert resumed.read_bytes() == whole.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["resumed.jsonl", "whole.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["resumed.jsonl", "resumed.jsonl.provenance.json",
+                                                         "whole.jsonl", "whole.jsonl.provenance.json"]
 
 
 def test_resume_refuses_another_command_and_restart_starts_over(nli_export, tmp_path, capsys):
@@ -265,7 +266,7 @@ def test_stdin_to_stdout_equals_files(nli_export, tmp_path):
                  "-"], stdin=source.read_text())
     assert piped.returncode == 0, piped.stderr[-2000:]
     assert piped.stdout == (tmp_path / "out.jsonl").read_text()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "out.jsonl.provenance.json"]
 
 
 # -- granularity and details ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +149,30 @@ def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[
         yield item
     if empty:
         raise UserError("file is empty (no data rows)", path=path)
+
+
+def _native(value: Any) -> Any:
+    """numpy scalars from a frame or an array column as plain Python values (what the validators expect)."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+
+
+def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows numbered from 1, from a pandas DataFrame, a mapping of column -> values, or a sequence of dicts."""
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        records = data.to_dict("records")
+    elif isinstance(data, Mapping):
+        columns = {name: list(values) for name, values in data.items()}
+        lengths = {len(values) for values in columns.values()}
+        if len(lengths) > 1:
+            raise UserError(f"columns differ in length: { {name: len(v) for name, v in columns.items()} }")
+        records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    elif isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(r, Mapping) for r in data):
+        records = list(data)
+    else:
+        raise UserError("expected a pandas DataFrame, a mapping of column -> values, or a list of row dicts, got "
+                        f"{type(data).__name__}")
+    for number_, record in enumerate(records, start=1):
+        yield number_, {str(k): _native(v) for k, v in record.items()}
 
 
 def count_rows(path: str | os.PathLike, declared: str | None = None) -> int | None:

@@ -145,6 +145,14 @@ def row_number_value(row: dict[str, Any], name: str, *, path: object, row_number
     return number(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
 
 
+def row_score(row: dict[str, Any], name: str, *, path: object, row_number: int, what: str = "score") -> float:
+    """A number the row must have: missing, null or NaN is one line naming the file, row and field."""
+    value = row_number_value(row, name, path=path, row_number=row_number)
+    if value is None:
+        raise UserError(f"{what} is missing or NaN", path=path, row=row_number, field=name)
+    return value
+
+
 def row_label(row: dict[str, Any], name: str, *, path: object, row_number: int) -> int:
     value = field_value(row, name, path=path, row_number=row_number)
     return binary_label(value, path=path, row=row_number, field=name)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import DEFAULTS, check
@@ -67,7 +68,7 @@ from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, es
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.text.proxies import PROXIES, text_proxies
-from learned_metrics.validate import number, row_label, row_number_value, row_text
+from learned_metrics.validate import number, row_label, row_score, row_text
 
 HUMAN = "human"
 ALL_ROWS = "all"
@@ -154,17 +155,7 @@ def _human_value(row: dict[str, Any], fields: ConfounderFields, *, path: object,
     """The human score: a 0/1 label when the human field is the label field, else a number."""
     if fields.human == fields.label:
         return float(row_label(row, fields.human, path=path, row_number=row_number))
-    value = row_number_value(row, fields.human, path=path, row_number=row_number)
-    if value is None:
-        raise UserError("human score is missing or NaN", path=path, row=row_number, field=fields.human)
-    return value
-
-
-def _score_value(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float:
-    value = row_number_value(row, name, path=path, row_number=row_number)
-    if value is None:
-        raise UserError("score is missing or NaN", path=path, row=row_number, field=name)
-    return value
+    return row_score(row, fields.human, path=path, row_number=row_number, what="human score")
 
 
 def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float:
@@ -194,7 +185,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
         if human:
             columns[human].append(_human_value(row, fields, **where))
         for name, score_field in zip(names, fields.metrics, strict=True):
-            columns[name].append(_score_value(row, score_field, **where))
+            columns[name].append(row_score(row, score_field, **where))
         if chosen:
             generation = row_text(row, fields.generation, **where)
             grounding = row_text(row, fields.grounding, **where) if "overlap" in chosen else None
@@ -240,30 +231,6 @@ def read_confounder_rows(path: str | Path, fields: ConfounderFields = Confounder
 
     return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path,
                       first_person=first_person)
-
-
-def _native(value: Any) -> Any:
-    """numpy scalars from a frame or an array column as plain Python values (what the validators expect)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows numbered from 1, from a pandas DataFrame, a mapping of column -> values, or a sequence of dicts."""
-    if hasattr(data, "to_dict") and hasattr(data, "columns"):
-        records = data.to_dict("records")
-    elif isinstance(data, Mapping):
-        columns = {name: list(values) for name, values in data.items()}
-        lengths = {len(values) for values in columns.values()}
-        if len(lengths) > 1:
-            raise UserError(f"columns differ in length: { {name: len(v) for name, v in columns.items()} }")
-        records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-    elif isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(r, Mapping) for r in data):
-        records = list(data)
-    else:
-        raise UserError("expected a pandas DataFrame, a mapping of column -> values, or a list of row dicts, got "
-                        f"{type(data).__name__}")
-    for number_, record in enumerate(records, start=1):
-        yield number_, {str(k): _native(v) for k, v in record.items()}
 
 
 # --- statistics ------------------------------------------------------------------------------

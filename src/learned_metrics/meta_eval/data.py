@@ -27,7 +27,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import number, row_key, row_label, row_number_value
+from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -264,6 +264,20 @@ def _ordered_unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def key_grid(values: dict[Key, float], docs: Sequence[str] | None = None,
+             systems: Sequence[str] | None = None) -> np.ndarray:
+    """(documents x systems) from scores keyed by (document, system), NaN where absent; documents and systems in
+    first-seen order unless given (keys outside the given ones are left out)."""
+    docs = _ordered_unique(k[0] for k in values) if docs is None else docs
+    systems = _ordered_unique(k[1] for k in values) if systems is None else systems
+    row, column = {d: i for i, d in enumerate(docs)}, {s: j for j, s in enumerate(systems)}
+    grid = np.full((len(docs), len(systems)), np.nan)
+    for (doc, system), value in values.items():
+        if doc in row and system in column:
+            grid[row[doc], column[system]] = value
+    return grid
+
+
 def align(
     human: CellScores,
     metrics: dict[str, CellScores],
@@ -292,15 +306,9 @@ def align(
     ordered = sorted(shared, key=lambda k: human.rows.get(k, 0))
     docs = _ordered_unique(k[0] for k in ordered)
     systems = _ordered_unique(k[1] for k in ordered)
-    doc_index = {d: i for i, d in enumerate(docs)}
-    system_index = {s: j for j, s in enumerate(systems)}
-    rows_idx = np.array([doc_index[k[0]] for k in ordered])
-    cols_idx = np.array([system_index[k[1]] for k in ordered])
 
     def to_grid(scores: CellScores) -> np.ndarray:
-        grid = np.full((len(docs), len(systems)), np.nan)
-        grid[rows_idx, cols_idx] = [scores.values[k] for k in ordered]
-        return grid
+        return key_grid({k: scores.values[k] for k in ordered}, docs, systems)
 
     if len(shared) < len(docs) * len(systems):
         notes.append(
@@ -375,10 +383,7 @@ def read_labelled_scores(
     """Read an AUC input; without a group field every row belongs to one group, ``all``."""
     scores, labels, groups, systems = [], [], [], []
     for row_number, row in iter_rows(path):
-        value = row_number_value(row, score_field, path=path, row_number=row_number)
-        if value is None:
-            raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
-        scores.append(value)
+        scores.append(row_score(row, score_field, path=path, row_number=row_number))
         labels.append(row_label(row, label_field, path=path, row_number=row_number))
         groups.append(row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
         if system_field:
@@ -504,10 +509,7 @@ def read_shuffle_rows(
     for row_number, row in iter_rows(path):
         pair_ids.append(row_key(row, pair_field, path=path, row_number=row_number))
         labels.append(row_label(row, label_field, path=path, row_number=row_number))
-        value = row_number_value(row, score_field, path=path, row_number=row_number)
-        if value is None:
-            raise UserError("score is missing or NaN", path=path, row=row_number, field=score_field)
-        scores.append(value)
+        scores.append(row_score(row, score_field, path=path, row_number=row_number))
         rows.append(row_number)
         if length_field:
             length = row_number_value(row, length_field, path=path, row_number=row_number)

@@ -30,7 +30,7 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     test_words,
 )
-from learned_metrics.meta_eval.resampling import percentile_interval, percentiles_for
+from learned_metrics.meta_eval.resampling import ci_columns, percentile_interval, percentiles_for
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.workers import run_jobs
@@ -89,11 +89,9 @@ class ReportTable(Tabular):
         """One row per (metric, statistic): value, CI and the metrics it beats, for notebooks."""
         import pandas as pd
 
-        return pd.DataFrame([{"metric": metric, "statistic": column, "value": c.value,
-                              "ci_low": c.ci[0] if c.ci else None, "ci_high": c.ci[1] if c.ci else None,
-                              "better_than": [self.metrics[i - 1] for i in c.beats], "best": c.best}
-                             for metric in self.metrics for column in self.columns
-                             for c in [self.cell(metric, column)]])
+        cells = self.to_json()["cells"]
+        return pd.DataFrame([{"metric": metric, "statistic": column, **ci_columns(cell)}
+                             for metric, columns in cells.items() for column, cell in columns.items()])
 
 
 def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], columns: Sequence[str]) -> None:

@@ -136,10 +136,18 @@ class Estimate:
 
     def to_row(self, prefix: str = "") -> dict:
         """The JSON fields flat, the CI as ``ci_low``/``ci_high``: one DataFrame row's worth (``to_frame()``)."""
-        row = self.to_json()
-        ci = row.pop("ci")
-        row = {"value": row.pop("value"), "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, **row}
-        return {f"{prefix}{name}": value for name, value in row.items()}
+        return {f"{prefix}{name}": value for name, value in ci_columns(self.to_json()).items()}
+
+
+def ci_columns(record: dict) -> dict:
+    """A record with its ``ci`` pair as ``ci_low`` and ``ci_high`` in its place: a DataFrame row."""
+    out = {}
+    for name, value in record.items():
+        if name == "ci":
+            out["ci_low"], out["ci_high"] = (None, None) if value is None else (value[0], value[1])
+        else:
+            out[name] = value
+    return out
 
 
 def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -87,21 +87,30 @@ class Comparison:
         return {"permutation": self.p_permutation, "bootstrap": self.p_bootstrap, "williams": self.p_williams}[test]
 
     def to_json(self) -> dict:
-        return {
-            "metric_a": self.metric_a,
-            "metric_b": self.metric_b,
-            "value_a": self.value_a,
-            "value_b": self.value_b,
-            "delta": self.delta,
-            "p_permutation": self.p_permutation,
-            "p_bootstrap": self.p_bootstrap,
-            "p_williams": self.p_williams,
-            "delta_ci": None if self.delta_ci is None else list(self.delta_ci),
-            "p_adjusted": dict(self.p_adjusted),
-            "permutations": self.permutations,
-            "nan_permutations": self.nan_permutations,
-            "resamples": self.resamples,
-        }
+        out = asdict(self)
+        del out["statistic"]  # the key the comparison is listed under
+        return {**out, "delta_ci": None if self.delta_ci is None else list(self.delta_ci)}
+
+
+@dataclass(frozen=True)
+class TestOptions:
+    """How :func:`compare` tests a pair; checked once (:func:`.options.check`), shared by every pair and statistic."""
+
+    coefficient: str = DEFAULTS.coefficient
+    stats: tuple[str, ...] = DEFAULTS.stats
+    permutations: int = DEFAULTS.permutations
+    swap: str = DEFAULTS.swap
+    resamples: int = DEFAULTS.resamples
+    resample: str = DEFAULTS.resample
+    alternative: str = DEFAULTS.alternative
+    correction: str = DEFAULTS.correction
+    confidence: float = DEFAULTS.confidence
+    williams: str = DEFAULTS.williams
+    seed: int = DEFAULTS.seed
+
+    @classmethod
+    def checked(cls, **values) -> TestOptions:
+        return cls(**vars(check(**values)))
 
 
 @dataclass(frozen=True)
@@ -109,43 +118,35 @@ class ComparisonReport(Tabular):
     """Result of :func:`compare`: comparisons grouped by statistic; ``to_json()`` is the ``--json`` file."""
 
     comparisons: dict[str, list[Comparison]]
-    coefficient: str
-    swap: str
-    permutations: int
-    seed: int
-    alternative: str = DEFAULTS.alternative
-    correction: str = DEFAULTS.correction
-    confidence: float = DEFAULTS.confidence
-    williams: str = DEFAULTS.williams
-    resamples: int = DEFAULTS.resamples
-    resample: str = DEFAULTS.resample
+    options: TestOptions
 
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
 
     def tables(self) -> list[Table]:
-        two_sided = self.alternative == "two-sided"
+        o = self.options
+        two_sided = o.alternative == "two-sided"
         hypothesis = "A and B differ" if two_sided else "A correlates better than B"
         columns = [Column("statistic", kind="text"), Column("metric_a", "A", kind="text"),
                    Column("metric_b", "B", kind="text"), Column("value_a", "r(A)"), Column("value_b", "r(B)"),
-                   Column("delta"), Column("delta_ci", f"{self.confidence:.0%} CI delta", kind="ci"),
+                   Column("delta"), Column("delta_ci", f"{o.confidence:.0%} CI delta", kind="ci"),
                    Column("p_permutation", "p perm", kind="p"), Column("p_bootstrap", "p boot", kind="p"),
                    Column("p_williams", "p Williams", kind="p")]
-        rows = [[statistic_label(statistic, self.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
+        rows = [[statistic_label(statistic, o.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
                  c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
-        tests = [test_words("permutation", self.alternative, permutations=self.permutations, swap=self.swap)]
-        if self.resamples:
-            tests.append(test_words("bootstrap", self.alternative, resamples=self.resamples, resample=self.resample))
-        tests.append(test_words("williams", self.alternative, williams=self.williams))
-        corrected = (f" p-values {correction_words(self.correction)}over the "
+        tests = [test_words("permutation", o.alternative, permutations=o.permutations, swap=o.swap)]
+        if o.resamples:
+            tests.append(test_words("bootstrap", o.alternative, resamples=o.resamples, resample=o.resample))
+        tests.append(test_words("williams", o.alternative, williams=o.williams))
+        corrected = (f" p-values {correction_words(o.correction)}over the "
                      f"{'unordered' if two_sided else 'ordered'} pairs of each statistic; the uncorrected ones are "
-                     "in the JSON." if self.correction != "none" else "")
-        caption = (f"H1: {hypothesis}, for {coefficient_words(self.coefficient)} correlations with the human scores: "
-                   f"{'; '.join(tests)}; delta CI from {interval_words(self.confidence, self.resamples)}, seed "
-                   f"{self.seed}.{corrected}")
+                     "in the JSON." if o.correction != "none" else "")
+        caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "
+                   f"{'; '.join(tests)}; delta CI from {interval_words(o.confidence, o.resamples)}, seed "
+                   f"{o.seed}.{corrected}")
         return [Table(columns, rows, key="compare", caption=caption,
-                      title=f"H1: {hypothesis} · {coefficient_words(self.coefficient)} · seed {self.seed}")]
+                      title=f"H1: {hypothesis} · {coefficient_words(o.coefficient)} · seed {o.seed}")]
 
     def to_frame(self):
         """One row per (statistic, metric A, metric B), for notebooks."""
@@ -381,27 +382,6 @@ def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-@dataclass(frozen=True)
-class TestOptions:
-    """How :func:`compare` tests a pair; checked once (:func:`.options.check`), shared by every pair and statistic."""
-
-    coefficient: str = DEFAULTS.coefficient
-    stats: tuple[str, ...] = DEFAULTS.stats
-    permutations: int = DEFAULTS.permutations
-    swap: str = DEFAULTS.swap
-    resamples: int = DEFAULTS.resamples
-    resample: str = DEFAULTS.resample
-    alternative: str = DEFAULTS.alternative
-    correction: str = DEFAULTS.correction
-    confidence: float = DEFAULTS.confidence
-    williams: str = DEFAULTS.williams
-    seed: int = DEFAULTS.seed
-
-    @classmethod
-    def checked(cls, **values) -> TestOptions:
-        return cls(**vars(check(**values)))
-
-
 def compare(
     human: object,
     metrics: dict[str, object],
@@ -449,9 +429,7 @@ def compare(
             comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
     if correction != "none":
         comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
-    o = options
-    return ComparisonReport(comparisons, o.coefficient, o.swap, o.permutations, o.seed, o.alternative, o.correction,
-                            o.confidence, o.williams, o.resamples, o.resample)
+    return ComparisonReport(comparisons, options)
 
 
 def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison]:

@@ -34,6 +34,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
+from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
 from learned_metrics.meta_eval.options import DEFAULTS, check, coefficient_words, interval_words, statistic_label
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
@@ -87,13 +88,13 @@ class SystemLevelReport(Tabular):
         """One row per estimate (tau_sys, tau_sys_full, and agreement/tau per band), for notebooks."""
         import pandas as pd
 
-        rows = [{"statistic": "tau_sys", "band": None, "pairs": None, **_flat(self.tau_sys)}]
+        rows = [{"statistic": "tau_sys", "band": None, "pairs": None, **self.tau_sys.to_row()}]
         if self.tau_sys_full is not None:
-            rows.append({"statistic": "tau_sys_full", "band": None, "pairs": None, **_flat(self.tau_sys_full)})
+            rows.append({"statistic": "tau_sys_full", "band": None, "pairs": None, **self.tau_sys_full.to_row()})
         for band in self.bands:
             for name in ("agreement", "tau"):
                 rows.append({"statistic": name, "band": band.label(), "pairs": band.pairs,
-                             **_flat(getattr(band, name))})
+                             **getattr(band, name).to_row()})
         return pd.DataFrame(rows)
 
     def tables(self) -> list[Table]:
@@ -128,11 +129,6 @@ class SystemLevelReport(Tabular):
                 f"with a strict human order the metric orders the same way) and Kendall tau-b over the pairs, with "
                 f"{level} CIs (the pairs fixed, documents redrawn; {self.resamples} resamples, seed {self.seed})."))
         return out
-
-
-def _flat(estimate: Estimate) -> dict:
-    return {"value": estimate.value, "ci_low": estimate.ci[0] if estimate.ci else None,
-            "ci_high": estimate.ci[1] if estimate.ci else None, "n": estimate.n}
 
 
 def _edge(value: float) -> str:
@@ -196,17 +192,9 @@ def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.nd
 def full_set_grid(cells: Any, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """(full-set documents x ``systems``) from a metric file's :class:`~.data.CellScores`; notes for systems the
     judged files do not have (ignored). A judged system without any full-set score is an error."""
-    docs = list(dict.fromkeys(doc for doc, _ in cells.values))
-    row = {doc: i for i, doc in enumerate(docs)}
-    column = {system: j for j, system in enumerate(systems)}
-    grid = np.full((len(docs), len(systems)), np.nan)
-    extra = set()
-    for (doc, system), value in cells.values.items():
-        if system in column:
-            grid[row[doc], column[system]] = value
-        else:
-            extra.add(system)
-    missing = [s for s in systems if np.isnan(grid[:, column[s]]).all()]
+    grid = key_grid(cells.values, systems=systems)
+    extra = {system for _, system in cells.values} - set(systems)
+    missing = [s for j, s in enumerate(systems) if np.isnan(grid[:, j]).all()]
     if missing:
         raise UserError(f"no full-set score for system {missing[0]!r} (the full-set file must score every judged "
                         "system)", path=cells.path)

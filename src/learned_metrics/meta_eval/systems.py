@@ -42,11 +42,13 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, read_metric_scores
+from learned_metrics.io import numbered_rows
+from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, key_grid, read_metric_scores
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, check
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
+    ci_columns,
     index_counts,
     percentile_interval,
     single_threaded_blas,
@@ -87,15 +89,9 @@ def read_system_scores(paths: Sequence[str | Path], score_field: str = "score", 
 def system_scores(doc_ids: Sequence[Any], system_ids: Sequence[Any], scores: Sequence[Any], *,
                   on_missing: str = "error", source: str = "scores") -> SystemScores:
     """Parallel arrays, one entry per (document, system) score; errors name the 1-based position as the row."""
-    doc_ids, system_ids, scores = (_plain_list(v) for v in (doc_ids, system_ids, scores))
-    if not len(doc_ids) == len(system_ids) == len(scores):
-        raise UserError(f"{source}: doc_ids, system_ids and scores differ in length "
-                        f"({len(doc_ids)}, {len(system_ids)}, {len(scores)})")
     keys = KeyFields()
-    records = ((i, {keys.doc: d, keys.system: s, "score": v})
-               for i, (d, s, v) in enumerate(zip(doc_ids, system_ids, scores, strict=True), start=1))
-    cells = read_metric_scores(source, "score", keys, on_missing=on_missing, records=records)
-    return _merge([cells], keys, on_missing)
+    return _records(numbered_rows({keys.doc: doc_ids, keys.system: system_ids, "score": scores}), keys, "score",
+                    on_missing, source)
 
 
 def system_scores_from_frame(frame: Any, *, doc: str = "doc_id", system: str = "system_id", score: str = "score",
@@ -104,15 +100,12 @@ def system_scores_from_frame(frame: Any, *, doc: str = "doc_id", system: str = "
     missing = [c for c in (doc, system, score) if c not in frame.columns]
     if missing:
         raise UserError(f"{source}: no column '{missing[0]}' (columns: {', '.join(map(str, frame.columns))})")
-    keys = KeyFields(doc, system)
-    records = enumerate(frame[[doc, system, score]].to_dict("records"), start=1)
-    return _merge([read_metric_scores(source, score, keys, on_missing=on_missing, records=records)], keys,
-                  on_missing)
+    return _records(numbered_rows(frame[[doc, system, score]]), KeyFields(doc, system), score, on_missing, source)
 
 
-def _plain_list(values: Any) -> list[Any]:
-    """numpy arrays and pandas Series to Python values, which the row validators understand."""
-    return values.tolist() if hasattr(values, "tolist") else list(values)
+def _records(records: Any, keys: KeyFields, score: str, on_missing: str, source: str) -> SystemScores:
+    """In-memory rows through the metric-file reader: the same checks and messages as a file."""
+    return _merge([read_metric_scores(source, score, keys, on_missing=on_missing, records=records)], keys, on_missing)
 
 
 def _read_cells(path: str | Path, score_field: str, keys: KeyFields, on_missing: str) -> CellScores:
@@ -151,18 +144,8 @@ def _merge(parts: Iterable[CellScores], keys: KeyFields, on_missing: str) -> Sys
         values.pop(key)
     if duplicated:
         notes.append(f"dropped {len(duplicated)} key(s) given in two files")
-    return _to_grid(values, notes)
-
-
-def _to_grid(values: dict[Key, float], notes: list[str]) -> SystemScores:
-    docs = list(dict.fromkeys(k[0] for k in values))
-    systems = list(dict.fromkeys(k[1] for k in values))
-    doc_index = {d: i for i, d in enumerate(docs)}
-    system_index = {s: j for j, s in enumerate(systems)}
-    grid = np.full((len(docs), len(systems)), np.nan)
-    for (doc, system), value in values.items():
-        grid[doc_index[doc], system_index[system]] = value
-    return SystemScores(docs, systems, grid, notes)
+    return SystemScores(list(dict.fromkeys(k[0] for k in values)), list(dict.fromkeys(k[1] for k in values)),
+                        key_grid(values), notes)
 
 
 # --- results -----------------------------------------------------------------------------------------------------
@@ -240,17 +223,9 @@ class SystemComparison(Tabular):
         """``"systems"``: one row per system (rank, mean, CI, n, better_than); ``"pairs"``: one row per test."""
         import pandas as pd
 
-        if table == "systems":
-            return pd.DataFrame([{"rank": r.rank, "system": r.system, "mean": r.mean, "ci_low": _low(r.ci),
-                                  "ci_high": _high(r.ci), "n": r.n, "better_than": r.better_than}
-                                 for r in self.systems])
-        if table == "pairs":
-            return pd.DataFrame([{"a": p.a, "b": p.b, "n": p.n, "delta": p.delta, "ci_low": _low(p.ci),
-                                  "ci_high": _high(p.ci), "wins": p.wins, "ties": p.ties, "losses": p.losses,
-                                  "win_rate": p.win_rate, "p_bootstrap": p.p_bootstrap,
-                                  "p_permutation": p.p_permutation, "p_t": p.p_t, "p_adjusted": p.p_adjusted,
-                                  "significant": p.significant, "better": p.better} for p in self.pairs])
-        raise UserError(f"table must be 'systems' or 'pairs', got {table!r}")
+        if table not in ("systems", "pairs"):
+            raise UserError(f"table must be 'systems' or 'pairs', got {table!r}")
+        return pd.DataFrame([ci_columns(asdict(item)) for item in (self.systems if table == "systems" else self.pairs)])
 
     def tables(self) -> list[Table]:
         """The ranking (key ``systems``) and the pairwise tests (key ``pairs``)."""
@@ -279,14 +254,6 @@ class SystemComparison(Tabular):
             f"adjusted p (bold and *: < {s['alpha']}); A>B/tie/A<B: documents where A scores higher / the same / "
             "lower.", key="pairs")
         return [ranking, pairs]
-
-
-def _low(ci: Sequence[float] | None) -> float | None:
-    return None if ci is None else ci[0]
-
-
-def _high(ci: Sequence[float] | None) -> float | None:
-    return None if ci is None else ci[1]
 
 
 # --- statistics --------------------------------------------------------------------------------------------------

@@ -110,18 +110,18 @@ def check_command_outputs(args: argparse.Namespace) -> None:
 
 def describe_inputs(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Path, size and SHA-256 of every input file (each file of a folder), with its scoring provenance if any."""
+    from learned_metrics.meta_eval.data import scored_files
     from learned_metrics.provenance import input_record, read_provenance
 
     records = []
     for path in inputs_of(args):
-        folder = Path(path).expanduser()
-        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else [folder]
-        for file in files:
-            record = dict(input_record(file) or {})
+        for file in scored_files(Path(path).expanduser()):
+            record = input_record(file)
+            if not isinstance(record, dict):  # standard input: nothing to hash afterwards
+                records.append({"path": str(file)})
+                continue
             provenance = read_provenance(file) if file.is_file() else None
-            if provenance is not None:
-                record["provenance"] = provenance
-            records.append(record)
+            records.append({**record, "provenance": provenance} if provenance else record)
     return records
 
 
