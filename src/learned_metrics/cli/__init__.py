@@ -3,15 +3,15 @@
 | module | commands |
 |---|---|
 | :mod:`~learned_metrics.cli.score` | ``score coherence``, ``score faithfulness`` |
-| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | system-level | bias-matrix | auc |
-|   | shuffle-test | report`` (``systems``: :mod:`~.systems`, ``confounders``: :mod:`~.confounders`) |
+| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | report | system-level | systems |
+|   | confounders | bias-matrix | auc | shuffle-test`` (one module each) |
 | :mod:`~learned_metrics.cli.export` | ``export`` |
 | :mod:`~learned_metrics.cli.runs` | ``runs list`` |
 | :mod:`~learned_metrics.cli.prep` | ``prep shuffle-set``, ``prep anli`` (also ``data_prep/*.py``) |
 | :mod:`~learned_metrics.cli.sweep` | ``sweep check`` (also ``python -m learned_metrics.sweeps``) |
 
 Command modules only parse, call the package and render (through
-:mod:`~learned_metrics.cli.tables`); the package never imports them. Every
+:mod:`learned_metrics.render`); the package never imports them. Every
 command runs inside the error boundary (:func:`learned_metrics.boundary.run_command`):
 user mistakes and OS errors are one line with exit code 2, Ctrl-C/SIGTERM remove
 temporary files and exit 130/143.
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line: outputs say how they were made
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER_ERROR

@@ -12,8 +12,8 @@ from typing import Any
 
 from learned_metrics.boundary import script_main
 from learned_metrics.cli import help_formatter
-from learned_metrics.cli.tables import console, table
 from learned_metrics.labels import NLI_LABELS
+from learned_metrics.render.terminal import console, table
 from learned_metrics.validate import fraction_option, int_option
 
 SHUFFLE_SET_DESCRIPTION = ("Build the coherence shuffle task: originals (label coherent) and distinct sentence "
