@@ -106,8 +106,7 @@ class CorrelationReport(Tabular):
                    f"with {intervals}, seed {self.seed}; skipped: undefined groups left out of a mean."
                    + (" Undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()) + "."
                       if dropped else ""))
-        title = (f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(self.coefficient)} · "
-                 f"{intervals}")
+        title = f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(self.coefficient)}"
         return [Table(columns, rows, title=title, caption=caption, key="correlations")]
 
     def to_frame(self):

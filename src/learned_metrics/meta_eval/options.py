@@ -311,7 +311,7 @@ def correction_words(correction: str) -> str:
 
 def settings_of(args: argparse.Namespace, names: Sequence[str] = ()) -> dict[str, Any]:
     """The declared options a parsed command line holds (for the JSON ``settings`` block)."""
-    declared = {**FIELDS, **CONFOUNDER_OPTIONS, **SYSTEM_OPTIONS, **OPTIONS}
+    declared = {**OPTIONS, **SYSTEM_OPTIONS, **CONFOUNDER_OPTIONS, **FIELDS}
     wanted = names or list(declared)
     return {name: _as_recorded(declared.get(name), getattr(args, name)) for name in dict.fromkeys(wanted)
             if hasattr(args, name)}
