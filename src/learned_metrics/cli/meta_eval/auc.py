@@ -5,14 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import (
-    TRUE_FORMAT_HELP,
-    add_outputs,
-    check_command_outputs,
-    finish,
-    input_path,
-)
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
 OPTIONS = ("resamples", "seed")
@@ -23,24 +16,24 @@ examples:
       --system-field system --plot out/auc.png --roc-plot out/roc.png
   learned-metrics meta-eval auc --format true --input examples/meta_eval/true_scored/nli_aug
 
-{TRUE_FORMAT_HELP}"""
+{common.TRUE_FORMAT_HELP}"""
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "auc", help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
+    parser = common.command(
+        commands, "auc",
+        help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
         description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
         "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
-        "field is given (systems whose rows have one class only are skipped and counted).", epilog=EPILOG,
-        formatter_class=help_formatter)
-    parser.add_argument("--input", required=True, type=input_path, metavar="PATH",
+        "field is given (systems whose rows have one class only are skipped and counted).", epilog=EPILOG)
+    parser.add_argument("--input", required=True, type=common.input_path, metavar="PATH",
                         help="scored rows (.jsonl/.csv/.parquet), or a folder with one such file per corpus")
     add_options(parser, "format", "score_field", "label_field", "group_field", *OPTIONS)
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
-    add_outputs(parser, json="per-group and mean AUCs with CIs, and the settings",
-                markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
-                plot="score densities by label, one panel per group, class counts in the legend (png/pdf/svg)",
-                roc_plot="ROC curves, one per group, AUC in the legend (png/pdf/svg)")
+    common.add_outputs(parser, json="per-group and mean AUCs with CIs, and the settings",
+                       markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
+                       plot="score densities by label, one panel per group, class counts in the legend (png/pdf/svg)",
+                       roc_plot="ROC curves, one per group, AUC in the legend (png/pdf/svg)")
     parser.set_defaults(func=run)
 
 
@@ -50,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms
 
     options = checked(args, *OPTIONS)
-    check_command_outputs(args)
+    common.check_command_outputs(args)
     scored = read_scored_corpora([args.input], score_fields=[args.score_field], label_field=args.label_field,
                                  group_field=args.group_field, system_field=args.system_field, fmt=args.format)
     rows = next(iter(scored.values()))
@@ -58,4 +51,4 @@ def run(args: argparse.Namespace) -> int:
     aucs = {g.group: g.auc.value for g in report.groups}
     plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs),
              "roc_plot": lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs)}
-    return finish(args, report, plots=plots)
+    return common.finish(args, report, plots=plots)

@@ -6,21 +6,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import add_grid_inputs, add_outputs, check_command_outputs, finish, load_grid
+from learned_metrics.cli.meta_eval import common
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "bias-matrix", help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
+    parser = common.command(
+        commands, "bias-matrix",
+        help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
         description="Systems ordered by mean human score (best first). Cell (row a, column b): over same-document "
         "pairs where the humans prefer a to b, 2*acc-1 with acc the share the metric orders the same way (a tie "
         "counts wrong). Upper triangle: tau+ (humans agree with the overall order), lower: tau-. Empty when there "
-        "are no such pairs.", formatter_class=help_formatter)
-    add_grid_inputs(parser)
-    add_outputs(parser, plot="a circle plot: area = pair count, colour = tau (png/pdf/svg)",
-                json="systems, mean human scores, tau and pair-count matrices, and the settings",
-                markdown="the matrix as Markdown", latex="the matrix as LaTeX (booktabs)", csv="the matrix as CSV")
+        "are no such pairs.")
+    common.add_grid_inputs(parser)
+    common.add_outputs(parser, plot="a circle plot: area = pair count, colour = tau (png/pdf/svg)",
+                       json="systems, mean human scores, tau and pair-count matrices, and the settings",
+                       markdown="the matrix as Markdown", latex="the matrix as LaTeX (booktabs)",
+                       csv="the matrix as CSV")
     parser.set_defaults(func=run)
 
 
@@ -28,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
     from learned_metrics.render.figures import plot_bias_matrix
 
-    check_command_outputs(args)
-    grid = load_grid(args, [args.metric], [args.metric_field])
+    common.check_command_outputs(args)
+    grid = common.load_grid(args, [args.metric], [args.metric_field])
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
-    return finish(args, matrix, notes=grid.notes, plots={"plot": lambda path: plot_bias_matrix(matrix, path)},
+    return common.finish(args, matrix, notes=grid.notes, plots={"plot": lambda path: plot_bias_matrix(matrix, path)},
                   width=max(80, 14 + 8 * (len(matrix.systems) + 1)))

@@ -50,6 +50,15 @@ def inputs_of(args: argparse.Namespace) -> list[str]:
     return found
 
 
+def command(commands: Any, name: str, *, help: str, description: str, epilog: str | None = None
+            ) -> argparse.ArgumentParser:
+    """One subcommand's parser: its one-line help, description and examples, line breaks of the epilog kept."""
+    from learned_metrics.cli import help_formatter
+
+    return commands.add_parser(name, help=help, description=description, epilog=epilog,
+                               formatter_class=help_formatter)
+
+
 def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:
     """``json="the result as JSON"``...: the file outputs of a command, each a destination of :data:`OUTPUTS`."""
     for dest, description in what.items():

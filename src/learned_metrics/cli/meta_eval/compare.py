@@ -5,16 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import (
-    add_grid_inputs,
-    add_outputs,
-    check_command_outputs,
-    finish,
-    load_grid,
-    metric_names,
-    require,
-)
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import COMPARE_RESAMPLES, add_options, checked
 
 OPTIONS = ("coefficient", "stats", "permutations", "swap", "resample", "alternative", "correction", "williams",
@@ -31,15 +22,16 @@ For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlat
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "compare", help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
-        description=DESCRIPTION, formatter_class=help_formatter,
+    parser = common.command(
+        commands, "compare",
+        help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
+        description=DESCRIPTION,
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
         "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv")
-    add_grid_inputs(parser, many_metrics=True)
+    common.add_grid_inputs(parser, many_metrics=True)
     add_options(parser, *OPTIONS, COMPARE_RESAMPLES)
-    add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
-                markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
+    common.add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
+                       markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
     parser.set_defaults(func=run)
 
 
@@ -48,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     options = checked(args, *OPTIONS)
     options["resamples"] = COMPARE_RESAMPLES.check(args.resamples)
-    require(len(args.metric) >= 2, "compare needs at least two --metric files")
-    check_command_outputs(args)
-    grid = load_grid(args, args.metric, args.metric_field or ["score"], metric_names(args))
+    common.require(len(args.metric) >= 2, "compare needs at least two --metric files")
+    common.check_command_outputs(args)
+    grid = common.load_grid(args, args.metric, args.metric_field or ["score"], common.metric_names(args))
     report = compare(grid.human, grid.metrics, **options)
-    return finish(args, report, notes=grid.notes)
+    return common.finish(args, report, notes=grid.notes)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import add_outputs, check_command_outputs, finish, input_path
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import CONFOUNDER_OPTIONS, add_options, checked, split_list
 
 OPTIONS = ("resamples", "seed", "correction", "first_person")
@@ -44,13 +43,13 @@ examples:
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "confounders", help="correlate metric scores and human labels with text proxies (length, overlap, first "
+    parser = common.command(
+        commands, "confounders",
+        help="correlate metric scores and human labels with text proxies (length, overlap, first "
         "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
         "metric and of the human label with simple text proxies, optionally within each label class, and Williams' "
-        "tests for 'metric A depends less on the proxy than metric B'.", epilog=EPILOG,
-        formatter_class=help_formatter)
-    parser.add_argument("--input", required=True, type=input_path, metavar="FILE",
+        "tests for 'metric A depends less on the proxy than metric B'.", epilog=EPILOG)
+    parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet), e.g. the output of `learned-metrics score`")
     parser.add_argument("--metric-field", action="append", metavar="F",
                         help="a metric's score field; repeat for several metrics (default: score)")
@@ -62,8 +61,8 @@ def register(commands: Any) -> None:
                         help="a numeric field used as a proxy, e.g. first_error (repeatable)")
     add_options(parser, CONFOUNDER_OPTIONS["splitter"], *OPTIONS)
     parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
-    add_outputs(parser, json="the result and the settings as JSON", markdown="the tables as Markdown",
-                latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)")
+    common.add_outputs(parser, json="the result and the settings as JSON", markdown="the tables as Markdown",
+                       latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)")
     parser.set_defaults(func=run)
 
 
@@ -84,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
     proxies = split_list(args.proxies)
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
-    check_command_outputs(args)
+    common.check_command_outputs(args)
     data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=splitter,
                                 first_person=options.pop("first_person"))
     report = analyse(data, **options)
-    return finish(args, report, notes=report.notes)
+    return common.finish(args, report, notes=report.notes)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import add_grid_inputs, add_outputs, check_command_outputs, finish, load_grid
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
 OPTIONS = ("coefficient", "stats", "resamples", "resample", "seed", "confidence", "ci_method")
@@ -35,14 +34,15 @@ example:
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "correlations", help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
+    parser = common.command(
+        commands, "correlations",
+        help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
         description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
-        "95% confidence intervals.", epilog=EPILOG, formatter_class=help_formatter)
-    add_grid_inputs(parser)
+        "95% confidence intervals.", epilog=EPILOG)
+    common.add_grid_inputs(parser)
     add_options(parser, *OPTIONS)
-    add_outputs(parser, json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
-                markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV")
+    common.add_outputs(parser, json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
+                       markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV")
     parser.set_defaults(func=run)
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.correlations import correlations
 
     options = checked(args, *OPTIONS)
-    check_command_outputs(args)
-    grid = load_grid(args, [args.metric], [args.metric_field])
+    common.check_command_outputs(args)
+    grid = common.load_grid(args, [args.metric], [args.metric_field])
     report = correlations(grid.human, next(iter(grid.metrics.values())), **options)
-    return finish(args, report, notes=grid.notes)
+    return common.finish(args, report, notes=grid.notes)

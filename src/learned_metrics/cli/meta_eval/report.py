@@ -5,17 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import (
-    TRUE_FORMAT_HELP,
-    add_grid_inputs,
-    add_outputs,
-    check_command_outputs,
-    finish,
-    load_grid,
-    metric_names,
-    require,
-)
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import DEFAULTS, add_options, checked
 
 CORRELATION_OPTIONS = ("coefficient", "stats", "resamples", "resample", "permutations", "swap", "alpha", "test",
@@ -34,17 +24,17 @@ example (TRUE-style AUC table, one folder of scored TRUE files per metric):
   learned-metrics meta-eval report --auc --format true --metric examples/meta_eval/true_scored/nli_aug \\
       --metric examples/meta_eval/true_scored/nli_base --baseline nli_base --latex true_table.tex
 
-{TRUE_FORMAT_HELP}"""
+{common.TRUE_FORMAT_HELP}"""
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "report", help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
+    parser = common.command(
+        commands, "report",
+        help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
         description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
         "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
-        "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.", epilog=EPILOG,
-        formatter_class=help_formatter)
-    add_grid_inputs(parser, many_metrics=True, human_required=False)
+        "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.", epilog=EPILOG)
+    common.add_grid_inputs(parser, many_metrics=True, human_required=False)
     add_options(parser, *CORRELATION_OPTIONS)
     auc = parser.add_argument_group("AUC mode (TRUE-style: corpora as columns, no human file)")
     auc.add_argument("--auc", action="store_true",
@@ -53,36 +43,37 @@ def register(commands: Any) -> None:
     add_options(auc, "label_field", "group_field", "format")
     auc.add_argument("--baseline", action="append", metavar="NAME",
                      help="mark significant improvements over this metric (repeatable; default: every other metric)")
-    add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
-                csv="the table as CSV", json="the table, the tests and the settings as JSON")
+    common.add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
+                       csv="the table as CSV", json="the table, the tests and the settings as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.auc:
         return _run_auc(args)
-    require(args.format == "rows", f"--format {args.format} reads labelled score files for the AUC table; add --auc")
-    require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
+    common.require(args.format == "rows",
+                   f"--format {args.format} reads labelled score files for the AUC table; add --auc")
+    common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
     from learned_metrics.meta_eval.report import correlation_report
 
     options = checked(args, *CORRELATION_OPTIONS)
-    check_command_outputs(args)
-    grid = load_grid(args, args.metric, args.metric_field or ["score"], metric_names(args))
+    common.check_command_outputs(args)
+    grid = common.load_grid(args, args.metric, args.metric_field or ["score"], common.metric_names(args))
     table = correlation_report(grid.human, grid.metrics, **options)
-    return finish(args, table, notes=grid.notes)
+    return common.finish(args, table, notes=grid.notes)
 
 
 def _run_auc(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.meta_eval.report import auc_report
 
-    require(args.human is None, "--auc reads labelled score files; --human is for the correlation table")
-    require(args.test == DEFAULTS.test and args.ci_method == DEFAULTS.ci_method,
-            "the AUC table uses bootstrap CIs and approximate randomization; --test and --ci-method are for the "
-            "correlation table")
+    common.require(args.human is None, "--auc reads labelled score files; --human is for the correlation table")
+    common.require(args.test == DEFAULTS.test and args.ci_method == DEFAULTS.ci_method,
+                   "the AUC table uses bootstrap CIs and approximate randomization; --test and --ci-method are for the "
+                   "correlation table")
     options = checked(args, *AUC_OPTIONS)
-    check_command_outputs(args)
-    scored = read_scored_corpora(args.metric, metric_names(args), score_fields=args.metric_field or ["score"],
+    common.check_command_outputs(args)
+    scored = read_scored_corpora(args.metric, common.metric_names(args), score_fields=args.metric_field or ["score"],
                                  label_field=args.label_field, group_field=args.group_field, fmt=args.format)
     table, tests = auc_report(scored, baselines=args.baseline, **options)
-    return finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})
+    return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import add_outputs, check_command_outputs, finish, input_path, require
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
 OPTIONS = ("resamples", "seed")
@@ -30,18 +29,20 @@ with the comparisons per bucket written under each point.
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "shuffle-test", help="accuracy that originals outscore their shuffled copies (coherence)",
+    parser = common.command(
+        commands, "shuffle-test",
+        help="accuracy that originals outscore their shuffled copies (coherence)",
         description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
-        epilog=EPILOG, formatter_class=help_formatter)
-    parser.add_argument("--input", required=True, type=input_path, metavar="FILE",
+        epilog=EPILOG)
+    parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet)")
     add_options(parser, "score_field", "label_field", "pair_field", *OPTIONS)
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
     add_options(parser, "text_field", "length_field")
-    add_outputs(parser, json="accuracy (and buckets) as JSON, with the settings", markdown="the tables as Markdown",
-                latex="the tables as LaTeX (booktabs)", csv="the accuracy as CSV",
-                plot="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
+    common.add_outputs(parser, json="accuracy (and buckets) as JSON, with the settings",
+                       markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
+                       csv="the accuracy as CSV",
+                       plot="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
     parser.set_defaults(func=run)
 
 
@@ -50,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.shuffle_test import pairs_from_rows, shuffle_test
     from learned_metrics.render.figures import plot_length_gap
 
-    require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
+    common.require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
     options = checked(args, *OPTIONS)
-    check_command_outputs(args)
+    common.check_command_outputs(args)
     rows = read_shuffle_rows(args.input, score_field=args.score_field, label_field=args.label_field,
                              pair_field=args.pair_field,
                              text_field=args.text_field if args.length_gap and not args.length_field else None,
@@ -60,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
     pairs = pairs_from_rows(rows, args.input, pair_field=args.pair_field)
     report = shuffle_test(pairs.original, pairs.shuffled, pair_index=pairs.pair_index,
                           length_gap=pairs.length_gap if args.length_gap else None, **options)
-    return finish(args, report, plots={"plot": lambda path: plot_length_gap(report, path)})
+    return common.finish(args, report, plots={"plot": lambda path: plot_length_gap(report, path)})

@@ -5,15 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import (
-    add_grid_inputs,
-    add_outputs,
-    check_command_outputs,
-    finish,
-    input_path,
-    load_grid,
-)
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
 OPTIONS = ("coefficient", "resamples", "seed", "confidence")
@@ -37,17 +29,19 @@ example:
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "system-level", help="realistic system-level correlation: metric over the full test set, pairs of close "
+    parser = common.command(
+        commands, "system-level",
+        help="realistic system-level correlation: metric over the full test set, pairs of close "
         "systems", description="System-level correlation as it is used in practice: the metric's system scores "
         "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
-        epilog=EPILOG, formatter_class=help_formatter)
-    add_grid_inputs(parser)
-    parser.add_argument("--metric-full", type=input_path, metavar="FILE",
+        epilog=EPILOG)
+    common.add_grid_inputs(parser)
+    parser.add_argument("--metric-full", type=common.input_path, metavar="FILE",
                         help="the metric's scores on every test document (same keys and --metric-field)")
     add_options(parser, "delta_band", *OPTIONS)
-    add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
-                markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)", csv="the bands as CSV")
+    common.add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
+                       markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
+                       csv="the bands as CSV")
     parser.set_defaults(func=run)
 
 
@@ -57,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
     bands = check_bands(args.delta_band or [])
     options = checked(args, *OPTIONS)
-    check_command_outputs(args)
-    grid = load_grid(args, [args.metric], [args.metric_field])
+    common.check_command_outputs(args)
+    grid = common.load_grid(args, [args.metric], [args.metric_field])
     notes = list(grid.notes)
     full = None
     if args.metric_full:
@@ -67,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
         full, full_notes = full_set_grid(cells, grid.systems)
         notes += cells.notes + full_notes
     report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full, bands=bands, **options)
-    return finish(args, report, notes=notes, csv={"csv": "bands"} if report.bands else None)
+    return common.finish(args, report, notes=notes, csv={"csv": "bands"} if report.bands else None)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from learned_metrics.cli import help_formatter
-from learned_metrics.cli.meta_eval.common import add_outputs, check_command_outputs, finish, input_path
+from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import SYSTEM_OPTIONS, add_options, checked
 
 OPTIONS = ("alternative", "alpha", "seed")
@@ -42,19 +41,19 @@ examples:
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "systems", help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
+    parser = common.command(
+        commands, "systems",
+        help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
         description="Compare systems scored on the same documents, with any metric: mean score per system with a "
-        "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG,
-        formatter_class=help_formatter)
-    parser.add_argument("--input", required=True, action="append", type=input_path, metavar="FILE",
+        "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG)
+    parser.add_argument("--input", required=True, action="append", type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet); repeat to concatenate several files")
     add_options(parser, "score_field", "system_field", "doc_field", "on_missing")
     parser.add_argument("--baseline", metavar="NAME", help="test every system against this one only")
     add_options(parser, *OPTIONS, *(SYSTEM_OPTIONS[name] for name in SYSTEM))
-    add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
-                latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
-                pairs_csv="the pairwise tests as CSV")
+    common.add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
+                       latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
+                       pairs_csv="the pairwise tests as CSV")
     parser.set_defaults(func=run)
 
 
@@ -63,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.systems import compare_systems, read_system_scores
 
     options = {**checked(args, *OPTIONS), **checked(args, *SYSTEM, table=SYSTEM_OPTIONS)}
-    check_command_outputs(args)
+    common.check_command_outputs(args)
     scores = read_system_scores(args.input, args.score_field, KeyFields(args.doc_field, args.system_field),
                                 on_missing=args.on_missing)
     result = compare_systems(scores, baseline=args.baseline, **options)
-    return finish(args, result, notes=result.notes, csv={"csv": "systems", "pairs_csv": "pairs"})
+    return common.finish(args, result, notes=result.notes, csv={"csv": "systems", "pairs_csv": "pairs"})
