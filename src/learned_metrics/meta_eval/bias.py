@@ -32,9 +32,9 @@ class BiasMatrix(Tabular):
 
     def tables(self) -> list[Table]:
         n = len(self.systems)
-        columns = [Column("system", "system (mean H)", kind="text"),
+        columns = [Column("#", kind="count"), Column("system", kind="text"), Column("mean_human", "mean H", digits=2),
                    *(Column(str(k + 1), digits=2) for k in range(n))]
-        rows = [[f"{a + 1} {name} ({self.mean_human[a]:.2f})",
+        rows = [[a + 1, name, float(self.mean_human[a]),
                  *(Cell(None) if np.isnan(self.tau[a, b]) else Cell(float(self.tau[a, b]),
                                                                     detail=str(int(self.pairs[a, b])))
                    for b in range(n))] for a, name in enumerate(self.systems)]
