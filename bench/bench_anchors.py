@@ -27,12 +27,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,14 +40,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from bench_scoring import machine, minilm_models, model_flops  # noqa: E402
+from bench_scoring import minilm_models, model_flops  # noqa: E402
+from common import machine, replace_section, timed  # noqa: E402
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding  # noqa: E402
 
 from learned_metrics.data.demo import coherent_document, nli_triple  # noqa: E402
 from learned_metrics.scoring import load_scorer  # noqa: E402
 from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
 
-README = Path(__file__).resolve().parent / "README.md"
 HEADING = "### Against each paper's own scorer, real lengths"
 PAPER_BATCH = 8
 K = 15
@@ -113,12 +111,6 @@ class PaperScorer:
 
 
 # -- timing -------------------------------------------------------------------------------------
-
-
-def cpu_seconds(fn: Callable[[], object]) -> tuple[object, float]:
-    start = time.process_time()
-    out = fn()
-    return out, time.process_time() - start
 
 
 def matmul_gflops(size: int = 1024, repeats: int = 8) -> float:
@@ -191,10 +183,10 @@ def measure(name: str, pairs: list[tuple[str, str]], model_dir: Path, passes: in
         way = project_way(model_dir, variant)
         paper_best, project_best, diffs = float("inf"), float("inf"), []
         for _ in range(rounds):
-            _, seconds = cpu_seconds(lambda: paper(pairs, passes))
+            _, seconds, _ = timed(lambda: paper(pairs, passes))
             paper_best = min(paper_best, seconds)
-            result, seconds = cpu_seconds(lambda w=way: w.score(groundings=groundings, generations=generations,
-                                                                mc_samples=passes, seed=0))
+            result, seconds, _ = timed(lambda w=way: w.score(groundings=groundings, generations=generations,
+                                                             mc_samples=passes, seed=0))
             project_best = min(project_best, seconds)
             if passes == 1:
                 diffs.append(float(np.abs(result.scores - reference).max()))
@@ -217,9 +209,9 @@ def coherence_case(model_dir: Path, n: int, rounds: int) -> Row:
     lengths = np.array([len(ids) for ids in naive.tokenizer(texts, truncation=True, max_length=512)["input_ids"]])
     naive_best, project_best, diffs = float("inf"), float("inf"), []
     for _ in range(rounds):
-        reference, seconds = cpu_seconds(lambda: naive([(t,) for t in texts], 1))
+        reference, seconds, _ = timed(lambda: naive([(t,) for t in texts], 1))
         naive_best = min(naive_best, seconds)
-        result, seconds = cpu_seconds(lambda: scorer.score(texts=texts))
+        result, seconds, _ = timed(lambda: scorer.score(texts=texts))
         project_best = min(project_best, seconds)
         diffs.append(float(np.abs(result.scores - reference).max()))
     row = Row("coherence summaries, 3-6 sentences", "project (default)", 1, n, float(lengths.mean()), project_best,
@@ -274,14 +266,6 @@ def verdict(rows: list[Row], peak: float) -> str:
     return " ".join(parts)
 
 
-def write_readme(block: str) -> None:
-    content = README.read_text(encoding="utf-8")
-    section = re.compile(re.escape(HEADING) + r"\n.*?(?=\n##+ |\Z)", re.S)
-    content = section.sub(block.rstrip() + "\n", content) if section.search(content) else \
-        content.rstrip() + "\n\n" + block
-    README.write_text(content, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=64, help="article-length pairs")
@@ -311,7 +295,7 @@ def main() -> int:
     block = markdown(rows, peak, command)
     print(block)
     if not args.quick:
-        write_readme(block)
+        replace_section(block)
     return 0
 
 

@@ -20,22 +20,18 @@ are index arrays evaluated in blocks, so memory does not grow with them).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import README, TIME_V, machine, replace_section, run_fresh
 from scipy import stats as scipy_stats
 
 from learned_metrics.meta_eval import STATISTICS, bootstrap_indices, correlations, percentile_interval
 
 N_DOCS, N_SYSTEMS = 100, 16
-README = Path(__file__).parent / "README.md"
 SECTION = "## Meta-evaluation"
 
 
@@ -111,24 +107,15 @@ def time_ours(human: np.ndarray, metric: np.ndarray, resamples: int, seed: int, 
 
 def peak_rss_mib(resamples: int) -> float | None:
     """Peak RSS (MiB) of a fresh process running ``resamples`` BOOT-BOTH resamples, via /usr/bin/time -v."""
-    if not Path("/usr/bin/time").exists():
+    if not Path(TIME_V).exists():
         return None
     code = (  # numpy + the package only, so the figure is not inflated by pandas
         "import numpy as np; from learned_metrics.meta_eval import correlations; "
         f"rng = np.random.default_rng(0); h = np.rint(rng.normal(3, 1, ({N_DOCS}, {N_SYSTEMS}))); "
         f"correlations(h, h + rng.normal(size=h.shape), resamples={resamples})"
     )
-    result = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-c", code], capture_output=True, text=True)
-    match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)
-    return int(match.group(1)) / 1024 if match and result.returncode == 0 else None
-
-
-def machine() -> str:
-    """Cores, CPU, Python, and the load average: the development machine is shared with other work."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load = f", load average {os.getloadavg()[0]:.1f} at start (shared machine)" if hasattr(os, "getloadavg") else ""
-    cpu = platform.processor() or platform.machine()
-    return f"{cores} CPU cores ({cpu}), no GPU, Python {platform.python_version()}{load}"
+    run = run_fresh([sys.executable, "-c", code], check=False)
+    return run.peak_mib if run.proc.returncode == 0 else None
 
 
 def render(rows: list[dict], agreement: dict, rss: dict, args: argparse.Namespace, machine_text: str) -> str:
@@ -169,17 +156,6 @@ def render(rows: list[dict], agreement: dict, rss: dict, args: argparse.Namespac
     return "\n".join(lines)
 
 
-def replace_section(readme: Path, section: str, heading: str = SECTION) -> None:
-    """Put ``section`` in place of an existing section with that ``heading``, or append it."""
-    text = readme.read_text(encoding="utf-8") if readme.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section.rstrip("\n") + "\n\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    readme.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resamples", type=int, default=1000)
@@ -189,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     naive_resamples = args.naive_resamples or args.resamples
     human, metric = make_data()
-    started_on = machine()
+    started_on = machine("at start")
 
     seconds, report = time_ours(human, metric, args.resamples, args.seed)
     start = time.perf_counter()
@@ -234,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = seconds < 5 and rows[0]["projected"] / seconds >= 50 and point_diff < 1e-9 and ci_diff <= mc_error
     print("targets (< 5 s, >= 50x, equal points, CIs within Monte-Carlo error):", "met" if ok else "NOT met")
     if not args.no_readme:
-        replace_section(README, section)
+        replace_section(section)
         print(f"updated {README}")
     return 0 if ok else 1
 

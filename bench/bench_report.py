@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_meta_eval import machine, naive_statistics, replace_section
+from bench_meta_eval import naive_statistics
+from common import README, ROOT, machine, replace_section
 
 from learned_metrics.meta_eval import bootstrap_indices
 from learned_metrics.meta_eval.data import load_grid
@@ -33,9 +34,7 @@ from learned_metrics.meta_eval.report import correlation_report
 from learned_metrics.meta_eval.resampling import swap_masks
 from learned_metrics.meta_eval.significance import standardize
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "meta_eval"
-README = Path(__file__).parent / "README.md"
 SECTION = "## Paper table (meta-eval report)"
 METRICS = ["metric_ensemble.jsonl", "metric_good.jsonl", "metric_lexical.jsonl", "metric_weak.csv",
            "metric_length.jsonl"]
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                         "is timed on before extrapolating (default: 10)")
     parser.add_argument("--no-readme", action="store_true", help="print only; leave bench/README.md alone")
     args = parser.parse_args(argv)
-    started_on = machine()
+    started_on = machine("at start")
     grid = load_grid(EXAMPLES / "human.jsonl", [EXAMPLES / name for name in METRICS], names=NAMES.split(","))
     cli_seconds = time_command()
     one_worker = time_api(grid.human, grid.metrics, workers=1)
@@ -119,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     section = "\n".join(lines)
     print(section)
     if not args.no_readme:
-        replace_section(README, section, SECTION)
+        replace_section(section)
         print(f"updated {README}")
     return 0
 

@@ -27,10 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +41,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from common import README, ROOT, TIME_V, machine, replace_section, run_fresh, section_pattern, timed  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402
@@ -54,8 +53,6 @@ from learned_metrics.scoring import load_scorer, loading  # noqa: E402
 from learned_metrics.scoring.batching import encode  # noqa: E402
 from learned_metrics.scoring.mc_dropout import mc_dropout_mode  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "bench" / "README.md"
 NAIVE_PAD = 512
 K = 15
 COHERENCE = {0: "incoherent", 1: "coherent"}
@@ -155,13 +152,6 @@ def project_call(scorer, kind: str, inputs: list[tuple[str, ...]], passes: int):
         return scorer.score(texts=[item[0] for item in inputs], mc_samples=passes)
     return scorer.score(groundings=[item[0] for item in inputs], generations=[item[1] for item in inputs],
                         mc_samples=passes)
-
-
-def timed(fn: Callable[[], object]) -> tuple[object, float, float]:
-    """Result, CPU seconds of this process, wall seconds."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.process_time() - cpu, time.perf_counter() - wall
 
 
 PRECISION_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
@@ -380,31 +370,14 @@ def write_coherence_file(path: Path, n: int, seed: int = 1) -> Path:
 
 
 def peak_rss(model_dir: Path, input_path: Path, chunk_size: int, tmp: Path) -> tuple[float, float]:
-    """Peak RSS (MiB) and wall seconds of one CLI run under ``/usr/bin/time -v``."""
-    command = ["/usr/bin/time", "-v", sys.executable, "-m", "learned_metrics.cli", "score", "coherence",
-               "--model", str(model_dir), "--input", str(input_path), "--output", str(tmp / "memory-out.jsonl"),
-               "--chunk-size", str(chunk_size), "--no-progress"]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
-    hours, minutes, seconds = (float(x or 0) for x in wall.groups())
-    return rss_kb / 1024, hours * 3600 + minutes * 60 + seconds
+    """Peak RSS (MiB) and wall seconds of one CLI run in a fresh process."""
+    run = run_fresh([sys.executable, "-m", "learned_metrics.cli", "score", "coherence", "--model", str(model_dir),
+                     "--input", str(input_path), "--output", str(tmp / "memory-out.jsonl"),
+                     "--chunk-size", str(chunk_size), "--no-progress"])
+    return run.peak_mib, run.wall
 
 
 # -- report -------------------------------------------------------------------------------------
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return (f"{os.cpu_count()} CPU cores ({cpu}), {gpu}; torch {torch.__version__}; "
-            f"load average {os.getloadavg()[0]:.1f} when the table was written")
 
 
 WALL_COLUMNS = ("naive rows/s", "project rows/s", "wall speed-up")
@@ -439,7 +412,7 @@ def throughput_markdown(cases: list[Case], command: str) -> str:
     lines = [
         "### Throughput",
         "",
-        f"Machine: {machine()}; torch threads: {torch.get_num_threads()}. Reproduce: `{command}`",
+        f"Machine: {machine()}. Reproduce: `{command}`",
         "",
         "Naive = the original paper code's way: one input at a time, padded to 512 tokens "
         "(min(512, model limit) = 128 for the tiny models), MC dropout as K sequential passes. Project = "
@@ -501,7 +474,6 @@ SECTION_INTRO = ("## Scoring\n\n`bench/bench_scoring.py`: `learned-metrics` scor
                  "original paper code, and the memory of large CLI runs. GPU figures for the large-sized models come "
                  "from `python bench/bench_scoring.py --part large` on a GPU machine; none was lent to the "
                  "sessions that produced the figures below yet.\n")
-_SECTION = re.compile(r"^## Scoring\n.*?(?=^## |\Z)", re.S | re.M)
 
 
 def subsections(section: str) -> dict[str, str]:
@@ -512,7 +484,7 @@ def subsections(section: str) -> dict[str, str]:
 
 def scoring_section(old_text: str, new_parts: dict[str, str]) -> str:
     """The ``## Scoring`` section with the parts just measured, keeping the other parts as they were."""
-    match = _SECTION.search(old_text)
+    match = section_pattern("## Scoring").search(old_text)
     parts = subsections(match.group(0)) if match else {}
     parts.update(new_parts)
     order = ["Throughput", "Large models (GPU)", "Peak memory"]
@@ -520,17 +492,9 @@ def scoring_section(old_text: str, new_parts: dict[str, str]) -> str:
     return SECTION_INTRO + "\n" + "\n".join(body)
 
 
-def replace_section(text: str, section: str) -> str:
-    """Swap the ``## Scoring`` section (up to the next ``## `` heading) for ``section``; other sections stay."""
-    if _SECTION.search(text):
-        return _SECTION.sub(lambda _: section + "\n", text, count=1).rstrip("\n") + "\n"
-    base = text.rstrip("\n") + "\n\n" if text.strip() else "# Benchmarks\n\n"
-    return base + section
-
-
 def write_readme(new_parts: dict[str, str]) -> None:
-    text = README.read_text(encoding="utf-8") if README.exists() else ""
-    README.write_text(replace_section(text, scoring_section(text, new_parts)), encoding="utf-8")
+    """The ``## Scoring`` section with the new parts; the other sections of bench/README.md stay."""
+    replace_section(scoring_section(README.read_text(encoding="utf-8") if README.exists() else "", new_parts))
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -613,7 +577,7 @@ def throughput(args: argparse.Namespace, models: dict[str, dict[str, Path]]) -> 
 
 def memory_runs(args: argparse.Namespace, model_dir: Path, tmp: Path,
                 log: Callable[..., None]) -> list[tuple[int, int, float, float]]:
-    if not args.memory_rows or not Path("/usr/bin/time").exists():
+    if not args.memory_rows or not Path(TIME_V).exists():
         return []
     results = []
     for rows in sorted(args.memory_rows):

@@ -30,15 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "bench" / "README.md"
+from common import ROOT, machine, replace_section, run_fresh
+
 WAYS = (("project", "project (`train.py experiment=ccl_demo`)"),
         ("plain", "plain PyTorch loop, same batches"),
         ("paper", "paper way: HF Trainer, padded to 512"))
@@ -88,11 +86,9 @@ def run_way(way: str, data: Path, model: str, rows: int, work: Path, max_length:
     else:
         argv = [sys.executable, str(ROOT / "bench" / "training_ways.py"), way, "--set", str(data), "--model", model,
                 "--rows", str(rows), "--workdir", str(work), "--max-length", str(max_length)]
-    proc = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=ROOT)
-    if proc.returncode != 0:
-        raise SystemExit(f"{way} failed:\n{proc.stderr[-3000:]}")
-    result = json.loads(re.search(r"RESULT (\{.*\})", proc.stdout + proc.stderr).group(1))
-    result["peak_mib"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1)) / 1024
+    run = run_fresh(argv, env=env, cwd=ROOT)
+    result = json.loads(re.search(r"RESULT (\{.*\})", run.proc.stdout + run.proc.stderr).group(1))
+    result["peak_mib"] = run.peak_mib
     result["rows_per_s"] = result["rows"] / result["seconds"]
     return result
 
@@ -109,30 +105,14 @@ def table(results: dict[str, dict], ways: tuple[tuple[str, str], ...]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    import torch
-
-    load = os.getloadavg()[0]
-    return (f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU, torch {torch.__version__}, "
-            f"{torch.get_num_threads()} threads, load average {load:.1f} at the end")
-
-
-def write_readme(text_block: str, heading: str) -> None:
-    content = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    section = re.compile(re.escape(heading) + r"\n.*?(?=\n##+ |\Z)", re.S)
-    content = section.sub(text_block.rstrip() + "\n", content) if section.search(content) else \
-        content.rstrip() + "\n\n" + text_block
-    README.write_text(content, encoding="utf-8")
-
-
 def summaries_part(rows: int, paper_rows: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data, model = build_set(work, rows), minilm()
         results = {key: run_way(key, data, model, paper_rows if key == "paper" else rows, work) for key, _ in WAYS}
     return (f"### Summaries\n\nOne epoch of fine-tuning the shipped MiniLM as a coherence classifier on generated "
-            f"CNN/DM-length summaries (batch 16, max length 128), three ways in fresh processes. Machine: {machine()}."
-            f"\n\n{table(results, WAYS)}\n\n{summaries_verdict(results)} "
+            f"CNN/DM-length summaries (batch 16, max length 128), three ways in fresh processes. Machine: "
+            f"{machine('at the end', with_torch=True)}.\n\n{table(results, WAYS)}\n\n{summaries_verdict(results)} "
             f"Reproduce: `python bench/bench_training.py --part summaries --rows {rows} --paper-rows {paper_rows}`\n")
 
 
@@ -150,7 +130,7 @@ def long_part(rows: int) -> str:
         results = {key: run_way(key, data, model, rows, work, max_length=512) for key, _ in LONG_WAYS}
     return (f"### Long texts of varying length\n\nThe same, on texts of 40 to 500 tokens, max length 512: every "
             "batch has another shape, and glibc's rising mmap threshold lets the heap fragment. Machine: "
-            f"{machine()}.\n\n{table(results, LONG_WAYS)}\n\n{long_verdict(results)} "
+            f"{machine('at the end', with_torch=True)}.\n\n{table(results, LONG_WAYS)}\n\n{long_verdict(results)} "
             f"Reproduce: `python bench/bench_training.py --part long --long-rows {rows}`\n")
 
 
@@ -170,15 +150,15 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.rows, args.paper_rows, args.long_rows = 400, 64, 96
-    blocks = {}
+    blocks = []  # each starts with its ### heading
     if args.part in ("all", "summaries"):
-        blocks["### Summaries"] = summaries_part(args.rows, args.paper_rows)
+        blocks.append(summaries_part(args.rows, args.paper_rows))
     if args.part in ("all", "long"):
-        blocks["### Long texts of varying length"] = long_part(args.long_rows)
-    for heading, block in blocks.items():
+        blocks.append(long_part(args.long_rows))
+    for block in blocks:
         print(block)
         if not args.quick:
-            write_readme(block, heading)
+            replace_section(block)
     return 0
 
 
