@@ -212,6 +212,30 @@ def foreign_entries(folder: Path, kind: str) -> list[str]:
     return [name for name in present if name not in ours]
 
 
+# --- inputs ----------------------------------------------------------------------------------------
+
+
+class InputPath(str):
+    """A path a command reads (file, folder, model, run or progress folder): no output may equal it, contain it or
+    lie inside it."""
+
+
+def input_path(text: str) -> InputPath:
+    """The argparse ``type`` of every option naming something a command reads: declared by type, so a command
+    cannot forget to hand it to :func:`check_outputs`."""
+    return InputPath(text)
+
+
+def inputs_of(args: Any) -> list[str]:
+    """Every path a parsed command line reads, collected by type (options holding one path or a list of them)."""
+    found: list[str] = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, InputPath):
+                found.append(str(item))
+    return found
+
+
 # --- checks ----------------------------------------------------------------------------------------
 
 
@@ -219,13 +243,19 @@ def _resolved(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _same_or_contains(output: Path, source: Path) -> bool:
+def _overlap(output: Path, source: Path) -> str | None:
+    """How an output would touch an input: it ``is`` it, ``contains`` it, or lies ``inside`` it (a folder)."""
     out, src = _resolved(output), _resolved(source)
-    if out == src or out in src.parents:
-        return True
+    if out == src:
+        return "is"
+    if out in src.parents:
+        return "contains"
+    if src in out.parents:
+        return "lies inside"
     with contextlib.suppress(OSError):
-        return output.exists() and os.path.samefile(output, source)
-    return False
+        if output.exists() and os.path.samefile(output, source):
+            return "is"
+    return None
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -248,8 +278,8 @@ def _check_writable(folder: Path, output: Output) -> None:
 def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     path = output.path
     for source in inputs:
-        if _same_or_contains(path, source):
-            what = "is" if _resolved(path) == _resolved(source) else "contains"
+        what = _overlap(path, source)
+        if what:
             raise UserError(
                 f"{output.option} {what} an input of this command ({source}); writing it would destroy the input. "
                 "Choose another location",

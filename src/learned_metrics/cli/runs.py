@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
+from learned_metrics.outputs import input_path
 from learned_metrics.render.terminal import console
 from learned_metrics.train.run_folders import RunRow
 
@@ -60,11 +61,11 @@ def render_table(rows: list[RunRow], title: str):
 
 def run_list(args: argparse.Namespace) -> int:
     from learned_metrics.io import write_json
-    from learned_metrics.outputs import check_outputs, file_output
+    from learned_metrics.outputs import check_outputs, file_output, inputs_of
     from learned_metrics.train.run_folders import list_runs
 
     if args.json:
-        check_outputs([file_output(args.json, "--json")])
+        check_outputs([file_output(args.json, "--json")], inputs=inputs_of(args))
     rows = list_runs(args.dir)
     console().print(render_table(rows, f"{len(rows)} run(s) under {args.dir}"))
     if args.json:
@@ -86,6 +87,7 @@ def register(subparsers) -> None:
         "monitored metric and the best checkpoint's value from the export card (or, for a run that has not "
         "exported yet, the best value in csv/metrics.csv, marked (csv)).",
     )
-    listing.add_argument("dir", nargs="?", default="checkpoints", metavar="DIR", help="default: checkpoints/")
+    listing.add_argument("dir", nargs="?", default=input_path("checkpoints"), type=input_path, metavar="DIR",
+                         help="default: checkpoints/")
     listing.add_argument("--json", metavar="OUT", help="also write the rows as a JSON list")
     listing.set_defaults(func=run_list)

@@ -16,6 +16,7 @@ from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
 from learned_metrics.io import FORMATS
+from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
 from learned_metrics.scoring.distributed import Processes, current_processes
@@ -24,8 +25,10 @@ from learned_metrics.validate import int_option, seconds_option
 
 
 def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
-    parser.add_argument("--model", required=True, help="export folder, plain transformers classifier folder, or Hub id")
-    parser.add_argument("--input", required=True, help="input .jsonl, .csv or .parquet; - reads standard input")
+    parser.add_argument("--model", required=True, type=input_path,
+                        help="export folder, plain transformers classifier folder, or Hub id")
+    parser.add_argument("--input", required=True, type=input_path,
+                        help="input .jsonl, .csv or .parquet; - reads standard input")
     parser.add_argument("--output", required=True,
                         help="output .jsonl, .csv or .parquet (format by suffix; written to a temporary file renamed "
                         "at the end; an existing file is replaced, the input never); - writes standard output. "
@@ -186,7 +189,7 @@ def _check_paths(args: argparse.Namespace) -> None:
     from learned_metrics import provenance
     from learned_metrics.errors import UserError
     from learned_metrics.io import check_input_file, file_format, is_stdio
-    from learned_metrics.outputs import check_outputs, file_output
+    from learned_metrics.outputs import check_outputs, file_output, inputs_of
 
     if args.resume and args.restart:
         raise UserError("give --resume or --restart, not both")
@@ -198,7 +201,7 @@ def _check_paths(args: argparse.Namespace) -> None:
         if not args.summary.lower().endswith(".json"):
             raise UserError("--summary is written as JSON: give a file name ending in .json", path=args.summary)
         outputs.append(file_output(args.summary, "--summary"))
-    check_outputs(outputs, inputs=[None if is_stdio(args.input) else args.input, args.model])
+    check_outputs(outputs, inputs=[path for path in inputs_of(args) if not is_stdio(path)])
 
 
 def _report(summary, output: str, max_length: int, kind: str) -> None:

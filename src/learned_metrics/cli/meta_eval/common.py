@@ -17,6 +17,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import STATISTICS, add_options, settings_of, split_list, statistic_label
+from learned_metrics.outputs import input_path, inputs_of
 
 # Every file a meta-eval command can write: destination in ``args`` -> option.
 OUTPUTS = {"json": "--json", "markdown": "--markdown", "latex": "--latex", "csv": "--csv",
@@ -29,25 +30,6 @@ TRUE_FORMAT_HELP = """\
 columns grounding, generated_text, label (1 = consistent) and the score column; the corpus is
 the file name without a trailing _download, then without one trailing _valid/_dev/_test
 (frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
-
-
-class InputPath(str):
-    """A path a command reads: the output policy refuses any output equal to it, inside it or around it."""
-
-
-def input_path(text: str) -> InputPath:
-    """The argparse ``type`` of every option naming a file or folder to read."""
-    return InputPath(text)
-
-
-def inputs_of(args: argparse.Namespace) -> list[str]:
-    """Every path the command reads, collected by type, so no command can forget to declare one."""
-    found: list[str] = []
-    for value in vars(args).values():
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, InputPath):
-                found.append(str(item))
-    return found
 
 
 def command(commands: Any, name: str, *, help: str, description: str, epilog: str | None = None
