@@ -11,8 +11,12 @@ from __future__ import annotations
 import signal
 
 
-class UserError(Exception):
-    """A problem with the user's input or arguments, reported as one line."""
+class UserError(ValueError):
+    """A problem with the user's input or arguments, reported as one line.
+
+    A ``ValueError`` subclass: the Python API raises it with the message the CLI prints, and code that catches
+    ``ValueError`` around our functions keeps working.
+    """
 
     def __init__(self, message: str, *, path: object = None, row: int | None = None, field: str | None = None):
         self.path = None if path is None else str(path)

@@ -13,9 +13,12 @@ import math
 import os
 import unicodedata
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from learned_metrics.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Characters that render as nothing: categories Cc/Cf (controls, zero-width space/joiners, BOM, soft hyphen),
 # Z* (spaces and separators), Mn (combining marks and variation selectors with no base), plus letters and
@@ -91,7 +94,11 @@ def number(value: Any, *, path: object = None, row: int | None = None, field: st
             raise UserError(f"expected a number, got {stripped[:40]!r}", path=path, row=row, field=field) from None
     if not isinstance(value, (int, float)):
         raise UserError(f"expected a number, got {type(value).__name__}", path=path, row=row, field=field)
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise UserError(f"number out of range ({len(str(abs(value)))} digits)", path=path, row=row,
+                        field=field) from None
     if math.isnan(value):
         return None
     if math.isinf(value):
@@ -185,6 +192,25 @@ def int_at_least(value: Any, minimum: int, what: str) -> int:
     if int(value) < minimum:
         raise UserError(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def numbers(values: Any, what: str) -> np.ndarray:
+    """An API argument of scores as a float array (NaN kept: an absent value); anything that is not a number is one
+    line naming the argument and the 1-based position, infinities too."""
+    import numpy as np
+
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        array = None
+    if array is None or np.isinf(array).any():
+        flat = np.asarray(values, dtype=object).ravel()
+        for index, value in enumerate(flat, start=1):
+            if value is None or isinstance(value, float) and math.isnan(value):
+                continue
+            number(value, field=f"{what}[{index}]")  # raises on text, bools, infinities
+        raise UserError(f"{what}: expected numbers, got {type(values).__name__}")
+    return array
 
 
 # --- names read from files -------------------------------------------------------------------------

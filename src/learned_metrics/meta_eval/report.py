@@ -128,7 +128,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
               permutations=permutations, swap=swap, alpha=alpha, test=test, alternative=alternative,
               correction=correction, confidence=confidence, ci_method=ci_method, williams=williams, seed=seed,
               workers=workers)
-    human, metrics = input_grids(human, dict(metrics), axes)
+    human, metrics = input_grids(human, metrics, axes)
     if not metrics:
         raise UserError("report needs at least one metric")
     names = list(metrics)

@@ -25,6 +25,7 @@ from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, percentile_interval
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.validate import numbers
 
 BUCKET_WIDTH = 20
 BUCKET_LIMIT = 200
@@ -208,8 +209,7 @@ def shuffle_test(
     adds the per-bucket breakdown.
     """
     check(resamples=resamples, seed=seed)
-    original = np.asarray(original, dtype=np.float64)
-    shuffled = np.asarray(shuffled, dtype=np.float64)
+    original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
         raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
     pair_index = np.arange(original.size) if pair_index is None else np.asarray(pair_index, dtype=np.int64)

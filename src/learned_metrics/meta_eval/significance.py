@@ -414,7 +414,7 @@ def compare(
     check(workers=workers)
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
-    human_grid, grids = input_grids(human, dict(metrics), axes)
+    human_grid, grids = input_grids(human, metrics, axes)
     for name, grid in grids.items():
         if grid.shape != human_grid.shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {human_grid.shape}")
