@@ -159,3 +159,51 @@ def make_remote_code_folder(source: Path, folder: Path, marker: Path, *, where: 
                                 tokenizer_class="EvilTokenizer")
         (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     return folder
+
+
+# --- in-process runs (no interpreter start-up: the same boundary, the same one line) -------------------
+
+
+def _captured(capsys, call) -> Result:
+    """Run ``call`` (which returns an exit code), with whatever it printed; an escaped exception is a traceback."""
+    import traceback
+
+    capsys.readouterr()
+    try:
+        code = call()
+    except Exception:  # what a user would see as a traceback
+        out, err = capsys.readouterr()
+        return Result(1, out, err + traceback.format_exc())
+    out, err = capsys.readouterr()
+    return Result(code, out, err)
+
+
+def cli(capsys, *argv: object) -> Result:
+    """``learned-metrics ARGV`` in this process."""
+    from learned_metrics.cli import main
+
+    return _captured(capsys, lambda: main([str(arg) for arg in argv]))
+
+
+def train_run(capsys, cfg) -> Result:
+    """``python train.py`` with a composed config (tests/conftest.py's ``train_config``), in this process."""
+    from learned_metrics.boundary import run_command
+    from learned_metrics.train.run import train
+
+    return _captured(capsys, lambda: run_command("train.py", lambda: train(cfg)))
+
+
+def damaged_dataset(source: Path, target: Path, edit) -> Path:
+    """A copy of the saved DatasetDict ``source`` at ``target``, changed by ``edit(dict of split -> Dataset)``.
+
+    ``edit`` changes the dict in place (drop a split, replace one with ``ds.select([])`` or
+    ``ds.remove_columns(...)``); the data-prep report goes along.
+    """
+    import datasets
+
+    splits = dict(datasets.load_from_disk(str(source)))
+    edit(splits)
+    datasets.DatasetDict(splits).save_to_disk(str(target))
+    if (source / "report.json").exists():
+        shutil.copy(source / "report.json", target / "report.json")
+    return target

@@ -22,7 +22,8 @@ from torch.utils.data import DataLoader
 
 from learned_metrics import compat
 from learned_metrics.data.common import load_report
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import read_json_object
 from learned_metrics.labels import canonical_label
 from learned_metrics.text.encoding import check_max_length, tokenize
 from learned_metrics.train.sampler import LengthGroupedBatchSampler
@@ -30,6 +31,7 @@ from learned_metrics.train.sampler import LengthGroupedBatchSampler
 log = logging.getLogger(__name__)
 
 TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
+REQUIRED_SPLITS = ("train", "validation")  # every run fits and validates; test only with test=true
 
 
 class ResumableDataLoader(DataLoader):
@@ -94,6 +96,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         self.label2id: dict[str, int] | None = None
         self.splits: dict[str, Any] = {}
         self.truncated: dict[str, int] = {}
+        self.needed_splits: tuple[str, ...] | None = None  # set by check_data; else train, validation (+ test if any)
         self._tokenizer = None
         self._resume_position: dict[str, int] | None = None
 
@@ -132,24 +135,69 @@ class TextClassificationDataModule(L.LightningDataModule):
                 log.info("building data set into %s", self.path)
                 self.builder(output=str(self.path))
 
-    def setup(self, stage: str | None = None) -> None:
-        """Tokenize every split; labels map onto the class ids of the model being trained (set by Lightning)."""
-        if self.splits:
+    def check_data(self, test: bool = False) -> None:
+        """Every split the run needs exists, has rows and the columns the task reads; one line naming the split.
+
+        The run needs ``train`` and ``validation``, and ``test`` when it tests (``test=true``). The training run
+        calls this before the trainer is built (a set still to be built by ``builder`` is checked in :meth:`setup`,
+        once it exists), so a damaged set never reaches ``datasets`` or Lightning, and nothing (no tokenization
+        cache, no run folder) is written first.
+        """
+        self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
+        if not self.path.exists() and self.builder is not None:
             return
+        self._checked_splits()
+
+    def _checked_splits(self) -> dict[str, Any]:
+        """The splits the run needs, each loaded on its own and checked (the others are not read).
+
+        Split by split because ``datasets`` cannot load a ``DatasetDict`` holding an empty split (it saves
+        one without data files and then fails with an IndexError); such a split is recognised from its
+        ``state.json``.
+        """
         import datasets
 
+        if not self.path.exists():
+            raise UserError("data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path)
+        listing = read_json_object(self.path / "dataset_dict.json")
+        if listing is None:
+            raise UserError("not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py",
+                            path=self.path)
+        available = listing.get("splits")
+        if not isinstance(available, list):
+            raise UserError("dataset_dict.json has no list of splits", path=self.path)
+        needed = self.needed_splits or ((*REQUIRED_SPLITS, "test") if "test" in available else REQUIRED_SPLITS)
+        columns = [*self.text_fields, self.label_field]
+        loaded = {}
+        for split in needed:
+            if split not in available:
+                why = " (the run tests: test=true)" if split == "test" else ""
+                raise UserError(f"split '{split}' missing{why}; the set has {', '.join(map(str, available)) or 'none'}",
+                                path=self.path)
+            state = read_json_object(self.path / split / "state.json")
+            if state is not None and state.get("_data_files") == []:
+                raise UserError(f"split '{split}' has no rows", path=self.path)
+            try:
+                ds = datasets.load_from_disk(str(self.path / split))
+            except Exception as exc:  # datasets raises many types for a damaged folder
+                raise UserError(f"split '{split}' is not readable ({first_line(exc)})", path=self.path) from None
+            missing = [c for c in columns if c not in ds.column_names]
+            if missing:
+                raise UserError(f"split '{split}' lacks column(s) {missing} (has {ds.column_names})", path=self.path)
+            if len(ds) == 0:
+                raise UserError(f"split '{split}' has no rows", path=self.path)
+            loaded[split] = ds
+        return loaded
+
+    def setup(self, stage: str | None = None) -> None:
+        """Tokenize the splits the run needs; labels map onto the class ids of the model being trained."""
+        if self.splits:
+            return
         if self.label2id is None and self.trainer is not None:
             self.set_label_ids(self.trainer.lightning_module.label_ids)
 
-        if not (self.path / "dataset_dict.json").exists():
-            raise UserError(
-                "not a saved DatasetDict (no dataset_dict.json); build it with data_prep/*.py", path=self.path
-            )
+        raw = self._checked_splits()  # again: a set built on first use (prepare_data) is checked here
         check_max_length(self.max_length, self.tokenizer, pair=len(self.text_fields) == 2, what="data.max_length")
-        raw = datasets.load_from_disk(str(self.path))
-        for split in ("train", "validation"):
-            if split not in raw:
-                raise UserError(f"split '{split}' missing (found: {list(raw)})", path=self.path)
         for name, ds in raw.items():
             limit = self.max_train_rows if name == "train" else self.max_eval_rows
             if limit is not None and len(ds) > limit:
@@ -163,9 +211,6 @@ class TextClassificationDataModule(L.LightningDataModule):
         return list(feature.names) if hasattr(feature, "names") else None
 
     def _encode(self, split: str, ds):
-        missing = [f for f in [*self.text_fields, self.label_field] if f not in ds.column_names]
-        if missing:
-            raise UserError(f"split '{split}' lacks column(s) {missing} (has {ds.column_names})", path=self.path)
         if self.label2id is None:
             raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
         class_names = self._label_names(ds)

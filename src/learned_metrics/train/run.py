@@ -1,6 +1,7 @@
 """The training run, top to bottom: ``python train.py experiment=NAME`` composes the config and calls :func:`train`.
 
-1. **check**: the checkpoint to resume from and the run folder, before anything is built;
+1. **check**: the checkpoint to resume from, the run folder and every data split the run needs (rows, columns),
+   before anything is built;
 2. **build**: model, datamodule, callbacks, loggers and trainer from the Hydra config (``_target_``);
 3. **fit**: Lightning prepares the data (building it on first use), sets it up with the model's label ids,
    and fits; when fitting starts, :class:`RunRecord` writes ``run_info.json``, the data report and the
@@ -62,12 +63,15 @@ def _run(cfg: DictConfig) -> dict[str, float]:
     ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
     if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
         check_run_folder(output_dir, ckpt_path)
+    datamodule = instantiate(cfg.data)  # reads nothing until checked or set up
+    check_data = getattr(datamodule, "check_data", None)  # a datamodule of your own may not have one
+    if check_data is not None:
+        check_data(test=bool(cfg.get("test")))  # train, validation (+ test): exist, have rows and the columns
     L.seed_everything(cfg.seed, workers=True)
 
     # 2. build
     resolved = OmegaConf.to_container(cfg, resolve=True)
     model = instantiate(cfg.model)
-    datamodule = instantiate(cfg.data)
     record = RunRecord(output_dir, cfg, resolved)
     callbacks = [*_instantiate_all(cfg.get("callbacks")), record]
     loggers = _instantiate_all(cfg.get("logger"))
@@ -150,7 +154,7 @@ def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | 
     """Validation (and test) metrics of the best checkpoint: ``{"validation": {...}, "test": {...}}``."""
     results = {"validation": _first(trainer.validate(model, datamodule=datamodule, ckpt_path=best_path,
                                                      verbose=False, weights_only=weights_only))}
-    if test and "test" in datamodule.splits:
+    if test:  # check_data made sure the set has a test split
         results["test"] = _first(trainer.test(model, datamodule=datamodule, ckpt_path=best_path, verbose=False,
                                               weights_only=weights_only))
     return results
