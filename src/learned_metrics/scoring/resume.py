@@ -3,16 +3,27 @@
 A scoring run of hours must survive ``kill -9``, preemption and an out-of-memory
 kill. The runner hands each finished chunk to a :class:`ChunkStore`: the chunk's
 rows go to ``part-NNNNNN`` in the output's own format (written to a temporary
-name and renamed), then ``progress.json`` records the count and the run's
-counters. ``--resume`` continues after the last recorded chunk when the run's
-fingerprint (input file, model files, options, chunk size) is unchanged; at
-the end the parts are joined into the output (atomically, as every output) and
-the folder is removed. A resumed file equals an uninterrupted one byte for byte:
-chunks are the same rows, and MC dropout seeds each chunk from ``(seed, chunk)``.
+name and renamed), then ``progress.json`` records the part: its rows, size and
+SHA-256, its counters, and the SHA-256 of the input rows read up to its end.
+``--resume`` continues when the run's fingerprint (input file, model files,
+options, chunk size) is unchanged and the input rows it skips hash to what was
+recorded (so another standard input, or a file rewritten with its old size and
+time, is refused rather than mixed in); at the end the parts are joined into
+the output (atomically, as every output) and the folder is removed. A resumed
+file equals an uninterrupted one byte for byte: chunks are the same rows, and
+MC dropout seeds each chunk from ``(seed, chunk)``.
 
-The folder is ``.<output name>.lmresume`` beside the output. It is removed only
-when it holds nothing but what this module writes, and a lock keeps two runs
-from writing the same output at once.
+Nothing in the folder is trusted: ``progress.json`` is checked field by field
+(a damaged record is one line, and the folder is kept for ``--restart``), and
+every recorded part is checked against its record (size, rows, complete last
+line, SHA-256) when a run resumes and again when it is joined: a damaged part is
+removed and its chunk scored again, never joined.
+
+The folder is ``.<output name>.lmresume`` beside the output. It holds
+``progress.json``, ``lock`` and ``part-NNNNNN.<format>`` files (and their
+``.tmp`` while written); anything else in it was not written here and is never
+deleted: a run refuses to use the folder until it is moved away. A lock keeps
+two runs from writing the same output at once.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import hashlib
 import io
 import json
 import os
-import shutil
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +48,9 @@ PROGRESS_NAME = "progress.json"
 LOCK_NAME = "lock"
 PROGRESS_KIND = "learned-metrics scoring progress"
 _PART = "part-{:06d}"
+_BLOCK = 1 << 20
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_TOTALS = ("rows", "truncated")
 
 
 def store_folder(output: Path) -> Path:
@@ -56,6 +70,71 @@ def files_stamp(path: str | os.PathLike) -> str:
     return digest.hexdigest()[:16]
 
 
+# -- what a progress record must hold ---------------------------------------------------------------
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _counts_problem(value: Any) -> str | None:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and _is_count(v) for k, v in value.items()):
+        return f"expected an object of whole numbers >= 0, got {value!r:.60}"
+    return None
+
+
+def _part_record_problem(record: Any) -> str | None:
+    if record is None:  # a chunk not (or no longer) finished
+        return None
+    if not isinstance(record, dict):
+        return f"expected an object or null, got {record!r:.60}"
+    for key in ("rows", "bytes", "truncated"):
+        if not _is_count(record.get(key)):
+            return f"'{key}' must be a whole number >= 0, got {record.get(key)!r:.60}"
+    for key in ("sha256", "input_sha256"):
+        if not isinstance(record.get(key), str) or not _SHA256.fullmatch(record[key]):
+            return f"'{key}' must be a SHA-256 in hex, got {record.get(key)!r:.60}"
+    return _counts_problem(record.get("details"))
+
+
+def progress_problem(data: Any) -> tuple[str, str] | None:
+    """``(field, what is wrong)`` for a progress record this module could not have written; None when it is sound.
+
+    The totals (``chunks``, ``rows``, ``truncated``, ``details``) must agree with the part records.
+    """
+    if not isinstance(data, dict):
+        return "progress.json", f"expected a JSON object, got {type(data).__name__}"
+    if data.get("kind") != PROGRESS_KIND:
+        return "kind", f"expected {PROGRESS_KIND!r}, got {data.get('kind')!r:.60}"
+    if not isinstance(data.get("fingerprint"), dict):
+        return "fingerprint", f"expected an object, got {data.get('fingerprint')!r:.60}"
+    parts = data.get("parts")
+    if not isinstance(parts, list):
+        return "parts", f"expected a list of part records, got {parts!r:.60}"
+    for index, record in enumerate(parts):
+        problem = _part_record_problem(record)
+        if problem:
+            return "parts", f"part {index + 1}: {problem}"
+    finished = [record for record in parts if record is not None]
+    expected = {"chunks": len(finished), **{key: sum(r[key] for r in finished) for key in _TOTALS}}
+    for key, total in expected.items():
+        value = data.get(key)
+        if not _is_count(value):
+            return key, f"expected a whole number >= 0, got {value!r:.60}"
+        if value != total:
+            return key, f"{value:,} does not agree with the part records ({total:,})"
+    problem = _counts_problem(data.get("details"))
+    if problem:
+        return "details", problem
+    names = data.get("fieldnames")
+    if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        return "fieldnames", f"expected a list of column names or null, got {names!r:.60}"
+    replaced = data.get("replaced")
+    if not (isinstance(replaced, list) and all(isinstance(n, str) for n in replaced)):
+        return "replaced", f"expected a list of column names, got {replaced!r:.60}"
+    return None
+
+
 class ChunkStore:
     """Finished chunks of one scoring run (see the module docstring)."""
 
@@ -65,33 +144,39 @@ class ChunkStore:
         self.format = fmt
         self.fingerprint = fingerprint
         self.state: dict[str, Any] = {}
+        self.notes: list[str] = []  # what a resumed run should tell the user (parts scored again)
+        self.resumed = False  # the state continues an earlier run's (its work is not this run's to throw away)
         self._lock = None
         self._schema = None  # Parquet: every part gets the first part's columns
         self._created: list[Path] = []  # folders made for the output, removed again if nothing lands there
+        self._part_name = re.compile(rf"part-\d{{6}}\.{re.escape(fmt)}(\.tmp)?")
 
     # -- opening -------------------------------------------------------------------------------
 
     def open(self, *, resume: bool, restart: bool) -> dict[str, Any]:
-        """Lock the folder and return the state to continue from (``chunks`` = 0 for a fresh start)."""
+        """Lock the folder and return the state to continue from (no finished part for a fresh start)."""
         if self.folder.exists() or self.folder.is_symlink():
             self._check_ours()
             self._take_lock()
-            earlier = self._read_progress()
-            if resume:
-                self._check_same_run(earlier)
-                self.state = earlier
-                return self.state
-            if not restart and earlier.get("chunks"):
-                self.close()
-                raise UserError(f"an interrupted run left {earlier.get('rows', 0):,} scored rows in {self.folder}: "
-                                "add --resume to continue it, or --restart to score from the beginning",
-                                path=self.output)
+            if not restart:
+                earlier = self._read_progress(resume=resume)
+                if resume and earlier.get("chunks"):
+                    self.state = earlier
+                    self.resumed = True
+                    self._check_parts()
+                    return self.state
+                if earlier.get("chunks"):
+                    self.close()
+                    raise UserError(f"an interrupted run left {earlier['rows']:,} scored rows in {self.folder}: "
+                                    "add --resume to continue it, or --restart to score from the beginning",
+                                    path=self.output)
             self._remove_parts()
         else:
             self._created = make_parents(self.folder.parent)
             self.folder.mkdir()
             self._take_lock()
-        self.state = {"kind": PROGRESS_KIND, "fingerprint": self.fingerprint, "chunks": 0, "rows": 0}
+        self.state = {"kind": PROGRESS_KIND, "fingerprint": self.fingerprint, "chunks": 0, "rows": 0,
+                      "truncated": 0, "details": {}, "fieldnames": None, "replaced": [], "parts": []}
         self._write_progress()
         return self.state
 
@@ -99,15 +184,18 @@ class ChunkStore:
         if self.folder.is_symlink() or not self.folder.is_dir():
             raise UserError(f"{self.folder} exists and is not a progress folder of learned-metrics; nothing is "
                             "deleted: move it away", path=self.output)
-        foreign = [p.name for p in self.folder.iterdir() if not self._is_ours(p.name)]
+        foreign = [p.name for p in self.folder.iterdir() if not self._is_ours(p)]
         if foreign:
             shown = ", ".join(sorted(foreign)[:3])
             raise UserError(f"{self.folder} holds files learned-metrics did not write ({shown}); nothing is deleted: "
                             "move them away", path=self.output)
 
-    @staticmethod
-    def _is_ours(name: str) -> bool:
-        return name in (PROGRESS_NAME, LOCK_NAME, f"{PROGRESS_NAME}.tmp") or name.startswith("part-")
+    def _is_ours(self, entry: Path) -> bool:
+        """Only the names this module writes, and only files: ``part-notes.txt`` or a ``.bak`` copy is the user's."""
+        if entry.is_dir() and not entry.is_symlink():
+            return False
+        name = entry.name
+        return name in (PROGRESS_NAME, LOCK_NAME, f"{PROGRESS_NAME}.tmp") or bool(self._part_name.fullmatch(name))
 
     def _take_lock(self) -> None:
         handle = (self.folder / LOCK_NAME).open("a")
@@ -118,67 +206,155 @@ class ChunkStore:
             raise UserError("another scoring run is writing this output right now", path=self.output) from None
         self._lock = handle
 
-    def _read_progress(self) -> dict[str, Any]:
+    def _damaged(self, field: str, what: str) -> UserError:
+        self.close()
+        return UserError(f"damaged progress record: {what}; nothing was deleted: pass --restart to score from the "
+                         "beginning", path=self.folder / PROGRESS_NAME, field=field)
+
+    def _read_progress(self, *, resume: bool) -> dict[str, Any]:
+        """The earlier run's record, checked field by field ({} when there is none). With ``resume``, a record of
+        another run is refused as such (before its other fields are judged)."""
+        path = self.folder / PROGRESS_NAME
         try:
-            data = json.loads((self.folder / PROGRESS_NAME).read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError):
-            data = None
-        if not isinstance(data, dict) or data.get("kind") != PROGRESS_KIND or not isinstance(data.get("chunks"), int):
-            raise UserError(f"{self.folder / PROGRESS_NAME} is damaged; pass --restart to score from the beginning",
-                            path=self.output)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._damaged("progress.json", f"unreadable ({getattr(exc, 'strerror', None) or exc})") from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise self._damaged("progress.json", f"not JSON ({getattr(exc, 'msg', exc)})") from None
+        problem = progress_problem(data)
+        if problem and problem[0] in ("progress.json", "kind", "fingerprint"):
+            raise self._damaged(*problem)
+        if resume:
+            self._check_same_run(data)
+        if problem:
+            raise self._damaged(*problem)
         return data
 
     def _check_same_run(self, earlier: dict[str, Any]) -> None:
-        before = earlier.get("fingerprint") or {}
+        before = earlier["fingerprint"]
         changed = [key for key in sorted({*before, *self.fingerprint}) if before.get(key) != self.fingerprint.get(key)]
         if changed:
             shown = "; ".join(f"{key}: {before.get(key)!r} then, {self.fingerprint.get(key)!r} now"
                               for key in changed[:3])
+            self.close()
             raise UserError(f"cannot resume: the earlier run differs ({shown}); run the same command, or pass "
                             "--restart instead of --resume to score from the beginning", path=self.output)
 
+    def _check_parts(self) -> None:
+        """Every recorded part against its record: a damaged one is removed (and its chunk scored again)."""
+        parts = self.state["parts"]
+        for index, record in enumerate(parts):
+            if record is None:
+                continue
+            problem = self._part_problem(index, record)
+            if problem:
+                with contextlib.suppress(FileNotFoundError):
+                    self.part_path(index).unlink()
+                parts[index] = None
+                self.notes.append(f"part {index + 1} of the interrupted run ({self.part_path(index).name}) is "
+                                  f"damaged ({problem}): its {record['rows']:,} rows are scored again")
+        if self.notes:
+            self._write_progress()
+
+    def _part_problem(self, index: int, record: dict[str, Any]) -> str | None:
+        """What is wrong with a finished part, or None when it is exactly what was written."""
+        path = self.part_path(index)
+        digest, size, lines, last = hashlib.sha256(), 0, 0, b""
+        try:
+            with path.open("rb") as handle:
+                while block := handle.read(_BLOCK):
+                    digest.update(block)
+                    size += len(block)
+                    lines += block.count(b"\n")
+                    last = block[-1:]
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            return f"unreadable: {exc.strerror or exc}"
+        if self.format != "parquet" and last != b"\n":
+            return "empty" if not size else "its last line is incomplete"
+        if self.format == "jsonl" and lines != record["rows"]:
+            return f"{lines:,} rows, {record['rows']:,} were written"
+        if size != record["bytes"]:
+            return f"{size:,} bytes, {record['bytes']:,} were written"
+        if digest.hexdigest() != record["sha256"]:
+            return "its bytes changed since it was written (SHA-256 differs)"
+        return None
+
     # -- saving --------------------------------------------------------------------------------
 
-    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any]) -> None:
-        """Keep the next chunk's output rows and the run's counters after it (the part first, then the record).
+    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any], index: int | None = None) -> None:
+        """Keep chunk ``index``'s output rows (default: the next chunk), the part first, then its record.
 
-        ``counters["fieldnames"]`` are the CSV columns of every part (the header is written once, at the join).
+        ``counters`` are the chunk's own: ``truncated``, ``details`` and ``input_sha256`` (the hash of the input
+        rows up to the chunk's end) go into the part's record; ``fieldnames`` (the CSV columns of every part, the
+        header being written once, at the join) and ``replaced`` are the run's.
         """
-        index = self.state["chunks"]
+        parts = self.state["parts"]
+        index = len(parts) if index is None else index
         part = self.part_path(index)
         tmp = part.with_name(part.name + ".tmp")
         handle = open_sink(tmp, self.format)
         sink = RowSink(handle, self.format, counters.get("fieldnames"), header=False, schema=self._parquet_schema(),
                        path=self.output)
         try:
-            sink.write(rows)
-            self._schema = sink.schema
-        finally:
-            sink.close()
-            if not isinstance(handle, str):
-                handle.close()
+            try:
+                sink.write(rows)
+                self._schema = sink.schema
+            finally:
+                sink.close()
+                if not isinstance(handle, str):
+                    handle.close()
+            digest, size = _file_digest(tmp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
         os.replace(tmp, part)
-        self.state.update(counters, chunks=index + 1)
+        parts.extend([None] * (index + 1 - len(parts)))
+        parts[index] = {"rows": len(rows), "bytes": size, "sha256": digest,
+                        "truncated": int(counters.get("truncated") or 0),
+                        "details": dict(counters.get("details") or {}), "input_sha256": counters.get("input_sha256")}
+        for key in ("fieldnames", "replaced"):
+            if key in counters:
+                self.state[key] = counters[key]
         self._write_progress()
 
     def _parquet_schema(self):
-        if self.format == "parquet" and self._schema is None and self.state.get("chunks"):
+        if self.format == "parquet" and self._schema is None:
             import pyarrow.parquet as pq
 
-            self._schema = pq.read_schema(self.part_path(0))
+            finished = [i for i, record in enumerate(self.state.get("parts") or []) if record is not None]
+            if finished:
+                self._schema = pq.read_schema(self.part_path(finished[0]))
         return self._schema
 
     def part_path(self, index: int) -> Path:
         return self.folder / (_PART.format(index) + "." + self.format)
 
     def _write_progress(self) -> None:
+        finished = [record for record in self.state.get("parts", []) if record is not None]
+        self.state["chunks"] = len(finished)
+        for key in _TOTALS:
+            self.state[key] = sum(record[key] for record in finished)
+        details: dict[str, int] = {}
+        for record in finished:
+            for key, value in record["details"].items():
+                details[key] = details.get(key, 0) + value
+        self.state["details"] = details
         tmp = self.folder / f"{PROGRESS_NAME}.tmp"
         tmp.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, self.folder / PROGRESS_NAME)
 
     # -- reading back and finishing ---------------------------------------------------------------
+
+    def finished(self) -> set[int]:
+        """Indices of the chunks whose parts are kept."""
+        return {index for index, record in enumerate(self.state.get("parts") or []) if record is not None}
 
     def iter_part_rows(self, index: int) -> Iterator[dict[str, Any]]:
         """Rows of a chunk finished by an earlier process (for the end-of-run summary)."""
@@ -191,17 +367,35 @@ class ChunkStore:
         for _, row in iter_rows(path, self.format):
             yield row
 
-    def join_into(self, target: Path, fieldnames: list[str] | None, metadata: dict[str, str] | None = None) -> None:
-        """Write every part, in order, into ``target`` (a temporary of the output): header once, one footer
-        (Parquet: with ``metadata`` in its schema metadata)."""
+    def _verified_bytes(self, index: int) -> bytes:
+        """A part's bytes, only if they are still what was written (else one line; --resume scores it again)."""
+        parts = self.state["parts"]
+        record = parts[index] if index < len(parts) else None
+        try:
+            data = None if record is None else self.part_path(index).read_bytes()
+        except FileNotFoundError:
+            data = None
+        if data is None or hashlib.sha256(data).hexdigest() != record["sha256"]:
+            problem = "missing" if data is None else self._part_problem(index, record) or "its bytes changed"
+            raise UserError(f"part {index + 1} ({self.part_path(index).name}) is damaged ({problem}); nothing was "
+                            "written: run the same command with --resume to score it again", path=self.output)
+        return data
+
+    def join_into(self, target: Path, fieldnames: list[str] | None, metadata: dict[str, str] | None = None,
+                  chunks: int | None = None) -> None:
+        """Write parts ``0 .. chunks - 1`` (default: every recorded part), in order, into ``target`` (a temporary of
+        the output): header once, one footer (Parquet: with ``metadata`` in its schema metadata). Each part is
+        checked against its record first: a damaged part is never joined."""
+        count = len(self.state["parts"]) if chunks is None else chunks
         if self.format == "parquet":
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
             handle = open_sink(target, "parquet")
             sink = RowSink(handle, "parquet", path=self.output, metadata=metadata)
             try:
-                for index in range(self.state["chunks"]):
-                    sink.write_table(pq.read_table(self.part_path(index)))
+                for index in range(count):
+                    sink.write_table(pq.read_table(pa.BufferReader(self._verified_bytes(index))))
             finally:
                 sink.close()
             return
@@ -210,17 +404,18 @@ class ChunkStore:
                 header = io.StringIO()
                 csv.writer(header).writerow(fieldnames)  # the same dialect as the parts' rows
                 out.write(header.getvalue().encode("utf-8"))
-            for index in range(self.state["chunks"]):
-                with self.part_path(index).open("rb") as part:
-                    shutil.copyfileobj(part, out, 1 << 20)
+            for index in range(count):
+                out.write(self._verified_bytes(index))
 
     def _remove_parts(self) -> None:
         for entry in self.folder.iterdir():
-            if entry.name != LOCK_NAME and self._is_ours(entry.name):
+            if entry.name != LOCK_NAME and self._is_ours(entry):
                 entry.unlink()
 
     def remove(self) -> None:
-        """The run is over (done, or failed for a reason a rerun cannot fix): delete what this module wrote."""
+        """The run is over (done, or failed for a reason a rerun cannot fix): delete what this module wrote.
+
+        Anything else in the folder stays, and so does the folder then."""
         if self.folder.is_dir():
             self._remove_parts()
             with contextlib.suppress(OSError):
@@ -234,3 +429,12 @@ class ChunkStore:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def _file_digest(path: Path) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size

@@ -10,6 +10,12 @@ renamed at the end). A bad row leaves nothing behind; an interrupted run (signal
 ``kill -9``, out of memory) leaves its finished chunks for ``--resume``. ``-`` as
 output streams rows to standard output instead.
 
+The input rows are hashed as they stream (:func:`hash_rows`); each finished chunk
+records the hash of the rows up to its end, and a resumed run compares the rows it
+skips with it, so it never joins the chunks of one input to the rows of another
+(standard input above all, where there is no file to compare). A resumed run that
+fails for a user error keeps the interrupted run's chunks.
+
 The output says what made it (:mod:`learned_metrics.provenance`): the record is
 built when the run starts (weights and input hashed once) and written when the
 output is finalized, in a Parquet file's schema metadata or as the sidecar
@@ -19,6 +25,7 @@ output is finalized, in a Parquet file's schema metadata or as the sidecar
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import time
 import warnings
@@ -101,9 +108,22 @@ class RunSummary:
                 f"{human_rate(new, self.seconds)}, {human_rate(self.tokens, self.seconds, 'tokens')}{resumed} "
                 f"-> {output}")
 
-    def counters(self) -> dict[str, Any]:
-        """What ``progress.json`` keeps after each chunk, so a resumed run reports whole-file totals."""
-        return {"rows": self.rows, "truncated": self.truncated, "details": self.details}
+    def add_counts(self, rows: int, truncated: int, details: dict[str, int]) -> None:
+        self.rows += rows
+        self.truncated += truncated
+        for key, value in details.items():
+            self.details[key] = self.details.get(key, 0) + value
+
+
+def hash_rows(digest, chunk: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    """Feed a chunk's rows to ``digest`` as they were read (field order and value types count, row numbers not)."""
+    for _, row in chunk:
+        digest.update(json.dumps(row, ensure_ascii=False, default=_typed_repr).encode("utf-8", "surrogatepass"))
+        digest.update(b"\n")
+
+
+def _typed_repr(value: Any) -> str:
+    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
 
 
 def _shard(kwargs: dict[str, list], indices) -> dict[str, list]:
@@ -169,8 +189,10 @@ class FileRun:
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
     """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint."""
+    stdin = is_stdio(input_path)
     return {
-        "input": str(Path(input_path).resolve()), "input_file": files_stamp(input_path),
+        "input": "-" if stdin else str(Path(input_path).resolve()),
+        "input_file": None if stdin else files_stamp(input_path),
         "model": scorer.source, "model_files": files_stamp(scorer.source), "fields": asdict(fields),
         "chunk_size": run.chunk_size, "processes": world,
         "formats": formats,
@@ -222,62 +244,87 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
                            run_fingerprint(scorer, input_path, fields, run, processes.world,
                                            [in_format, out_format]))
         store.open(resume=run.resume, restart=run.restart)
-    state = processes.gather(dict(store.state) if store else {"chunks": 0, "rows": 0})[0]
+    state = processes.gather(dict(store.state) if store else {"parts": []})[0]
+    if store is not None and say:
+        for note in store.notes:
+            say(f"note: {note}")
     try:
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
                                 (in_format, out_format), say)
     except UserError:
-        if store is not None:
+        if store is not None and not store.resumed:
             store.remove()  # a bad row or setting: the rerun must change it, so nothing here is worth keeping
+        elif store is not None:  # the interrupted run's work is not this run's to throw away
+            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart")
         raise
     except BaseException:
         if store is not None and not store.state.get("chunks"):
             store.remove()
         elif store is not None:
-            store.close()  # interrupted: the finished chunks stay for --resume
-            if say:
-                say(f"kept {store.state['rows']:,} scored rows in {store.folder}: run the same command with "
-                    "--resume to continue")
+            _keep_folder(store, say)  # interrupted: the finished chunks stay for --resume
         raise
     if record is not None:
         summary.provenance = provenance.finish(record, out_format, fields=asdict(fields))
     if store is not None:
         parquet = out_format == "parquet"
-        with staged_files() as stage:  # the output and its sidecar land together or not at all
-            store.join_into(stage(output_path), store.state.get("fieldnames"),
-                            provenance.parquet_metadata(summary.provenance) if parquet else None)
-            if not parquet:
-                provenance.write(summary.provenance, output_path, out_format, stage=stage)
+        try:
+            with staged_files() as stage:  # the output and its sidecar land together or not at all
+                store.join_into(stage(output_path), store.state.get("fieldnames"),
+                                provenance.parquet_metadata(summary.provenance) if parquet else None)
+                if not parquet:
+                    provenance.write(summary.provenance, output_path, out_format, stage=stage)
+        except BaseException:
+            _keep_folder(store, say)  # every chunk is scored: a --resume only joins them (after freeing space ...)
+            raise
         store.remove()
     return summary
+
+
+def _keep_folder(store: ChunkStore, say: Callable[[str], None] | None,
+                 advice: str = "run the same command with --resume to continue") -> None:
+    store.close()
+    if say:
+        say(f"kept {store.state['rows']:,} scored rows in {store.folder}: {advice}")
 
 
 def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, run: FileRun, processes: Processes,
                   progress: RowProgress, store: ChunkStore | None, state: dict[str, Any], formats: tuple[str, str],
                   say: Callable[[str], None] | None) -> RunSummary:
-    first = int(state.get("chunks", 0))
-    summary = RunSummary(rows=state.get("rows", 0), resumed_rows=state.get("rows", 0),
-                         truncated=state.get("truncated", 0), details=dict(state.get("details") or {}))
+    parts = list(state.get("parts") or [])  # as the run started (the store adds the chunks scored now)
+    finished = {index for index, part in enumerate(parts) if part is not None}
+    summary = RunSummary()
     in_format, out_format = formats
     builder = _OutputRows(out_format == "csv", state.get("fieldnames"), state.get("replaced"))
     collector = ScoreCollector(run.system_field)
-    if first and store is not None:
-        for index in range(first):
-            collector.add_rows(store.iter_part_rows(index))
-        if say:
-            say(f"resuming after {summary.rows:,} rows ({first} chunk{'s' if first > 1 else ''}) scored by the "
-                "interrupted run")
+    resumed = sum(parts[index]["rows"] for index in finished)
+    if finished and say:
+        say(f"resuming after {resumed:,} rows ({len(finished)} chunk{'s' if len(finished) > 1 else ''}) scored by "
+            "the interrupted run")
     base_seed = scorer.dropout_stream.seed
     streamed = processes.is_main and store is None
     start = time.perf_counter()
-    progress.skip(summary.rows)
+    progress.skip(resumed)
+    read = hashlib.sha256()  # the input rows so far: what a resumed run must find again
+    chunks = 0
     writer_ctx = RowWriter(output_path, None, out_format) if streamed else contextlib.nullcontext()
     try:
         with progress, writer_ctx as writer, _run_warnings(say):
             for index, chunk in enumerate(iter_row_chunks(input_path, run.chunk_size, in_format)):
+                chunks = index + 1
                 if index == 0:
                     fields.settle(chunk[0][1])
-                if index < first:
+                hash_rows(read, chunk)
+                if index in finished:
+                    if parts[index]["input_sha256"] != read.hexdigest():
+                        raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of "
+                                        f"{_input_name(input_path)} differ from the rows the interrupted run scored "
+                                        "there; give the same input, or pass --restart instead of --resume to score "
+                                        "from the beginning")
+                    systems = collector.systems_of(chunk, input_path)  # checked as in a whole run
+                    summary.resumed_rows += parts[index]["rows"]
+                    summary.add_counts(parts[index]["rows"], parts[index]["truncated"], parts[index]["details"])
+                    if store is not None:
+                        collector.add([row["score"] for row in store.iter_part_rows(index)], systems)
                     continue
                 kwargs, sizes = fields.extract(chunk, input_path)
                 systems = collector.systems_of(chunk, input_path)
@@ -287,15 +334,18 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance,
                                               details=run.details)
                 result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
-                summary.rows += len(chunk)
+                summary.add_counts(len(chunk), result.truncated, result.details)
                 summary.tokens += result.tokens
-                summary.truncated += result.truncated
-                for key, value in result.details.items():
-                    summary.details[key] = summary.details.get(key, 0) + value
                 if processes.is_main:
                     rows = builder.build(chunk, result, input_path)
-                    _keep(rows, builder, store, writer, summary)
+                    _keep(rows, builder, store, writer, index, {
+                        "truncated": result.truncated, "details": result.details, "input_sha256": read.hexdigest()})
                 collector.add(result.scores, systems)
+            if finished and max(finished) >= chunks:
+                raise UserError(f"cannot resume: {_input_name(input_path)} ended after {summary.rows:,} rows, but "
+                                f"the interrupted run scored {max(finished) + 1} chunks of {run.chunk_size:,} rows "
+                                "of it; give the same input, or pass --restart instead of --resume to score from "
+                                "the beginning")
     finally:
         scorer.dropout_stream.reseed(base_seed)
     summary.seconds = time.perf_counter() - start
@@ -304,10 +354,15 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     return summary
 
 
-def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, summary: RunSummary) -> None:
-    """A finished chunk's rows: into the resume store (and its record), or straight to standard output."""
+def _input_name(path) -> str:
+    return "standard input" if is_stdio(path) else str(path)
+
+
+def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, index: int,
+          counters: dict[str, Any]) -> None:
+    """A finished chunk's rows: into the resume store (with the chunk's record), or straight to standard output."""
     if store is not None:
-        store.save(rows, {**summary.counters(), "fieldnames": builder.fieldnames, "replaced": builder.replaced})
+        store.save(rows, {**counters, "fieldnames": builder.fieldnames, "replaced": builder.replaced}, index)
         return
     if writer.fieldnames is None and builder.csv:
         writer.fieldnames = builder.fieldnames
