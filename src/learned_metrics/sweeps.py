@@ -133,8 +133,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise UserError("sweep file not found", path=path)
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))  # as `wandb sweep` reads it
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte {exc.start}); save the sweep file as UTF-8", path=path) from None
     except yaml.YAMLError as exc:
         raise UserError(f"not valid YAML: {str(exc).splitlines()[0]}", path=path) from None
+    except RecursionError:
+        raise UserError("YAML nested too deeply to be a sweep file", path=path) from None
     if not isinstance(config, dict):
         raise UserError("a sweep file is a YAML mapping (program, method, metric, parameters, command)", path=path)
     return config

@@ -50,6 +50,10 @@ def parse_joiner(text: str) -> str:
     """A joiner typed on the command line: backslash escapes (``\\n``, ``\\t``, ``\\u2014``) decoded, any other
     character (``' — '``) kept exactly; a malformed escape is one line."""
     try:
-        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        joiner = text.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except UnicodeDecodeError as exc:
         raise UserError(f"--joiner: malformed escape in {text!r} ({exc.reason}); write e.g. '\\n' or ' '") from None
+    if any("\ud800" <= ch <= "\udfff" for ch in joiner):
+        raise UserError(f"--joiner: {text!r} holds a lone surrogate, which no UTF-8 file can store; give a whole "
+                        "character (e.g. '\\U0001F600')")
+    return joiner
