@@ -48,14 +48,18 @@ def write_export(
 
     ``tokenizer``: a folder holding the tokenizer (a run's ``tokenizer/``, a model folder) or a hub id.
     ``results``: ``{"validation": {...}, "test": {...}}``.
+
+    Everything that can be refused (the card, the tokenizer: custom code, missing or broken files, an
+    unreachable Hub id) is loaded and checked before the first byte is written.
     """
     from learned_metrics.safety import load_tokenizer
 
     out_dir = Path(out_dir)
     full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
+    loaded_tokenizer = load_tokenizer(tokenizer)
     with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        load_tokenizer(tokenizer).save_pretrained(tmp)
+        loaded_tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",
                                      encoding="utf-8")
     return out_dir
@@ -67,7 +71,7 @@ def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
     (``RUN/checkpoints/x.ckpt`` -> ``RUN/tokenizer``); the model the run started from (``base_model`` in its card;
     training never changes the tokenizer)."""
     if tokenizer_dir is not None:
-        return Path(tokenizer_dir)
+        return tokenizer_dir  # as typed: ./tok is a path, org/name a Hub id (safety.check_source)
     run_tokenizer = Path(ckpt_path).resolve().parent.parent / TOKENIZER_FOLDER
     if run_tokenizer.is_dir():
         return run_tokenizer
@@ -159,8 +163,12 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
 
 def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: bool = False,
                       overwrite: bool = False, tokenizer: str | Path | None = None) -> Path:
-    """Export any learned-metrics Lightning checkpoint to a transformers folder."""
+    """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing."""
+    from learned_metrics.safety import check_model_folder
+
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
+    if tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
+        check_model_folder(tokenizer, need_config=False, what="tokenizer")
     checkpoint = load_checkpoint(ckpt_path, allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
     source = checkpoint_tokenizer(checkpoint, ckpt_path, tokenizer)

@@ -10,6 +10,10 @@
   nothing but pickled weights is refused unless ``allow_pickle`` is given.
 - A local folder without tokenizer files is refused: transformers would
   otherwise build a tiny fallback tokenizer and every score would be meaningless.
+- A source that looks local (``./x``, ``../x``, ``/x``, ``~/x``, ``a/b/c``, or ``a/b``
+  beside an existing folder ``a``) and does not exist is one line at once
+  (:func:`check_source`): it is never handed to the Hub as an id, retried for
+  45 s and reported in 24 lines. ``org/name`` with no folder ``org`` here stays a Hub id.
 - Loader errors (a truncated ``model.safetensors``, a broken ``config.json``)
   become one :class:`~learned_metrics.errors.UserError` line naming the folder.
 """
@@ -29,6 +33,40 @@ TOKENIZER_FILE_PATTERNS = ("tokenizer.json", "vocab.json", "vocab.txt", "merges.
                            "vocab.bpe")
 REMOTE_CODE_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json")
 NO_REMOTE_CODE = {"trust_remote_code": False}
+
+
+def looks_local(name_or_path: str | os.PathLike) -> bool:
+    """Meant as a local path, never a Hub id (``name`` or ``owner/name``).
+
+    A :class:`~pathlib.Path` (any ``os.PathLike``) is a path by its type; a string is one when it starts with
+    ``.``, ``/`` or ``~``, has more than one ``/`` or a backslash, or its parent folder exists (``models/x``
+    beside ``models/``). A bare ``name`` (whose parent is the current folder) stays a Hub id.
+    """
+    if isinstance(name_or_path, os.PathLike):
+        return True
+    name = os.fspath(name_or_path)
+    if name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name:
+        return True
+    parent = os.path.dirname(name)
+    return bool(parent) and os.path.isdir(parent)
+
+
+def check_source(name_or_path: str | os.PathLike, what: str = "model") -> str | os.PathLike:
+    """Before any loading: a local-looking source must be an existing folder; a Hub id passes unchanged.
+
+    Returns what to hand to transformers: an existing folder with ``~`` expanded (transformers would take
+    ``~/model`` for a Hub id), else the Hub id. ``what`` names the source in the message (``model``,
+    ``tokenizer``); the path is shown as typed.
+    """
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path if isinstance(name_or_path, os.PathLike) else str(path)
+    if path.exists():
+        raise UserError(f"expected a {what} folder (config.json, weights, tokenizer), got a file", path=name_or_path)
+    if looks_local(name_or_path):
+        raise UserError(f"{what} folder not found (a local path, so not looked up on the Hugging Face Hub)",
+                        path=name_or_path)
+    return name_or_path
 
 
 def has_safetensors(model_dir: Path) -> bool:
@@ -85,14 +123,18 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     return config
 
 
-def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True, need_config: bool = True) -> None:
-    """Refuse, before transformers reads it, a local folder that would run code or has no tokenizer.
+def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True, need_config: bool = True,
+                       what: str = "model") -> str | os.PathLike:
+    """Refuse, before transformers reads it, a missing local folder, or one that would run code or has no tokenizer.
 
     ``need_config=False``: a tokenizer-only folder (a run's ``tokenizer/``) is fine without ``config.json``.
+    A Hub id passes (transformers fetches it with ``trust_remote_code=False``). Returns the source to load
+    (:func:`check_source`).
     """
+    source = check_source(model_dir, what)
     model_dir = Path(model_dir).expanduser()
     if not model_dir.is_dir():
-        return
+        return source
     config = read_json_object(model_dir / "config.json")
     if config is None and need_config:
         raise UserError("not a transformers model folder (no config.json)", path=model_dir)
@@ -107,14 +149,15 @@ def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = T
         raise UserError("no tokenizer files (tokenizer.json, vocab.json, vocab.txt, *.model ...); without them "
                         "transformers would invent a fallback tokenizer and every score would be meaningless",
                         path=model_dir)
+    return source
 
 
 def load_config(name_or_path: str | os.PathLike, **kwargs: Any):
     from transformers import AutoConfig
 
-    check_model_folder(name_or_path, need_tokenizer=False)
+    source = check_model_folder(name_or_path, need_tokenizer=False)
     try:
-        return AutoConfig.from_pretrained(name_or_path, **kwargs, **NO_REMOTE_CODE)
+        return AutoConfig.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"cannot load the model config ({first_line(exc)})", path=name_or_path) from None
 
@@ -122,9 +165,9 @@ def load_config(name_or_path: str | os.PathLike, **kwargs: Any):
 def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
     from transformers import AutoTokenizer
 
-    check_model_folder(name_or_path, need_config=False)
+    source = check_model_folder(name_or_path, need_config=False, what="tokenizer")
     try:
-        return AutoTokenizer.from_pretrained(name_or_path, **kwargs, **NO_REMOTE_CODE)
+        return AutoTokenizer.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
     except Exception as exc:  # tokenizers raises plain Exceptions for a corrupt tokenizer.json
@@ -136,11 +179,11 @@ def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = Fal
     """``AutoModelForSequenceClassification.from_pretrained`` under every rule above."""
     from transformers import AutoModelForSequenceClassification
 
-    check_model_folder(name_or_path, need_tokenizer=False)
+    source = check_model_folder(name_or_path, need_tokenizer=False)
     check_weights_are_safe(name_or_path, allow_pickle, flag)
     try:
         return AutoModelForSequenceClassification.from_pretrained(
-            name_or_path, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
+            source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
         )
     except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
         raise UserError(f"cannot load the model weights ({first_line(exc)})", path=name_or_path) from None

@@ -28,22 +28,17 @@ _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "l
                      "data2vec-text", "xmod", "ibert"}
 
 
-def looks_like_path(name: str) -> bool:
-    """A Hub id is ``name`` or ``owner/name``; anything else (``./x``, ``/x``, ``a/b/c``) is a path."""
-    return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep != "/" and os.sep in name
-
-
 def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
-    """A local folder as is; a Hub id downloaded (config, safetensors weights, tokenizer, card) to the HF cache."""
+    """A local folder as is; a Hub id downloaded (config, safetensors weights, tokenizer, card) to the HF cache.
+
+    What counts as local (and is then one line when missing, never a Hub lookup) is decided by
+    :func:`learned_metrics.safety.check_source`, as for every other model and tokenizer source.
+    """
+    safety.check_source(name_or_path, "model")
     path = Path(name_or_path).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise UserError("expected a model folder (config.json, weights, tokenizer), got a file", path=path)
+    if path.is_dir():
         return path
-    name = str(name_or_path)
-    if looks_like_path(name):
-        raise UserError("model folder not found", path=path)
-    return _download_from_hub(name)
+    return _download_from_hub(str(name_or_path))
 
 
 def _download_from_hub(repo_id: str) -> Path:
