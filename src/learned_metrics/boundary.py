@@ -10,7 +10,11 @@
 - :class:`~learned_metrics.errors.UserError` becomes ``PROG: error: MESSAGE``
   and exit code 2;
 - :class:`OSError` (permission denied, disk full, a path component that is a
-  file) becomes ``PROG: error: PATH: REASON`` and exit code 2.
+  file) becomes ``PROG: error: PATH: REASON`` and exit code 2: the writers name
+  the file they were writing, or "standard output" (:func:`learned_metrics.io.writing`),
+  and a full disk adds the space the write needed when it is known. What is still
+  buffered for standard output is written inside the boundary, so a full device or
+  a closed pipe there is the same one line, not a message from the interpreter's exit.
 
 Anything else is a bug in learned-metrics: its traceback is kept for the report.
 """
@@ -48,10 +52,57 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def describe_os_error(exc: OSError) -> str:
-    """``PATH: Permission denied`` (both paths for a rename), without Python's ``[Errno 13]`` prefix."""
-    reason = exc.strerror or type(exc).__name__
+    """``PATH: Permission denied`` (both paths for a rename), without Python's ``[Errno 13]`` prefix; a full disk
+    says how much the write needed when the writer knew (``needed_bytes``)."""
+    message = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    # the system's words for an error number (Arrow's "Error writing bytes to file. Detail: [errno 28] ..." too)
+    known = isinstance(exc.errno, int) and exc.errno > 0 and not os.strerror(exc.errno).startswith("Unknown error")
+    reason = os.strerror(exc.errno) if known else exc.strerror or message or type(exc).__name__
+    needed = getattr(exc, "needed_bytes", None)
+    if needed:
+        reason += f" (writing it needs about {_human_bytes(needed)})"
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
-    return f"{' -> '.join(paths)}: {reason}" if paths else str(exc) or reason
+    return f"{' -> '.join(paths)}: {reason}" if paths else reason
+
+
+def _human_bytes(count: int) -> str:
+    if count < 1000:
+        return f"{count:,} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        count /= 1000
+        if count < 1000 or unit == "TB":
+            return f"{count:,.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _flush_standard_output() -> None:
+    """Write what is buffered for standard output now, while a failure is still one line."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = "standard output"
+        raise
+
+
+def _drop_standard_output() -> None:
+    """After a failed write, what standard output still buffers would fail again when the interpreter exits
+    (``Exception ignored ... [Errno 28]``, exit 120): point it at /dev/null instead."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, stream.fileno())
+            finally:
+                os.close(devnull)
 
 
 def exit_on_stop_signals(prog: str) -> None:
@@ -124,10 +175,12 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
     try:
         with stop_signals_raise():
             result = fn()
+            _flush_standard_output()
     except UserError as exc:
         report(prog, str(exc))
         return EXIT_USER_ERROR
     except OSError as exc:
+        _drop_standard_output()
         report(prog, describe_os_error(exc))
         return EXIT_USER_ERROR
     except ModuleNotFoundError as exc:

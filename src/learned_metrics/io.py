@@ -8,11 +8,25 @@ users can jump straight to them. Outputs go through :mod:`learned_metrics.output
 (a temporary file beside the target, renamed at the end), so a failure never
 leaves a half-written file behind. Values inside rows are checked by
 :mod:`learned_metrics.validate`.
+
+Writers keep every field of every row (:class:`RowSink`): a Parquet table takes its
+columns from all rows of a chunk and each column's type from all of its values,
+chunks written one after another are merged into one schema (:func:`merge_schemas`:
+new fields appended, integers widened to floats), and JSON lines and CSV spell every
+value that can be read (dates, decimals, durations; :func:`text_value`). What a
+format cannot hold (two types in one Parquet column, an empty object in Parquet,
+binary data in JSON lines or CSV) is one line naming the field and the row. A write
+that fails says which file it was writing (:func:`writing`), or "standard output",
+and on a full disk how many bytes it needed when that is known.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import datetime as dt
+import decimal
+import errno
 import io
 import json
 import os
@@ -21,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
 from learned_metrics.outputs import atomic_file
 
 # CSV fields can be long (whole articles); the default limit of 128 KiB is not enough.
@@ -29,6 +43,8 @@ csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 FORMATS = ("jsonl", "csv", "parquet")
 STDIO = "-"
+STDOUT_NAME = "standard output"  # what a failed write to ``-`` names
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _PARQUET_BATCH_ROWS = 4096
 
@@ -225,20 +241,62 @@ def iter_row_chunks(path: str | os.PathLike, chunk_size: int,
         yield chunk
 
 
+@contextlib.contextmanager
+def writing(target: str | os.PathLike | None = None, *, needed: int | None = None) -> Iterator[None]:
+    """Where a failed write was writing: an ``OSError`` without a file name (a full disk, a closed pipe) gets
+    ``target``'s (``-``: "standard output"), and on a full disk the bytes ``needed`` when known.
+
+    The one place writes learn their target; :func:`learned_metrics.boundary.describe_os_error` prints the line.
+    Nested blocks keep what the innermost one knew.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and target is not None:
+            exc.filename = STDOUT_NAME if is_stdio(target) else os.fspath(target)
+        if needed and exc.errno in _DISK_FULL and getattr(exc, "needed_bytes", None) is None:
+            exc.needed_bytes = needed
+        raise
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     """Write JSON atomically (indent 2, UTF-8)."""
-    with atomic_file(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8")
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    with atomic_file(path) as tmp, writing(path, needed=len(text.encode("utf-8"))):
+        tmp.write_text(text, encoding="utf-8")
+
+
+class _NotText(TypeError):
+    """A value JSON lines and CSV cannot hold."""
+
+
+def _iso_duration(value: dt.timedelta) -> str:
+    """ISO 8601, in seconds: ``PT1.5S``, ``-PT86400S`` (nanoseconds kept for pandas' Timedelta)."""
+    nanoseconds = getattr(value, "value", None)  # pandas.Timedelta: whole nanoseconds
+    if not isinstance(nanoseconds, int):
+        nanoseconds = (value // dt.timedelta(microseconds=1)) * 1000
+    sign = "-" if nanoseconds < 0 else ""
+    seconds, fraction = divmod(abs(nanoseconds), 1_000_000_000)
+    text = f"{seconds}.{fraction:09d}".rstrip("0").rstrip(".")
+    return f"{sign}PT{text}S"
 
 
 def _json_default(obj: Any) -> Any:
+    """Values a reader hands over that JSON has no type for, spelled exactly (never a Python repr)."""
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        raise _NotText("binary data, which JSON lines and CSV cannot hold (write .parquet output instead, or make "
+                       "the column text)")
+    if isinstance(obj, decimal.Decimal):
+        return str(obj)  # exact: 12.30 stays 12.30
+    if isinstance(obj, dt.timedelta):
+        return _iso_duration(obj)
     if hasattr(obj, "item"):  # numpy / torch scalars
         return obj.item()
     if hasattr(obj, "tolist"):
         return obj.tolist()
     if hasattr(obj, "isoformat"):  # dates and times read from Parquet
         return obj.isoformat()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+    raise _NotText(f"a {type(obj).__name__} value, which has no JSON form")
 
 
 def json_line(row: dict[str, Any]) -> str:
@@ -246,18 +304,143 @@ def json_line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
 
 
+def text_value(value: Any) -> Any:
+    """A CSV cell: text, numbers and empty as they are; lists and objects as JSON; dates, decimals and durations
+    as in JSON lines (``2024-05-01``, ``12.30``, ``PT1.5S``); binary data refused (:class:`TypeError`)."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    plain = _json_default(value)
+    return json.dumps(plain, ensure_ascii=False) if isinstance(plain, (list, dict)) else plain
+
+
+# -- Parquet: every field of every row, one schema for a file written in parts -------------------------
+
+
+def _has_empty_struct(arrow_type) -> bool:
+    """Parquet cannot store an object without fields (``{}``), also inside lists and other objects."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(arrow_type):
+        return arrow_type.num_fields == 0 or any(_has_empty_struct(f.type) for f in arrow_type)
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return _has_empty_struct(arrow_type.value_type)
+    if pa.types.is_map(arrow_type):
+        return _has_empty_struct(arrow_type.key_type) or _has_empty_struct(arrow_type.item_type)
+    return False
+
+
+def _first_unconvertible(values: list[Any]) -> int:
+    """Index of the first value that makes a column of ``values[:i + 1]`` impossible (a prefix that fails only
+    grows into longer prefixes that fail, so a binary search finds it)."""
+    import pyarrow as pa
+
+    low, high = 1, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            pa.array(values[:middle])
+            low = middle + 1
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            high = middle
+    return low - 1
+
+
+def parquet_table(rows: Sequence[Mapping[str, Any]], *, path: str | os.PathLike | None = None, first_row: int = 1):
+    """``rows`` as an Arrow table: every field of any row a column (in order of first appearance, null where a row
+    lacks it), each column's type inferred from all of its values. ``first_row`` numbers the rows in messages."""
+    import pyarrow as pa
+
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    arrays = []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        try:
+            array = pa.array(values)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            index = _first_unconvertible(values)
+            value = values[index]
+            before = next((v for v in values[:index] if v is not None and type(v) is not type(value)), None)
+            what = (f"two types in one column ({type(value).__name__} {value!r:.40} here, {type(before).__name__} in "
+                    "the rows before); a Parquet column holds one type" if before is not None else
+                    f"a {type(value).__name__} value Parquet cannot store ({first_line(exc)})")
+            raise UserError(f"{what}: write .jsonl output instead", path=path, row=first_row + index,
+                            field=name) from None
+        if _has_empty_struct(array.type):
+            index = next((i for i, value in enumerate(values) if value is not None), 0)
+            raise UserError("holds an empty object ({}), which Parquet cannot store (an object there needs at least "
+                            "one field): write .jsonl output instead", path=path, row=first_row + index,
+                            field=name)
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _conflicting_field(schemas) -> str | None:
+    import pyarrow as pa
+
+    types: dict[str, list] = {}
+    for schema in schemas:
+        for field in schema:
+            types.setdefault(field.name, []).append(field.type)
+    for name, kinds in types.items():
+        try:
+            pa.unify_schemas([pa.schema([(name, kind)]) for kind in kinds], promote_options="permissive")
+        except (pa.ArrowException, TypeError, ValueError):
+            return name
+    return None
+
+
+def merge_schemas(schemas: Sequence, *, path: str | os.PathLike | None = None,
+                  rows: Sequence[Mapping[str, Any]] | None = None, first_row: int = 1):
+    """One schema for tables written one after another into a file: fields in order of first appearance, null
+    columns typed by the others, integers widened to floats, objects' fields merged. A field whose types cannot be
+    merged is refused, naming it and, given the last table's ``rows``, the first of them that holds it."""
+    import pyarrow as pa
+
+    try:
+        return pa.unify_schemas(list(schemas), promote_options="permissive")
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        name = _conflicting_field(schemas)
+        row = None
+        if name is not None and rows is not None:
+            row = first_row + next((i for i, r in enumerate(rows) if r.get(name) is not None), 0)
+        kinds = [str(schema.field(name).type) for schema in schemas if name in schema.names] if name else []
+        detail = f"{kinds[-1]} here, {kinds[0]} in the rows before" if len(kinds) > 1 else first_line(exc)
+        raise UserError(f"two types in one column ({detail}); a Parquet column holds one type: write .jsonl output "
+                        "instead", path=path, row=row, field=name) from None
+
+
+def conform_table(table, schema):
+    """``table`` with exactly ``schema``'s columns: a field it lacks is all null, a type widened as merged."""
+    import pyarrow as pa
+
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            column = table.column(field.name)
+            columns.append(column if column.type == field.type else column.cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
 class RowSink:
     """Rows to an open destination in one format: JSON lines, CSV (header once) or Parquet (one row group per call).
 
     ``fieldnames`` fixes the CSV columns; ``schema`` the Parquet columns (else
-    taken from the first rows written, so every later call must fit it);
+    taken from the first table written: a later table may lack fields or hold
+    integers where floats were, but a new field or type is refused, naming it);
     ``metadata`` is added to the Parquet file's schema metadata (string keys and
     values, e.g. the provenance record; JSON lines and CSV have no place for it and
-    ignore it).
+    ignore it). ``first_row`` is the output row number of the first row written
+    here, for messages. Every field of every row is written, or refused with one
+    line naming the field and the row (see the module docstring).
     """
 
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
-                 schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None):
+                 schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None,
+                 first_row: int = 1):
         self.handle = handle
         self.format = fmt
         self.fieldnames = fieldnames
@@ -265,51 +448,72 @@ class RowSink:
         self.schema = schema
         self.path = path
         self.metadata = metadata
-        self._csv: csv.DictWriter | None = None
+        self.first_row = first_row
+        self._columns: list[str] | None = None  # CSV: fixed by the first row (or fieldnames), header written
         self._parquet = None
         self.rows_written = 0
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         rows = list(rows)
         if self.format == "parquet":
-            self.write_table(self.table(rows))
+            self.write_table(self.table(rows), rows)
             return
         if self.format == "jsonl":
-            self.handle.write("".join(json_line(row) for row in rows))
+            data = "".join(self._each(rows, json_line))
         else:
-            for row in rows:
-                if self._csv is None:
-                    self._csv = csv.DictWriter(self.handle, fieldnames=self.fieldnames or list(row))
+            buffer, writer = io.StringIO(), None  # one write below: its size is known when the disk is full
+            for row in self._each(rows, lambda row: {key: text_value(value) for key, value in row.items()}):
+                if self._columns is None:
+                    self._columns = list(self.fieldnames or row)
                     if self.header:
-                        self._csv.writeheader()
-                self._csv.writerow(row)
+                        csv.DictWriter(buffer, fieldnames=self._columns).writeheader()
+                writer = writer or csv.DictWriter(buffer, fieldnames=self._columns)
+                writer.writerow(row)
+            data = buffer.getvalue()
+        with writing(needed=len(data.encode("utf-8", "surrogatepass"))):
+            self.handle.write(data)
         self.rows_written += len(rows)
 
+    def _each(self, rows: list[dict[str, Any]], convert) -> Iterator[Any]:
+        """``convert(row)`` for every row; a value the format cannot hold is one line naming field and row."""
+        for index, row in enumerate(rows):
+            try:
+                yield convert(row)
+            except (TypeError, ValueError):
+                for field, value in row.items():
+                    try:
+                        json.dumps(value, default=_json_default)
+                    except (TypeError, ValueError) as exc:
+                        raise UserError(f"holds {exc}", path=self.path, row=self._row(index), field=field) from None
+                raise
+
+    def _row(self, index: int) -> int:
+        return self.first_row + self.rows_written + index
+
     def table(self, rows: list[dict[str, Any]]):
-        """Rows as an Arrow table with this sink's schema (the first call fixes it)."""
-        import pyarrow as pa
+        """Rows as an Arrow table: every field of every row, each column typed by all of its values."""
+        return parquet_table(rows, path=self.path, first_row=self._row(0))
 
-        try:
-            table = pa.Table.from_pylist(rows, schema=self.schema)
-        except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise UserError(f"rows do not fit the Parquet columns of the first rows ({str(exc).splitlines()[0]}); "
-                            "write .jsonl output instead", path=self.path) from None
-        if self.schema is None:
-            self.schema = table.schema
-        return table
-
-    def write_table(self, table) -> None:
+    def write_table(self, table, rows: Sequence[Mapping[str, Any]] | None = None) -> None:
+        """One row group; ``rows`` (the table's rows, when at hand) let a refusal name the row."""
         import pyarrow.parquet as pq
 
         if self.schema is None:
             self.schema = table.schema
+        merged = merge_schemas([self.schema, table.schema], path=self.path, rows=rows, first_row=self._row(0))
+        if not merged.equals(self.schema, check_metadata=False):
+            name = next(f.name for f in merged if f.name not in self.schema.names or f != self.schema.field(f.name))
+            index = next((i for i, row in enumerate(rows or ()) if row.get(name) is not None), None)
+            raise UserError("first appears (or changes type) after the file's Parquet columns were written; write "
+                            ".jsonl output instead", path=self.path, field=name,
+                            row=None if index is None else self._row(index))
         if self._parquet is None:
             schema = self.schema
             if self.metadata:
                 extra = {key.encode(): value.encode() for key, value in self.metadata.items()}
                 schema = schema.with_metadata({**(schema.metadata or {}), **extra})
             self._parquet = pq.ParquetWriter(self.handle, schema)
-        self._parquet.write_table(table.cast(self.schema) if table.schema != self.schema else table)
+        self._parquet.write_table(conform_table(table, self.schema))
         self.rows_written += table.num_rows
 
     def close(self) -> None:
@@ -339,6 +543,7 @@ class RowWriter:
         self.path = Path(path)
         self.format = file_format(path, declared)
         self._ctx = None
+        self._target = STDIO if is_stdio(path) else self.path  # what a failed write names
         if is_stdio(path):
             if self.format == "parquet":
                 raise UserError("Parquet cannot be written to a pipe; give the output's file name", path=path)
@@ -346,7 +551,8 @@ class RowWriter:
         else:
             self._ctx = atomic_file(self.path)
             self._handle = open_sink(self._ctx.__enter__(), self.format)
-        self.sink = RowSink(self._handle, self.format, fieldnames, path=self.path, metadata=metadata)
+        self.sink = RowSink(self._handle, self.format, fieldnames, path=STDOUT_NAME if is_stdio(path) else self.path,
+                            metadata=metadata)
 
     @property
     def fieldnames(self) -> list[str] | None:
@@ -361,18 +567,28 @@ class RowWriter:
         return self.sink.rows_written
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
-        self.sink.write(rows)
+        with writing(self._target):
+            self.sink.write(rows)
 
     def __enter__(self) -> RowWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        failed: OSError | None = None
         try:
-            self.sink.close()
-        finally:
-            if self._ctx is None:
-                self._handle.flush()
-            else:
-                if not isinstance(self._handle, str):
-                    self._handle.close()
-                self._ctx.__exit__(exc_type, exc, tb)
+            with writing(self._target):
+                try:
+                    self.sink.close()
+                finally:
+                    if self._ctx is None:
+                        self._handle.flush()
+                    elif not isinstance(self._handle, str):
+                        self._handle.close()
+        except OSError as error:
+            failed = error
+        if self._ctx is not None:  # the temporary is renamed only when nothing failed
+            failure = (exc_type, exc, tb) if exc_type is not None else (
+                (type(failed), failed, failed.__traceback__) if failed is not None else (None, None, None))
+            self._ctx.__exit__(*failure)
+        if failed is not None and exc_type is None:
+            raise failed

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowSink, iter_rows, open_sink
+from learned_metrics.io import RowSink, iter_rows, merge_schemas, open_sink, parquet_table, writing
 from learned_metrics.outputs import make_parents, remove_created
 
 PROGRESS_NAME = "progress.json"
@@ -147,7 +147,7 @@ class ChunkStore:
         self.notes: list[str] = []  # what a resumed run should tell the user (parts scored again)
         self.resumed = False  # the state continues an earlier run's (its work is not this run's to throw away)
         self._lock = None
-        self._schema = None  # Parquet: every part gets the first part's columns
+        self._schema = None  # Parquet: the columns of the parts so far, merged (each part keeps its own)
         self._created: list[Path] = []  # folders made for the output, removed again if nothing lands there
         self._part_name = re.compile(rf"part-\d{{6}}\.{re.escape(fmt)}(\.tmp)?")
 
@@ -287,34 +287,47 @@ class ChunkStore:
 
     # -- saving --------------------------------------------------------------------------------
 
-    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any], index: int | None = None) -> None:
+    def save(self, rows: list[dict[str, Any]], counters: dict[str, Any], index: int | None = None, *,
+             first_row: int = 1) -> None:
         """Keep chunk ``index``'s output rows (default: the next chunk), the part first, then its record.
 
         ``counters`` are the chunk's own: ``truncated``, ``details`` and ``input_sha256`` (the hash of the input
         rows up to the chunk's end) go into the part's record; ``fieldnames`` (the CSV columns of every part, the
-        header being written once, at the join) and ``replaced`` are the run's.
+        header being written once, at the join) and ``replaced`` are the run's. ``first_row`` is the output row
+        number of ``rows[0]`` (for messages). A Parquet part has the columns of its own rows; a field whose type
+        cannot be merged with the parts before is refused here, not after the last chunk.
         """
         parts = self.state["parts"]
         index = len(parts) if index is None else index
         part = self.part_path(index)
         tmp = part.with_name(part.name + ".tmp")
-        handle = open_sink(tmp, self.format)
-        sink = RowSink(handle, self.format, counters.get("fieldnames"), header=False, schema=self._parquet_schema(),
-                       path=self.output)
+        table = schema = None
+        if self.format == "parquet":
+            table = parquet_table(rows, path=self.output, first_row=first_row)
+            before = self._parts_schema()
+            schema = table.schema if before is None else merge_schemas(
+                [before, table.schema], path=self.output, rows=rows, first_row=first_row)
         try:
-            try:
-                sink.write(rows)
-                self._schema = sink.schema
-            finally:
-                sink.close()
-                if not isinstance(handle, str):
-                    handle.close()
+            with writing(part):
+                handle = open_sink(tmp, self.format)
+                sink = RowSink(handle, self.format, counters.get("fieldnames"), header=False, path=self.output,
+                               first_row=first_row)
+                try:
+                    if table is None:
+                        sink.write(rows)
+                    else:
+                        sink.write_table(table)
+                finally:
+                    sink.close()
+                    if not isinstance(handle, str):
+                        handle.close()
             digest, size = _file_digest(tmp)
         except BaseException:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
         os.replace(tmp, part)
+        self._schema = schema
         parts.extend([None] * (index + 1 - len(parts)))
         parts[index] = {"rows": len(rows), "bytes": size, "sha256": digest,
                         "truncated": int(counters.get("truncated") or 0),
@@ -324,14 +337,24 @@ class ChunkStore:
                 self.state[key] = counters[key]
         self._write_progress()
 
-    def _parquet_schema(self):
-        if self.format == "parquet" and self._schema is None:
-            import pyarrow.parquet as pq
-
-            finished = [i for i, record in enumerate(self.state.get("parts") or []) if record is not None]
-            if finished:
-                self._schema = pq.read_schema(self.part_path(finished[0]))
+    def _parts_schema(self):
+        """Parquet: the merged columns of the finished parts (read from their footers once, when resuming)."""
+        if self._schema is None and self.finished():
+            self._schema = self._merged_schema(sorted(self.finished()))
         return self._schema
+
+    def _merged_schema(self, indices: list[int]):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schemas = []
+        for index in indices:
+            try:
+                schemas.append(pq.read_schema(self.part_path(index)))
+            except (pa.ArrowException, OSError):
+                self._verified_bytes(index)  # says what is wrong with the part, as one line
+                raise
+        return merge_schemas(schemas, path=self.output)
 
     def part_path(self, index: int) -> Path:
         return self.folder / (_PART.format(index) + "." + self.format)
@@ -347,7 +370,8 @@ class ChunkStore:
                 details[key] = details.get(key, 0) + value
         self.state["details"] = details
         tmp = self.folder / f"{PROGRESS_NAME}.tmp"
-        tmp.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
+        with writing(self.folder / PROGRESS_NAME):
+            tmp.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, self.folder / PROGRESS_NAME)
 
     # -- reading back and finishing ---------------------------------------------------------------
@@ -387,23 +411,29 @@ class ChunkStore:
         the output): header once, one footer (Parquet: with ``metadata`` in its schema metadata). Each part is
         checked against its record first: a damaged part is never joined."""
         count = len(self.state["parts"]) if chunks is None else chunks
+        parts = self.state["parts"][:count]
+        needed = sum(record["bytes"] for record in parts if record is not None)  # about the output's size
         if self.format == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            handle = open_sink(target, "parquet")
-            sink = RowSink(handle, "parquet", path=self.output, metadata=metadata)
-            try:
-                for index in range(count):
-                    sink.write_table(pq.read_table(pa.BufferReader(self._verified_bytes(index))))
-            finally:
-                sink.close()
+            schema = self._merged_schema(list(range(count)))  # every field of every part
+            with writing(self.output, needed=needed):
+                handle = open_sink(target, "parquet")
+                sink = RowSink(handle, "parquet", path=self.output, metadata=metadata, schema=schema)
+                try:
+                    for index in range(count):
+                        sink.write_table(pq.read_table(pa.BufferReader(self._verified_bytes(index))))
+                finally:
+                    sink.close()
             return
-        with target.open("wb") as out:
-            if self.format == "csv" and fieldnames:
-                header = io.StringIO()
-                csv.writer(header).writerow(fieldnames)  # the same dialect as the parts' rows
-                out.write(header.getvalue().encode("utf-8"))
+        header = b""
+        if self.format == "csv" and fieldnames:
+            text = io.StringIO()
+            csv.writer(text).writerow(fieldnames)  # the same dialect as the parts' rows
+            header = text.getvalue().encode("utf-8")
+        with writing(self.output, needed=needed + len(header)), target.open("wb") as out:
+            out.write(header)
             for index in range(count):
                 out.write(self._verified_bytes(index))
 

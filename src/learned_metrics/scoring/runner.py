@@ -36,7 +36,7 @@ from typing import Any
 
 from learned_metrics import __version__, provenance, validate
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks
+from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks, writing
 from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
@@ -130,13 +130,9 @@ def _shard(kwargs: dict[str, list], indices) -> dict[str, list]:
     return {name: [values[i] for i in indices] for name, values in kwargs.items()}
 
 
-def _csv_value(value: Any) -> Any:
-    """CSV cells: lists and objects as JSON (not Python reprs), so they read back."""
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
-
-
 class _OutputRows:
-    """Builds output rows (input fields + score columns) and, for CSV, fixes the header from the first chunk."""
+    """Builds output rows (input fields + score columns) and, for CSV, fixes the header from the first chunk (the
+    writer spells each value: :func:`learned_metrics.io.text_value`)."""
 
     def __init__(self, csv_output: bool, fieldnames: list[str] | None = None, replaced: list[str] | None = None):
         self.csv = csv_output
@@ -158,7 +154,6 @@ class _OutputRows:
                 if extra:
                     raise UserError(f"field(s) {extra} not present in the first chunk; CSV output needs one header "
                                     "for all rows (write .jsonl output instead)", path=path, row=number)
-                out = {k: _csv_value(v) for k, v in out.items()}
             rows.append(out)
         return rows
 
@@ -272,7 +267,8 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
                 store.join_into(stage(output_path), store.state.get("fieldnames"),
                                 provenance.parquet_metadata(summary.provenance) if parquet else None)
                 if not parquet:
-                    provenance.write(summary.provenance, output_path, out_format, stage=stage)
+                    with writing(provenance.sidecar_path(output_path)):
+                        provenance.write(summary.provenance, output_path, out_format, stage=stage)
         except BaseException:
             _keep_folder(store, say)  # every chunk is scored: a --resume only joins them (after freeing space ...)
             raise
@@ -339,7 +335,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 if processes.is_main:
                     rows = builder.build(chunk, result, input_path)
                     _keep(rows, builder, store, writer, index, {
-                        "truncated": result.truncated, "details": result.details, "input_sha256": read.hexdigest()})
+                        "truncated": result.truncated, "details": result.details, "input_sha256": read.hexdigest()},
+                        first_row=summary.rows - len(chunk) + 1)
                 collector.add(result.scores, systems)
             if finished and max(finished) >= chunks:
                 raise UserError(f"cannot resume: {_input_name(input_path)} ended after {summary.rows:,} rows, but "
@@ -359,10 +356,11 @@ def _input_name(path) -> str:
 
 
 def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, index: int,
-          counters: dict[str, Any]) -> None:
+          counters: dict[str, Any], first_row: int) -> None:
     """A finished chunk's rows: into the resume store (with the chunk's record), or straight to standard output."""
     if store is not None:
-        store.save(rows, {**counters, "fieldnames": builder.fieldnames, "replaced": builder.replaced}, index)
+        store.save(rows, {**counters, "fieldnames": builder.fieldnames, "replaced": builder.replaced}, index,
+                   first_row=first_row)
         return
     if writer.fieldnames is None and builder.csv:
         writer.fieldnames = builder.fieldnames
