@@ -47,6 +47,11 @@ SUBCOMMANDS = {
             {"format": "true", "resamples": 10}),
     "shuffle-test": (["--input", str(EXAMPLES / "shuffle.jsonl"), "--resamples", "10"], ["shuffle.jsonl"],
                      {"resamples": 10, "seed": 0}),
+    "benchmark": (["--metric", str(EXAMPLES.parent / "benchmarks" / "scored_overlap" / "summac"),
+                   "--threshold-protocol", "tune-on-val", "--grid", "fixed-0.001", "--resamples", "10"],
+                  ["summac_test.jsonl", "summac_val.jsonl"],
+                  {"threshold_protocol": "tune-on-val", "grid": "fixed-0.001", "resamples": 10, "layout": "auto",
+                   "threshold": None}),
 }
 
 

@@ -101,9 +101,13 @@ def register(subparsers) -> None:
                                     "e = P(entailment), e-c = P(entailment) - P(contradiction).",
                                     epilog=FAITHFULNESS_EPILOG, formatter_class=help_formatter)
     _add_common(faithfulness, "faithfulness")
-    faithfulness.add_argument("--premise-field", default="grounding", help="field with the grounding (premise)")
-    faithfulness.add_argument("--hypothesis-field", default="generation",
-                              help="field with the generation (hypothesis); TRUE files use generated_text")
+    faithfulness.add_argument("--premise-field", default=None,
+                              help="field with the grounding (premise) (default: grounding; in a benchmark file the "
+                              "layout's: doc for LLM-AggreFact and AggreFact, document for SummaC, grounding for TRUE)")
+    faithfulness.add_argument("--hypothesis-field", default=None,
+                              help="field with the generation (hypothesis) (default: generation; in a benchmark file "
+                              "the layout's: claim for LLM-AggreFact and SummaC, summary for AggreFact, generated_text "
+                              "for TRUE)")
     faithfulness.add_argument("--details", action="store_true",
                               help="add a details column: per generation sentence its score and the grounding "
                               "unit that supported it most (see --granularity)")

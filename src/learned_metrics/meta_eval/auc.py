@@ -150,7 +150,7 @@ def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return names, np.array([lookup[v] for v in values], dtype=np.int64)
 
 
-def _row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
+def row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
     """Chunks of (b, n_rows) bootstrap counts, rows redrawn within their group."""
     rng = seeded_rng(seed)
     members = [np.flatnonzero(group_ids == g) for g in range(n_groups)]
@@ -230,7 +230,7 @@ def auc_by_group(
                         f"over {len(group_names)} group(s). Check --label-field and --group-field")
     boot, boot_mean = [], []
     intra_boot: list[np.ndarray] = []
-    for weights in _row_weights(group_ids, len(group_names), resamples, seed):
+    for weights in row_weights(group_ids, len(group_names), resamples, seed):
         per_group = kernel.auc(weights)
         boot.append(per_group)
         boot_mean.append(_mean_over(per_group, defined_groups))

@@ -38,6 +38,13 @@ SYSTEM_TESTS = ("permutation", "bootstrap", "t")
 ON_MISSING = ("error", "drop")
 HUMAN_FORMATS = ("rows", "summeval")
 SCORED_FORMATS = ("rows", "true")
+# ``meta-eval benchmark``: how the supported/unsupported threshold is set, the grid a tuning protocol searches,
+# and the benchmark layouts (:mod:`learned_metrics.meta_eval.benchmarks_io`).
+THRESHOLD_PROTOCOLS = ("fixed", "tune-on-val", "same-split")
+THRESHOLD_GRIDS = ("percentile", "fixed-0.001")
+TUNE_SCOPES = ("dataset", "global")
+UNSEEN_DATASETS = ("error", "global")
+BENCHMARK_LAYOUTS = ("auto", "llm-aggrefact", "aggrefact", "summac", "true")
 
 # How a coefficient is named for readers: words, the symbol a column heading takes, and its LaTeX.
 COEFFICIENT_NAMES = {"kendall": ("Kendall tau-b", "tau", r"\tau"), "pearson": ("Pearson r", "r", "r"),
@@ -199,6 +206,33 @@ OPTIONS = _declare(
     Option("first_person", "all", "first-person forms the first_person proxy counts: all = I, me, my, mine, myself, "
            "we, us, our, ours, ourselves; i = the pronoun I only, as the coherence paper counts it",
            choices=tuple(FIRST_PERSON_FORMS), noun="--first-person"),
+    # benchmarks (meta-eval benchmark): the threshold protocol is a required, visible choice
+    Option("threshold_protocol", None, "how the supported/unsupported threshold is set (required): fixed = "
+           "--threshold, 0.5 unless given (MiniCheck/LLM-AggreFact; TRUE's accuracy); tune-on-val = tuned on "
+           "--tune-split, applied to --split (AggreFact, AlignScore); same-split = tuned on the very rows it is "
+           "judged on (SummaC's code: optimistic)", choices=THRESHOLD_PROTOCOLS, noun="threshold protocol",
+           extra={"required": True}),
+    Option("threshold", None, "the fixed threshold T: a row is predicted supported when its score > T (default "
+           "with --threshold-protocol fixed: 0.5)", kind="text", metavar="T", extra={"type": float}),
+    Option("grid", None, "thresholds a tuning protocol tries (default: percentile): percentile = the score "
+           "percentiles 0, 0.2, ..., 99.8 of the tuning rows, ties to the later threshold (SummaC, AggreFact); "
+           "fixed-0.001 = 0, 0.001, ..., 1, ties to the lowest (AlignScore)", choices=THRESHOLD_GRIDS,
+           noun="threshold grid"),
+    Option("split", None, "the split judged, from a cut/split field or a dev/val/test word in the file name "
+           "(default: test when the rows have splits, else every row)", kind="text", metavar="NAME"),
+    Option("tune_split", None, "the split tune-on-val tunes on (default: whichever of val, dev, valid, validation the "
+           "rows have)", kind="text", metavar="NAME"),
+    Option("tune_scope", None, "one threshold per dataset (default; every reference code) or one for all datasets "
+           "pooled", choices=TUNE_SCOPES, noun="--tune-scope"),
+    Option("unseen_dataset", None, "a dataset of --split without rows in --tune-split: error (default), or global = "
+           "the threshold tuned on the whole --tune-split, said in a note", choices=UNSEEN_DATASETS,
+           noun="--unseen-dataset"),
+    Option("layout", "auto", "benchmark layout of the scored files: auto (from the columns), llm-aggrefact, "
+           "aggrefact, summac or true", choices=BENCHMARK_LAYOUTS, noun="--layout"),
+    Option("sota", False, "AggreFact: keep the SOTA subset only (model_name BART, PegasusDynamic, T5 or Pegasus), "
+           "as aggre_fact_sota.csv", kind="flag"),
+    Option("published_scores", False, "AggreFact: also judge every <Metric>_score column of the first --metric as a "
+           "metric named <Metric> (the baselines the release ships)", kind="flag"),
 )
 
 # Field names: which field of the input rows holds what.
@@ -240,6 +274,10 @@ CONFOUNDER_OPTIONS = _declare(
     Option("splitter", "pysbd", "sentence splitter of the sentences proxy", choices=SPLITTERS,
            noun="sentence splitter"),
 )
+
+# ``meta-eval benchmark``: the dataset of a row comes from the layout unless a field is named.
+BENCHMARK_GROUP_FIELD = Option("group_field", None, "field naming each row's dataset (default: dataset; AggreFact: "
+                               "origin, as its CNN/DM and XSum tables; TRUE: the file name)", kind="field")
 
 # ``meta-eval compare``: its bootstrap was ``--bootstrap-resamples`` before every command used ``--resamples``.
 COMPARE_RESAMPLES = Option("resamples", 1000, "resamples of the paired bootstrap test and the CI of delta; 0 = skip "

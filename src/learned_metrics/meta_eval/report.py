@@ -320,14 +320,7 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
                              names=(a, b), permutations=permutations, resamples=resamples, seed=seed,
                              alternative=alternative, confidence=confidence)
              for a in names for b in (baselines or names) if a != b]
-    for column in columns:
-        adjusted = adjust_p_values([t.p[column] for t in tests], correction)
-        for test, p in zip(tests, adjusted, strict=True):
-            test.p_adjusted[column] = p
-            if p is not None and p < alpha and test.delta[column] > 0:
-                cells[(test.a, column)].beats.append(names.index(test.b) + 1)
-    for cell in cells.values():
-        cell.beats.sort()
+    mark_significant(cells, tests, names, columns, alpha=alpha, correction=correction)
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
     sided = "two-sided" if alternative == "two-sided" else "one-sided"
@@ -341,6 +334,20 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
                 "confidence": confidence}
     title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
     return ReportTable(names, columns, cells, caption, settings, title), tests
+
+
+def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[PairedAucTest], names: Sequence[str],
+                     columns: Sequence[str], *, alpha: float, correction: str) -> None:
+    """Adjust every column's p-values over all the tests made (``correction``) and give each cell the numbers of
+    the metrics it is significantly better than (adjusted p < ``alpha`` and a positive difference)."""
+    for column in columns:
+        adjusted = adjust_p_values([t.p[column] for t in tests], correction)
+        for test, p in zip(tests, adjusted, strict=True):
+            test.p_adjusted[column] = p
+            if p is not None and p < alpha and (test.delta[column] or 0) > 0:
+                cells[(test.a, column)].beats.append(names.index(test.b) + 1)
+    for cell in cells.values():
+        cell.beats.sort()
 
 
 def _check_same_rows(name_a: str, a: Any, name_b: str, b: Any) -> None:

@@ -55,13 +55,14 @@ class InputFields:
     kind: str
     text_field: str | None = None
     sentences_field: str | None = None
-    premise_field: str = "grounding"
-    hypothesis_field: str = "generation"
+    premise_field: str | None = None  # None: grounding, else the grounding column of a recognized benchmark layout
+    hypothesis_field: str | None = None  # None: generation, else the benchmark layout's generation column
 
-    def settle(self, first_row: dict[str, Any]) -> None:
-        """Pick the coherence field once, from the first row, so every row is read the same way."""
+    def settle(self, first_row: dict[str, Any]) -> str | None:
+        """Pick the fields once, from the first row, so every row is read the same way; a note when a faithfulness
+        benchmark layout (LLM-AggreFact, AggreFact, SummaC, TRUE) supplied the fields the defaults lack."""
         if self.kind != "coherence":
-            return
+            return self._settle_faithfulness(first_row)
         if self.text_field and self.sentences_field:
             raise UserError("give either --text-field or --sentences-field, not both")
         if not self.text_field and not self.sentences_field:
@@ -69,6 +70,22 @@ class InputFields:
                 self.sentences_field = "sentences"
             else:
                 self.text_field = "text"
+        return None
+
+    def _settle_faithfulness(self, first_row: dict[str, Any]) -> str | None:
+        premise = self.premise_field or ("grounding" if "grounding" in first_row else None)
+        hypothesis = self.hypothesis_field or ("generation" if "generation" in first_row else None)
+        layout = None
+        if premise is None or hypothesis is None:
+            from learned_metrics.meta_eval.benchmarks_io import text_layout
+
+            layout = text_layout(first_row)
+        self.premise_field = premise or (layout.premise if layout else "grounding")
+        self.hypothesis_field = hypothesis or (layout.hypothesis if layout else "generation")
+        if layout is None:
+            return None
+        return (f"{layout.name} layout recognized: grounding from '{self.premise_field}', generation from "
+                f"'{self.hypothesis_field}' (--premise-field/--hypothesis-field choose others)")
 
     def extract(self, chunk: Sequence[tuple[int, dict[str, Any]]], path: Path) -> tuple[dict[str, list], list[int]]:
         """Validated scorer arguments for every row of the chunk, and each row's size (for balanced sharding)."""
@@ -307,8 +324,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
         with progress, writer_ctx as writer, _run_warnings(say):
             for index, chunk in enumerate(iter_row_chunks(input_path, run.chunk_size, in_format)):
                 chunks = index + 1
-                if index == 0:
-                    fields.settle(chunk[0][1])
+                if index == 0 and (note := fields.settle(chunk[0][1])) and say:
+                    say(f"note: {note}")
                 hash_rows(read, chunk)
                 if index in finished:
                     if parts[index]["input_sha256"] != read.hexdigest():

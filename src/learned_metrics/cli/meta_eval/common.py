@@ -142,8 +142,9 @@ def provenance_lines(inputs: list[dict[str, Any]]) -> tuple[str, list[str]]:
 
 def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | None = None,
            notes: Sequence[str] = (), plots: dict[str, Callable[[Path], Any]] | None = None,
-           csv: dict[str, str | None] | None = None, width: int | None = None) -> int:
-    """Print the notes and the tables (each with its caption), then write every requested file as one staged set:
+           csv: dict[str, str | None] | None = None, width: int | None = None, warnings: Sequence[str] = ()) -> int:
+    """Print the notes, the warnings and the tables (each with its caption), then write every requested file as one
+    staged set:
     ``--json`` (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``,
     ``--csv`` (``csv`` maps a destination to a table key) and the plots; then say where each went."""
     from learned_metrics.outputs import staged_files
@@ -153,8 +154,8 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
 
     out = console(width=width)
     inputs = describe_inputs(args)
-    scored, warnings = provenance_lines(inputs)
-    for note in [*(f"note: {note}" for note in notes), *warnings]:
+    scored, differ = provenance_lines(inputs)
+    for note in [*(f"note: {note}" for note in notes), *(f"warning: {w}" for w in warnings), *differ]:
         out.print(note, markup=False, highlight=False)
     tables = result.tables()
     if scored:  # the captions say which model and settings made the scores

@@ -1,0 +1,670 @@
+"""Faithfulness benchmarks judged the way the field reports them, under a protocol the output names.
+
+Per dataset and as the unweighted mean over datasets: balanced accuracy (BAcc, the mean of the two classes' recalls,
+as ``sklearn.metrics.balanced_accuracy_score``; a dataset with one class gets that class's recall), ROC AUC
+(:func:`~.auc.auc_by_group`, undefined for a dataset with one class) and, at the threshold, precision, recall and F1
+of the unsupported class (label 0). A row is predicted supported when its score is above the threshold
+(``score > t``), as every reference code does. The threshold comes from a protocol:
+
+``fixed``
+    one value for every dataset, 0.5 unless given: MiniCheck / LLM-AggreFact (on a probability), and the accuracy
+    TRUE's library reports next to its AUC.
+``tune-on-val``
+    tuned on a validation split (``val``/``dev``) and applied to the judged split (``test``): AggreFact, AlignScore.
+    A dataset of the judged split without tuning rows is an error, or (``unseen_dataset="global"``) gets the
+    threshold tuned on the whole tuning split.
+``same-split``
+    tuned on the very rows it is judged on: what SummaC's ``benchmark.evaluate`` does. Optimistic (the threshold has
+    seen the labels it is scored against), and marked so.
+
+Tuning tries a grid and keeps the threshold with the best BAcc on the tuning rows (per dataset, or one for all
+datasets pooled with ``tune_scope="global"``): ``percentile`` = the score percentiles 0, 0.2, ..., 99.8 of the
+tuning rows (numpy's linear interpolation), ties to the later threshold (SummaC's and AggreFact's
+``choose_best_threshold``: ``>=``); ``fixed-0.001`` = 0, 0.001, ..., 1, ties to the lowest (AlignScore's harness
+sorts stably by BAcc and takes the first).
+
+Every number has a percentile bootstrap CI: rows redrawn within each dataset (the resamples of
+:func:`~.auc.auc_by_group`, same seed), the threshold held at its value. With several metrics (the same rows scored
+by each) the BAcc and AUC tables of ``report`` follow: the best per column in bold and, per cell, the metrics it is
+significantly better than. The BAcc test is approximate randomization on the two metrics' predictions swapped per
+row (each at its own threshold); the AUC test is ``report``'s (:func:`~.report.paired_auc_test`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.auc import auc_by_group, row_weights
+from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
+from learned_metrics.meta_eval.options import DEFAULTS, check, correction_words, interval_words
+from learned_metrics.meta_eval.report import (
+    MEAN_COLUMN,
+    PairedAucTest,
+    ReportCell,
+    ReportTable,
+    mark_best,
+    mark_significant,
+    paired_auc_test,
+)
+from learned_metrics.meta_eval.resampling import (
+    Estimate,
+    ci_columns,
+    estimate_from,
+    percentile_interval,
+    percentiles_for,
+)
+from learned_metrics.meta_eval.significance import permutation_p
+from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.validate import numbers
+
+PERCENTILES = np.arange(0, 100, 0.2)  # SummaC's grid: 0, 0.2, ..., 99.8
+FIXED_GRID = np.arange(1001) / 1000  # AlignScore's grid: i / 1000 for i in 0..1000
+TIES = {"percentile": "later", "fixed-0.001": "lowest"}
+GRID_WORDS = {"percentile": "the score percentiles 0, 0.2, ..., 99.8 of the tuning rows",
+              "fixed-0.001": "0, 0.001, ..., 1"}
+PROTOCOL_TOOLS = {"fixed": "MiniCheck and LLM-AggreFact; TRUE's accuracy", "tune-on-val": "AggreFact and AlignScore",
+                  "same-split": "SummaC's benchmark code"}
+STATISTICS = ("bacc", "auc", "precision", "recall", "f1")
+STATISTIC_TITLES = {"bacc": "BAcc", "auc": "AUC", "precision": "P unsup", "recall": "R unsup", "f1": "F1 unsup"}
+DEFAULT_THRESHOLD = 0.5
+
+
+# --- the threshold search ------------------------------------------------------------------------
+
+
+def _rates(tp, fn, tn, fp) -> dict[str, np.ndarray]:
+    """BAcc and the unsupported class's precision, recall and F1 from confusion counts (arrays of any shape).
+
+    BAcc = (recall of 0 + recall of 1) / 2, or the recall of the one class present, in sklearn's order of
+    operations, so equal counts give the same float as ``balanced_accuracy_score``. Undefined values are NaN.
+    """
+    tp, fn, tn, fp = (np.asarray(x, dtype=np.float64) for x in (tp, fn, tn, fp))
+    positives, negatives = tp + fn, tn + fp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall_1, recall_0 = tp / positives, tn / negatives
+        bacc = np.where(positives > 0, np.where(negatives > 0, (recall_0 + recall_1) / 2, recall_1), recall_0)
+        return {"bacc": bacc, "precision": tn / (tn + fn), "recall": recall_0, "f1": 2 * tn / (2 * tn + fn + fp)}
+
+
+def threshold_grid(scores: np.ndarray, grid: str) -> np.ndarray:
+    """The thresholds a tuning protocol tries, in the order the reference code tries them."""
+    if grid == "percentile":
+        return np.percentile(np.asarray(scores, dtype=np.float64), PERCENTILES)
+    return FIXED_GRID.copy()
+
+
+def balanced_accuracies(scores: np.ndarray, labels: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """BAcc of predicting ``score > t`` for every threshold ``t`` (one sort, no loop over thresholds)."""
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    positive, negative = np.sort(scores[labels == 1]), np.sort(scores[labels == 0])
+    tp = len(positive) - np.searchsorted(positive, thresholds, side="right")
+    tn = np.searchsorted(negative, thresholds, side="right")
+    return _rates(tp, len(positive) - tp, tn, len(negative) - tn)["bacc"]
+
+
+def tune_threshold(scores: np.ndarray, labels: np.ndarray, grid: str = "percentile") -> float:
+    """The grid threshold with the best BAcc on these rows; ties to the later threshold on the percentile grid
+    (SummaC/AggreFact), to the lowest on the 0.001 grid (AlignScore)."""
+    check(grid=grid)
+    if len(scores) == 0:
+        raise UserError("no rows to tune a threshold on")
+    thresholds = threshold_grid(scores, grid)
+    bacc = balanced_accuracies(scores, labels, thresholds)
+    best = np.flatnonzero(bacc == bacc.max())
+    return float(thresholds[best[-1] if TIES[grid] == "later" else best[0]])
+
+
+# --- the protocol --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How the thresholds were set and which rows were judged: named in every caption and in the JSON."""
+
+    name: str
+    split: str | None  # the judged split (None: every row; the rows carry no split)
+    threshold: float | None = None  # fixed
+    grid: str | None = None  # tuning protocols
+    tune_split: str | None = None  # tune-on-val
+    scope: str | None = None  # dataset | global
+    unseen_dataset: str | None = None
+
+    @property
+    def optimistic(self) -> bool:
+        return self.name == "same-split"
+
+    @property
+    def judged(self) -> str:
+        return self.split or "all rows"
+
+    def words(self) -> str:
+        """One sentence for captions: the protocol, who uses it, the grid and the tie rule."""
+        if self.name == "fixed":
+            return (f"Protocol fixed ({PROTOCOL_TOOLS['fixed']}): threshold {self.threshold:g} for every dataset, "
+                    f"supported when score > {self.threshold:g}; judged on {self.judged}.")
+        per = "per dataset" if self.scope == "dataset" else "once for all datasets pooled"
+        where = (f"tuned {per} on {self.tune_split} and applied to {self.judged}" if self.name == "tune-on-val"
+                 else f"tuned {per} on the same {self.judged} rows it is judged on, OPTIMISTIC (the threshold has seen "
+                      "the labels it is scored against)")
+        return (f"Protocol {self.name} ({PROTOCOL_TOOLS[self.name]}): threshold {where}; grid {GRID_WORDS[self.grid]}, "
+                f"best BAcc, ties to the {TIES[self.grid]} threshold; supported when score > threshold.")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "used_by": PROTOCOL_TOOLS[self.name], "split": self.split,
+                               "optimistic": self.optimistic, "rule": "supported when score > threshold"}
+        if self.name == "fixed":
+            out["threshold"] = self.threshold
+        else:
+            out.update(grid=self.grid, grid_values=GRID_WORDS[self.grid], ties=TIES[self.grid], scope=self.scope)
+        if self.name == "tune-on-val":
+            out.update(tune_split=self.tune_split, unseen_dataset=self.unseen_dataset)
+        return out
+
+
+def _finite_threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserError(f"--threshold must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _protocol(o: Any, threshold: Any, split: str | None, tune_split: str | None, splits: Sequence[str | None]
+              ) -> Protocol:
+    """The protocol the options ask for, checked against each other and against the splits the rows carry."""
+    name = o.threshold_protocol
+    if name is None:
+        raise UserError("choose a threshold protocol: --threshold-protocol fixed (MiniCheck, LLM-AggreFact), "
+                        "tune-on-val (AggreFact, AlignScore) or same-split (SummaC's code, optimistic)")
+    if name != "fixed" and threshold is not None:
+        raise UserError(f"--threshold is for --threshold-protocol fixed; {name} tunes the threshold")
+    if name == "fixed" and (o.grid is not None or o.tune_scope is not None):
+        raise UserError("--grid and --tune-scope are for the tuning protocols (tune-on-val, same-split)")
+    if name != "tune-on-val" and (tune_split is not None or o.unseen_dataset is not None):
+        raise UserError("--tune-split and --unseen-dataset are for --threshold-protocol tune-on-val")
+    present = list(dict.fromkeys(s for s in splits if s is not None))
+    if not present:
+        if split is not None:
+            raise UserError(f"--split {split}: the rows carry no split (no cut/split field, no dev/val/test in the "
+                            "file names)")
+        if name == "tune-on-val":
+            raise UserError("tune-on-val needs a tuning split, and the rows carry no split (no cut/split field, no "
+                            "dev/val/test in the file names); use --threshold-protocol fixed or same-split")
+        judged = None
+    else:
+        judged = split or "test"
+        if judged not in present:
+            raise UserError(f"no rows of split '{judged}' (splits present: {', '.join(present)}); name one with "
+                            "--split")
+    tuned = None
+    if name == "tune-on-val":
+        if tune_split is not None:
+            if tune_split not in present:
+                raise UserError(f"no rows of --tune-split '{tune_split}' (splits present: {', '.join(present)})")
+            tuned = tune_split
+        else:
+            candidates = [s for s in TUNE_SPLITS if s in present]
+            if not candidates:
+                raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
+                                f"({', '.join(present)}); name one with --tune-split")
+            tuned = candidates[0]
+        if tuned == judged:
+            raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
+    if name == "fixed":
+        value = DEFAULT_THRESHOLD if threshold is None else _finite_threshold(threshold)
+        return Protocol(name, judged, threshold=value)
+    return Protocol(name, judged, grid=o.grid or "percentile", tune_split=tuned, scope=o.tune_scope or "dataset",
+                    unseen_dataset=(o.unseen_dataset or "error") if name == "tune-on-val" else None)
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """One metric on one dataset: the threshold and where it came from, the class counts and the statistics."""
+
+    dataset: str
+    threshold: float
+    tuned_on: str  # "fixed", or the tuning split (with "all datasets" for a global threshold)
+    tune_rows: int | None
+    fallback: bool  # tune-on-val: no tuning rows of this dataset, the global threshold used
+    rows: int
+    positives: int
+    negatives: int
+    stats: dict[str, Estimate]
+    constant: bool  # every judged row has the same score
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "tuned_on": self.tuned_on, "tune_rows": self.tune_rows,
+                "fallback": self.fallback, "rows": self.rows, "positives": self.positives,
+                "negatives": self.negatives, "constant_scores": self.constant,
+                **{name: self.stats[name].to_json() for name in STATISTICS}}
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    name: str
+    datasets: list[DatasetResult]
+    mean: dict[str, Estimate]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"datasets": {d.dataset: d.to_json() for d in self.datasets},
+                "mean": {name: self.mean[name].to_json() for name in STATISTICS}}
+
+
+@dataclass
+class BenchmarkReport(Tabular):
+    """Every metric on every dataset under one protocol; with several metrics the BAcc and AUC tables of
+    ``report`` (bold best, significance markers) and the paired tests behind them."""
+
+    benchmark: str
+    protocol: Protocol
+    results: dict[str, MetricResult]
+    datasets: list[str]
+    bacc: ReportTable | None
+    auc: ReportTable | None
+    tests: dict[str, list[PairedAucTest]]
+    notes: list[str]
+    warnings: list[str]
+    settings: dict[str, Any]
+
+    def _intervals(self) -> str:
+        return interval_words(self.settings["confidence"], self.settings["resamples"],
+                              what="rows redrawn within each dataset, the threshold held")
+
+    def _caption(self, what: str) -> str:
+        undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
+        return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {self._intervals()}, seed "
+                f"{self.settings['seed']}. {self.protocol.words()}"
+                + (" AUC —: a dataset with one class only (left out of the AUC mean)." if undefined and "AUC" in what
+                   else ""))
+
+    def _title(self) -> str:
+        if self.protocol.name == "fixed":
+            short = f"threshold fixed at {self.protocol.threshold:g}"
+        elif self.protocol.name == "tune-on-val":
+            short = f"threshold tuned on {self.protocol.tune_split}, {self.protocol.grid} grid"
+        else:
+            short = f"threshold tuned on the same split, {self.protocol.grid} grid, OPTIMISTIC"
+        return f"{self.benchmark} · {self.protocol.judged} · {short}"
+
+    def _per_dataset(self, statistics: Sequence[str], *, long: bool = False) -> tuple[list[list[Any]], set[int],
+                                                                                     dict[int, str]]:
+        """Rows of the per-dataset tables: per metric its datasets, then the mean; ``long`` starts each row with the
+        metric's name (CSV), otherwise each metric's block has it as a heading."""
+        rows: list[list[Any]] = []
+        rules, groups = set(), {}
+        for name, result in self.results.items():
+            groups[len(rows)] = name
+            for d in result.datasets:
+                tuned = d.tuned_on if d.tune_rows is None else f"{d.tuned_on} ({d.tune_rows})"
+                rows.append([*([name] if long else []), d.dataset, d.threshold, tuned, d.rows, d.positives,
+                             d.negatives, *(Cell(d.stats[s].value, d.stats[s].ci) for s in statistics)])
+            rows.append([*([name] if long else []), "mean (unweighted)", None, "", None, None, None,
+                         *(Cell(result.mean[s].value, result.mean[s].ci) for s in statistics)])
+            rules.add(len(rows) - 1)
+        return rows, rules, groups
+
+    @staticmethod
+    def _columns(statistics: Sequence[str], *, long: bool = False) -> list[Column]:
+        return [*([Column("metric", kind="text")] if long else []), Column("dataset", kind="text"),
+                Column("threshold", kind="number", digits=4), Column("tuned_on", "tuned on", kind="text"),
+                Column("rows", kind="count"), Column("positives", "pos", kind="count"),
+                Column("negatives", "neg", kind="count"),
+                *(Column(s, STATISTIC_TITLES[s], kind="estimate") for s in statistics)]
+
+    def per_dataset_table(self) -> Table:
+        """BAcc and AUC per dataset, with the threshold of each and where it was tuned."""
+        rows, rules, groups = self._per_dataset(("bacc", "auc"))
+        return Table(self._columns(("bacc", "auc")), rows, title=self._title(), key="per_dataset",
+                     caption=self._caption("balanced accuracy (BAcc) and ROC AUC"), rules=rules, groups=groups)
+
+    def unsupported_table(self) -> Table:
+        """Precision, recall and F1 of the unsupported class (label 0) at each dataset's threshold."""
+        rows, rules, groups = self._per_dataset(("precision", "recall", "f1"))
+        return Table(self._columns(("precision", "recall", "f1")), rows, title=f"{self._title()} · unsupported class",
+                     key="unsupported", rules=rules, groups=groups,
+                     caption=self._caption("precision, recall and F1 of the unsupported class (label 0, predicted "
+                                           "when score <= threshold)"))
+
+    def long_table(self) -> Table:
+        """Every number of the run, one row per (metric, dataset) and one per metric's mean: what ``to_csv``
+        writes."""
+        rows, rules, _ = self._per_dataset(STATISTICS, long=True)
+        return Table(self._columns(STATISTICS, long=True), rows, title=self._title(), key="long", rules=rules,
+                     caption=self._caption("BAcc, ROC AUC and the unsupported class's precision, recall and F1"))
+
+    def tables(self) -> list[Table]:
+        tables = []
+        for key, report in (("bacc", self.bacc), ("auc", self.auc)):
+            if report is not None:
+                table = report.tables()[0]
+                table.key = key
+                tables.append(table)
+        return [*tables, self.per_dataset_table(), self.unsupported_table()]
+
+    def csv_tables(self) -> list[Table]:
+        """The long table first (one row per metric and dataset, every statistic), then the printed ones."""
+        return [self.long_table(), *self.tables()]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "benchmark": self.benchmark, "protocol": self.protocol.to_json(), "metrics": list(self.results),
+            "datasets": self.datasets, "results": {name: r.to_json() for name, r in self.results.items()},
+        }
+        if self.bacc is not None:
+            out["tables"] = {"bacc": self.bacc.to_json(), **({"auc": self.auc.to_json()} if self.auc else {})}
+            out["tests"] = {key: [t.to_json() for t in tests] for key, tests in self.tests.items()}
+        out.update(notes=self.notes, warnings=self.warnings, settings=self.settings)
+        return out
+
+    def to_frame(self):
+        """One row per (metric, dataset), then the mean: threshold, counts and every statistic with its CI."""
+        import pandas as pd
+
+        rows = []
+        for name, result in self.results.items():
+            for d in result.datasets:
+                rows.append({"metric": name, "dataset": d.dataset, "threshold": d.threshold, "tuned_on": d.tuned_on,
+                             "rows": d.rows, "positives": d.positives, "negatives": d.negatives,
+                             **{f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(d.stats[s].to_json()).items()
+                                if k in ("value", "ci_low", "ci_high")}})
+            rows.append({"metric": name, "dataset": MEAN_COLUMN,
+                         **{f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(result.mean[s].to_json()).items()
+                            if k in ("value", "ci_low", "ci_high")}})
+        return pd.DataFrame(rows)
+
+
+# --- the computation -----------------------------------------------------------------------------
+
+
+class _Confusion:
+    """Confusion counts per dataset for many row weightings at once; rows sorted by dataset, ``starts`` the first
+    row of each."""
+
+    def __init__(self, labels: np.ndarray, starts: np.ndarray):
+        self.positive = labels == 1
+        self.starts = starts
+
+    def _per_dataset(self, values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values, self.starts, axis=1)
+
+    def rates(self, weights: np.ndarray, supported: np.ndarray) -> dict[str, np.ndarray]:
+        """``weights`` (b, rows), ``supported`` (rows,) or (b, rows) predictions: statistics per dataset (b, G)."""
+        on_positive = weights * self.positive
+        on_negative = weights * ~self.positive
+        return _rates(self._per_dataset(on_positive * supported), self._per_dataset(on_positive * ~supported),
+                      self._per_dataset(on_negative * ~supported), self._per_dataset(on_negative * supported))
+
+
+def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    return values[:, columns].mean(axis=1) if len(columns) else np.full(values.shape[0], np.nan)
+
+
+def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported_b: np.ndarray,
+                      confusion: _Confusion, dataset_ids: np.ndarray, columns: list[str], *, permutations: int,
+                      resamples: int, seed: int, alternative: str, confidence: float, block: int = 100
+                      ) -> PairedAucTest:
+    """BAcc(a) - BAcc(b) per dataset and for the mean: approximate randomization (the two metrics' predictions
+    swapped per row, each at its own threshold) and a paired bootstrap CI (the same rows drawn for both)."""
+    n_groups = len(columns) - 1
+
+    def delta(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bacc_a, bacc_b = confusion.rates(weights, a)["bacc"], confusion.rates(weights, b)["bacc"]
+        return np.column_stack([bacc_a - bacc_b, bacc_a.mean(axis=1) - bacc_b.mean(axis=1)])
+
+    ones = np.ones((1, len(supported_a)))
+    observed = delta(ones, supported_a, supported_b)[0]
+    rng = np.random.default_rng(seed)
+    randomized = []
+    for start in range(0, permutations, block):
+        swap = rng.random((min(block, permutations - start), len(supported_a))) < 0.5
+        randomized.append(delta(ones, np.where(swap, supported_b, supported_a), np.where(swap, supported_a,
+                                                                                          supported_b)))
+    boot = [delta(weights, supported_a, supported_b)
+            for weights in row_weights(dataset_ids, n_groups, resamples, seed)]
+    randomized_all = np.concatenate(randomized) if randomized else np.empty((0, len(columns)))
+    boot_all = np.concatenate(boot) if boot else np.empty((0, len(columns)))
+    delta_out, p, ci = {}, {}, {}
+    for i, column in enumerate(columns):
+        delta_out[column] = None if np.isnan(observed[i]) else float(observed[i])
+        p[column] = permutation_p(float(observed[i]), randomized_all[:, i], alternative)[0]
+        ci[column] = percentile_interval(boot_all[:, i], percentiles_for(confidence)).ci
+    return PairedAucTest(names[0], names[1], delta_out, p, ci)
+
+
+def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], splits: Sequence[str | None] | None = None,
+              keys: Sequence[Any] | None = None, *, threshold_protocol: str | None = DEFAULTS.threshold_protocol,
+              threshold: float | None = DEFAULTS.threshold, grid: str | None = DEFAULTS.grid,
+              split: str | None = DEFAULTS.split, tune_split: str | None = DEFAULTS.tune_split,
+              tune_scope: str | None = DEFAULTS.tune_scope, unseen_dataset: str | None = DEFAULTS.unseen_dataset,
+              baselines: Sequence[str] | None = None, resamples: int = DEFAULTS.resamples,
+              permutations: int = DEFAULTS.permutations, alpha: float = DEFAULTS.alpha,
+              alternative: str = DEFAULTS.alternative, correction: str = DEFAULTS.correction,
+              confidence: float = DEFAULTS.confidence, seed: int = DEFAULTS.seed,
+              benchmark_name: str = "benchmark") -> BenchmarkReport:
+    """Judge metrics on a labelled benchmark under a named threshold protocol.
+
+    ``scores`` maps a metric name to its scores of the rows; ``labels`` are 0/1 (1 = supported/consistent);
+    ``datasets`` name each row's dataset; ``splits`` each row's split (None: no split); ``keys`` an identity of each
+    row's (grounding, generation) pair, to warn about rows in both the tuning and the judged split. Every metric
+    scores the same rows. See the module docstring for the protocols, grids and tie rules.
+    """
+    o = check(threshold_protocol=threshold_protocol, grid=grid, tune_scope=tune_scope, unseen_dataset=unseen_dataset,
+              resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
+              correction=correction, confidence=confidence, seed=seed)
+    if not isinstance(scores, dict) or not scores:
+        raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")
+    labels = np.asarray(labels)
+    n = len(labels)
+    if n == 0 or labels.ndim != 1 or not np.isin(labels, (0, 1)).all():
+        raise UserError("labels must be a non-empty 1-D array of 0/1")
+    labels = labels.astype(np.int64)
+    values = {}
+    for name, column in scores.items():
+        array = numbers(column, f"scores[{name!r}]")
+        if array.shape != (n,):
+            raise UserError(f"scores[{name!r}] has shape {array.shape}, the labels {n} rows")
+        if np.isnan(array).any():
+            raise UserError(f"scores[{name!r}] has a missing/NaN score at position {int(np.isnan(array).argmax()) + 1}")
+        values[str(name)] = array
+    datasets = [str(d) for d in datasets]
+    splits = list(splits) if splits is not None else [None] * n
+    if len(datasets) != n or len(splits) != n or (keys is not None and len(keys) != n):
+        raise UserError(f"datasets, splits and keys need one value per row ({n})")
+    unknown = [b for b in (baselines or []) if b not in values]
+    if unknown:
+        raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(values)})")
+    protocol = _protocol(o, threshold, split, tune_split, splits)
+    notes: list[str] = []
+    warnings: list[str] = []
+    split_array = np.array(splits, dtype=object)
+    judged = (split_array == protocol.split) if protocol.split is not None else np.ones(n, dtype=bool)
+    if protocol.split is not None and any(s is None for s in splits):
+        notes.append(f"{sum(s is None for s in splits)} row(s) carry no split and are not judged")
+    tuning = (split_array == protocol.tune_split) if protocol.name == "tune-on-val" else judged
+    names_of_datasets = list(dict.fromkeys(d for d, j in zip(datasets, judged, strict=True) if j))
+    dataset_array = np.array(datasets, dtype=object)
+    if protocol.name == "tune-on-val" and keys is not None:
+        seen = {k for k, t in zip(keys, tuning, strict=True) if t}
+        shared = sum(1 for k, j in zip(keys, judged, strict=True) if j and k in seen)
+        if shared:
+            warnings.append(f"{shared} of {int(judged.sum())} {protocol.split} row(s) also appear in "
+                            f"{protocol.tune_split} (same grounding and generation): the thresholds were tuned on "
+                            "them too")
+
+    # the judged rows, sorted by dataset (stable): every per-dataset sum is a slice
+    order = np.flatnonzero(judged)
+    ids_unsorted = np.array([names_of_datasets.index(d) for d in dataset_array[order]], dtype=np.int64)
+    sort = np.argsort(ids_unsorted, kind="stable")
+    rows, ids = order[sort], ids_unsorted[sort]
+    n_groups = len(names_of_datasets)
+    starts = np.searchsorted(ids, np.arange(n_groups))
+    y = labels[rows]
+    group_names = [names_of_datasets[i] for i in ids]
+    confusion = _Confusion(y, starts)
+    positives = np.add.reduceat(y, starts)
+    counts = np.diff(np.append(starts, len(rows)))
+    for g, name in enumerate(names_of_datasets):
+        if positives[g] in (0, counts[g]):
+            notes.append(f"{name}: every judged row has label {int(positives[g] > 0)}: AUC undefined (—, left out of "
+                         "the AUC mean), BAcc is that class's recall alone")
+    both_classes = bool(((positives > 0) & (positives < counts)).any())
+    columns = [*names_of_datasets, MEAN_COLUMN]
+    fallback_datasets: set[str] = set()
+
+    results: dict[str, MetricResult] = {}
+    supported: dict[str, np.ndarray] = {}
+    for name, metric_scores in values.items():
+        thresholds, tuned_on, tune_rows, fallback = _thresholds(protocol, metric_scores, labels, dataset_array, tuning,
+                                                                names_of_datasets)
+        fallback_datasets |= {d for d, f in zip(names_of_datasets, fallback, strict=True) if f}
+        s = metric_scores[rows]
+        supported[name] = s > thresholds[ids]
+        _range_notes(notes, name, s, protocol)
+        point = {k: v[0] for k, v in confusion.rates(np.ones((1, len(rows))), supported[name]).items()}
+        boot: dict[str, list[np.ndarray]] = {k: [] for k in point}
+        for weights in row_weights(ids, n_groups, o.resamples, o.seed):
+            for k, v in confusion.rates(weights, supported[name]).items():
+                boot[k].append(v)
+        boot_all = {k: np.concatenate(v) if v else np.empty((0, n_groups)) for k, v in boot.items()}
+        auc = (auc_by_group(s, y, group_names, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
+               if both_classes else None)
+        per_dataset = []
+        for g, dataset in enumerate(names_of_datasets):
+            members = s[starts[g]:starts[g] + counts[g]]
+            stats = {k: estimate_from(point[k][g], boot_all[k][:, g], n=int(counts[g]), confidence=o.confidence)
+                     for k in point}
+            stats["auc"] = (auc.groups[g].auc if auc is not None
+                            else estimate_from(np.nan, np.empty(0), n=int(counts[g])))
+            constant = bool(members.min() == members.max())
+            if constant:
+                notes.append(f"{name}: every judged row of {dataset} has the same score ({members[0]:g}): one "
+                             "predicted class (BAcc 0.5 with both labels), and an AUC of 0.5 that ranks nothing")
+            per_dataset.append(DatasetResult(dataset, float(thresholds[g]), tuned_on[g], tune_rows[g], fallback[g],
+                                             int(counts[g]), int(positives[g]), int(counts[g] - positives[g]),
+                                             {k: stats[k] for k in STATISTICS}, constant))
+        mean = {}
+        for k in point:
+            defined = np.flatnonzero(~np.isnan(point[k]))
+            mean[k] = estimate_from(float(point[k][defined].mean()) if len(defined) else np.nan,
+                                    _mean_over(boot_all[k], defined), n=len(defined),
+                                    skipped=n_groups - len(defined), confidence=o.confidence)
+        mean["auc"] = auc.mean if auc is not None else estimate_from(np.nan, np.empty(0), n=0, skipped=n_groups)
+        results[name] = MetricResult(name, per_dataset, {k: mean[k] for k in STATISTICS})
+    if fallback_datasets:
+        notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
+                     f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
+
+    settings = {"resamples": o.resamples, "permutations": o.permutations, "alpha": o.alpha,
+                "alternative": o.alternative, "correction": o.correction, "confidence": o.confidence, "seed": o.seed,
+                "baselines": list(baselines or [])}
+    names = list(values)
+    bacc_table = auc_table = None
+    tests: dict[str, list[PairedAucTest]] = {}
+    if len(names) > 1:
+        pairs = [(a, b) for a in names for b in (baselines or names) if a != b]
+        tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], confusion, ids, columns,
+                                           permutations=o.permutations, resamples=o.resamples, seed=o.seed,
+                                           alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
+        bacc_table = _multi_table("bacc", results, names, columns, tests["bacc"], o, protocol, benchmark_name,
+                                  baselines, settings)
+        if both_classes:
+            tests["auc"] = [paired_auc_test(values[a][rows], values[b][rows], y, group_names, names=(a, b),
+                                            permutations=o.permutations, resamples=o.resamples, seed=o.seed,
+                                            alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
+            auc_table = _multi_table("auc", results, names, columns, tests["auc"], o, protocol, benchmark_name,
+                                     baselines, settings)
+    return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, bacc_table, auc_table, tests,
+                           notes, warnings, settings)
+
+
+def evaluate_benchmark(rows: BenchmarkRows, **options: Any) -> BenchmarkReport:
+    """:func:`benchmark` on what :func:`~.benchmarks_io.read_benchmark` read; its notes come first."""
+    report = benchmark(rows.scores, rows.labels, rows.datasets, rows.splits, rows.keys,
+                       benchmark_name=rows.layout.name, **options)
+    report.notes[:0] = rows.notes
+    return report
+
+
+def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, datasets: np.ndarray, tuning: np.ndarray,
+                names: list[str]) -> tuple[np.ndarray, list[str], list[int | None], list[bool]]:
+    """Per dataset (in ``names`` order): the threshold, where it was tuned, on how many rows, and whether it is the
+    global fallback of a dataset without tuning rows."""
+    k = len(names)
+    if protocol.name == "fixed":
+        return np.full(k, protocol.threshold), ["fixed"] * k, [None] * k, [False] * k
+    split = protocol.tune_split if protocol.name == "tune-on-val" else protocol.judged
+    pooled = None
+
+    def global_threshold() -> float:
+        nonlocal pooled
+        if pooled is None:
+            pooled = tune_threshold(scores[tuning], labels[tuning], protocol.grid)
+        return pooled
+
+    if protocol.scope == "global":
+        return (np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k,
+                [False] * k)
+    thresholds, tuned_on, tune_rows, fallback = [], [], [], []
+    for name in names:
+        members = tuning & (datasets == name)
+        if members.any():
+            thresholds.append(tune_threshold(scores[members], labels[members], protocol.grid))
+            tuned_on.append(split)
+            tune_rows.append(int(members.sum()))
+            fallback.append(False)
+            continue
+        if protocol.unseen_dataset != "global":
+            raise UserError(f"dataset '{name}' has {protocol.split} rows but no {protocol.tune_split} rows to tune its "
+                            "threshold on; pass --unseen-dataset global to use the threshold tuned on the whole "
+                            f"{protocol.tune_split} split, or --tune-scope global")
+        thresholds.append(global_threshold())
+        tuned_on.append(f"{split}, all datasets (fallback)")
+        tune_rows.append(int(tuning.sum()))
+        fallback.append(True)
+    return np.array(thresholds), tuned_on, tune_rows, fallback
+
+
+def _range_notes(notes: list[str], name: str, scores: np.ndarray, protocol: Protocol) -> None:
+    """A fixed threshold or the 0.001 grid assume probabilities in [0, 1]; say so when scores leave it."""
+    low, high = float(scores.min()), float(scores.max())
+    if low >= 0 and high <= 1:
+        return
+    if protocol.name == "fixed":
+        notes.append(f"{name}: scores range from {low:g} to {high:g}, not a probability in [0, 1]; a fixed "
+                     f"threshold of {protocol.threshold:g} may not mean what it does for one")
+    elif protocol.grid == "fixed-0.001":
+        notes.append(f"{name}: scores range from {low:g} to {high:g}, but the fixed-0.001 grid only tries 0..1 "
+                     "(the percentile grid follows the scores)")
+
+
+def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[str], columns: list[str],
+                 tests: list[PairedAucTest], o: Any, protocol: Protocol, benchmark_name: str,
+                 baselines: Sequence[str] | None, settings: dict[str, Any]) -> ReportTable:
+    """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
+    cells: dict[tuple[str, str], ReportCell] = {}
+    for name in names:
+        for d in results[name].datasets:
+            cells[(name, d.dataset)] = ReportCell(d.stats[statistic].value, d.stats[statistic].ci)
+        cells[(name, MEAN_COLUMN)] = ReportCell(results[name].mean[statistic].value, results[name].mean[statistic].ci)
+    mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction)
+    mark_best(cells, names, columns)
+    what = "Balanced accuracy" if statistic == "bacc" else "ROC AUC"
+    swapped = ("the two metrics' predictions (each at its own threshold)" if statistic == "bacc"
+               else "the two metrics' scores")
+    against = "the baselines" if baselines else "the other metrics"
+    sided = "two-sided" if o.alternative == "two-sided" else "one-sided"
+    intervals = interval_words(o.confidence, o.resamples, what="rows redrawn within each dataset")
+    caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; bold: best per "
+               f"column; superscript numbers: {against} (by row number) this metric is significantly better than "
+               f"({sided} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
+               f"{correction_words(o.correction)}p < {o.alpha}). {protocol.words()}")
+    short = "BAcc" if statistic == "bacc" else "ROC AUC"
+    title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
+    return ReportTable(names, columns, cells, caption, {"mode": statistic, **settings}, title)

@@ -1,0 +1,348 @@
+"""Faithfulness benchmarks read as released: LLM-AggreFact, AggreFact, the SummaC benchmark and TRUE.
+
+Each layout is declared once in :data:`LAYOUTS`: the columns a file of it has, which hold the grounding and the
+generation (what ``learned-metrics score faithfulness`` scores, see :func:`text_layout`), where a row's dataset and
+split come from, and what label 1 means. A scored file keeps every column of the benchmark and adds ``score``, so
+the same file is read here:
+
+=================  ===============================================================  ===========  ================
+layout             columns                                                          dataset      split
+=================  ===============================================================  ===========  ================
+``llm-aggrefact``  ``dataset, doc, claim, label`` (1 = supported)                   ``dataset``  file name
+``aggrefact``      ``dataset, origin, id, doc, summary, model_name, label, cut``    ``origin``   ``cut``
+                   (+ ``<Metric>_score`` columns; 1 = consistent)
+``summac``         ``document, claim, label, dataset`` (+ ``cut``; 1 = consistent)  ``dataset``  ``cut``/file name
+``true``           ``grounding, generated_text, label`` (1 = grounded)              file name    none
+=================  ===============================================================  ===========  ================
+
+A split comes from a ``cut`` (or ``split``) field when the row has one, else from a word of the file name
+(``dev``, ``val``, ``valid``, ``validation``, ``test``, ``train``: ``llm_aggrefact_dev.parquet``,
+``test-00000-of-00001.parquet``). TRUE has no splits: its ``_valid``/``_dev`` file suffixes are part of the
+published names and every file is judged.
+
+Labels: 1/0 (numbers or text), booleans, ``true``/``false``, ``yes``/``no``, and the words the releases and their
+sources use: ``supported``, ``consistent``, ``faithful``, ``grounded``, ``correct`` (1) and ``unsupported``,
+``not supported``, ``inconsistent``, ``unfaithful``, ``ungrounded``, ``incorrect`` (0), case-insensitive (``_`` and
+``-`` read as spaces). Anything else stops with one line naming file, row and field. A row without a label (or
+without a score) stops too, unless ``on_missing="drop"``, which leaves it out and says how many.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from learned_metrics.errors import UserError
+from learned_metrics.io import iter_rows
+from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
+from learned_metrics.meta_eval.options import check
+from learned_metrics.validate import binary_label, is_missing, key, number
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One benchmark's released layout."""
+
+    key: str
+    name: str
+    premise: str  # the grounding column
+    hypothesis: str  # the generation column
+    columns: tuple[str, ...]  # what every file of the layout has
+    dataset_field: str | None  # None: the dataset is the file name (TRUE)
+    has_splits: bool
+    positive: str  # what label 1 means
+    source: str
+
+
+LAYOUTS = {
+    "llm-aggrefact": Layout("llm-aggrefact", "LLM-AggreFact", "doc", "claim", ("dataset", "doc", "claim", "label"),
+                            "dataset", True, "supported",
+                            "Hugging Face dataset lytang/LLM-AggreFact (gated: accept its terms), dev and test "
+                            "Parquet files"),
+    "aggrefact": Layout("aggrefact", "AggreFact", "doc", "summary",
+                        ("dataset", "origin", "id", "doc", "summary", "model_name", "label", "cut"), "origin", True,
+                        "consistent", "aggre_fact_final.csv / aggre_fact_sota.csv of github.com/Liyan06/AggreFact"),
+    "summac": Layout("summac", "SummaC benchmark", "document", "claim", ("document", "claim", "label", "dataset"),
+                     "dataset", True, "consistent",
+                     "built by SummaCBenchmark (github.com/tingofurro/summac) from the original sources, saved"),
+    "true": Layout("true", "TRUE", "grounding", "generated_text", ("grounding", "generated_text", "label"), None,
+                   False, "grounded", "built by the download script of github.com/google-research/true"),
+}
+# Recognized from a file's columns in this order (AggreFact's columns include LLM-AggreFact's minus claim).
+DETECTION_ORDER = ("aggrefact", "summac", "llm-aggrefact", "true")
+# Recognized from a row's text columns (scoring) in this order.
+TEXT_ORDER = ("true", "aggrefact", "llm-aggrefact", "summac")
+
+# AggreFact's SOTA subset, as its utils.py defines it.
+AGGREFACT_SOTA = ("BART", "PegasusDynamic", "T5", "Pegasus")
+
+SPLIT_FIELDS = ("cut", "split")
+SPLIT_WORDS = ("dev", "val", "valid", "validation", "test", "train")
+TUNE_SPLITS = ("val", "dev", "valid", "validation")
+
+POSITIVE_WORDS = frozenset({"supported", "consistent", "faithful", "grounded", "correct"})
+NEGATIVE_WORDS = frozenset({"unsupported", "not supported", "inconsistent", "unfaithful", "ungrounded", "incorrect"})
+LABEL_WORDS = "1/0, true/false, yes/no, supported/unsupported, consistent/inconsistent, correct/incorrect"
+
+
+def recognize(columns: Sequence[str]) -> Layout | None:
+    """The layout whose columns a file has (None when it has none of them)."""
+    present = set(columns)
+    for name in DETECTION_ORDER:
+        if set(LAYOUTS[name].columns) <= present:
+            return LAYOUTS[name]
+    return None
+
+
+def text_layout(row: dict[str, Any]) -> Layout | None:
+    """The layout whose grounding and generation columns a row has (what ``score faithfulness`` reads)."""
+    for name in TEXT_ORDER:
+        layout = LAYOUTS[name]
+        if layout.premise in row and layout.hypothesis in row:
+            return layout
+    return None
+
+
+def layout_columns_text() -> str:
+    """``LLM-AggreFact (dataset, doc, claim, label); ...``: for messages."""
+    return "; ".join(f"{layout.name} ({', '.join(layout.columns)})" for layout in LAYOUTS.values())
+
+
+def benchmark_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None
+                    ) -> int | None:
+    """A 0/1 label from a number, a boolean or a word (None when missing: null, NaN or empty)."""
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        word = re.sub(r"[\s_-]+", " ", value.strip().lower())
+        if word in POSITIVE_WORDS:
+            return 1
+        if word in NEGATIVE_WORDS:
+            return 0
+    try:
+        return binary_label(value, path=path, row=row, field=field)
+    except UserError:
+        raise UserError(f"expected a label ({LABEL_WORDS}), got {str(value)[:40]!r}", path=path, row=row,
+                        field=field) from None
+
+
+def split_of_name(path: str | Path) -> str | None:
+    """The split a file name says (a word of its stem: dev, val, valid, validation, test, train), else None."""
+    words = [w for w in re.split(r"[^a-z0-9]+", Path(path).stem.lower()) if w]
+    found = [w for w in words if w in SPLIT_WORDS]
+    return found[-1] if found else None
+
+
+def pair_key(premise: Any, hypothesis: Any) -> bytes:
+    """A short digest of a (grounding, generation) pair: the same pair in two splits is a duplicate."""
+    digest = hashlib.blake2b(digest_size=16)
+    for text in (premise, hypothesis):
+        digest.update(str(text).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.digest()
+
+
+@dataclass
+class BenchmarkRows:
+    """Rows of a benchmark scored by one or more metrics: the same rows, in the same order, for every metric."""
+
+    layout: Layout
+    labels: np.ndarray  # 0/1
+    datasets: list[str]
+    splits: list[str | None]
+    keys: list[bytes]  # pair_key of each row
+    scores: dict[str, np.ndarray]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Source:
+    """Everything read from one --metric path: per row its label (None = missing), dataset, split, key, model name,
+    the scores of each requested field (None = missing) and where the row came from."""
+
+    path: str
+    layout: Layout
+    labels: list[int | None] = field(default_factory=list)
+    datasets: list[str] = field(default_factory=list)
+    splits: list[str | None] = field(default_factory=list)
+    keys: list[bytes] = field(default_factory=list)
+    models: list[str | None] = field(default_factory=list)
+    scores: dict[str, list[float | None]] = field(default_factory=dict)
+    where: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _first_row(path: Path) -> dict[str, Any]:
+    rows = iter_rows(path)
+    try:
+        return next(rows)[1]
+    finally:
+        rows.close()
+
+
+def _layout_of(path: Path, layout: str) -> Layout:
+    columns = list(_first_row(path))
+    if layout != "auto":
+        return LAYOUTS[layout]
+    found = recognize(columns)
+    if found is None:
+        raise UserError(f"not a known benchmark layout (columns: {', '.join(map(str, columns)) or 'none'}); "
+                        f"expected {layout_columns_text()}", path=path)
+    return found
+
+
+def _missing(what: str, path: object, row: int, name: str) -> UserError:
+    return UserError(f"{what} is missing (fix the row, or pass --on-missing drop to skip it)", path=path, row=row,
+                     field=name)
+
+
+def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
+                 on_missing: str, published: bool) -> tuple[_Source, list[str]]:
+    """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
+    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows and the fields read."""
+    files = scored_files(source)
+    found = _layout_of(files[0], layout)
+    fields = list(dict.fromkeys(fields))
+    if published:
+        if found.key != "aggrefact":
+            raise UserError(f"--published-scores reads AggreFact's <Metric>_score columns; this is {found.name}",
+                            path=files[0])
+        extra = [c for c in _first_row(files[0]) if str(c).endswith("_score") and len(str(c)) > 6 and c not in fields]
+        if not extra:
+            raise UserError("no <Metric>_score columns to read (--published-scores)", path=files[0])
+        present = set(_first_row(files[0]))
+        fields = [f for f in fields if f in present] + extra
+    dataset_field = group_field or found.dataset_field
+    required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
+    corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
+    out = _Source(str(source), found, scores={f: [] for f in fields})
+    for index, file in enumerate(files):
+        check_columns(file, list(dict.fromkeys(required)), found.name)
+        named_split = None if not found.has_splits else split_of_name(file)
+        for row_number, row in iter_rows(file):
+            out.where.append((str(file), row_number))
+            out.labels.append(benchmark_label(row.get("label"), path=file, row=row_number, field="label"))
+            if out.labels[-1] is None and on_missing == "error":
+                raise _missing("label", file, row_number, "label")
+            if corpora is not None:
+                out.datasets.append(corpora[index])
+            else:
+                out.datasets.append(key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
+            split = named_split
+            if found.has_splits:
+                for name in SPLIT_FIELDS:
+                    if name in row and not is_missing(row[name]) and str(row[name]).strip():
+                        split = key(row[name], path=file, row=row_number, field=name)
+                        break
+            out.splits.append(split)
+            out.keys.append(pair_key(row.get(found.premise), row.get(found.hypothesis)))
+            model = row.get("model_name")
+            out.models.append(None if is_missing(model) else str(model))
+            for name in fields:
+                value = number(row.get(name), path=file, row=row_number, field=name)
+                if value is None and on_missing == "error":
+                    raise _missing("score", file, row_number, name)
+                out.scores[name].append(value)
+    return out, fields
+
+
+def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:
+    """File stems; where one file is read for several fields, ``stem:field``."""
+    stems = [Path(p).stem for p in paths]
+    names = [stem if stems.count(stem) == 1 else f"{stem}:{f}" for stem, f in zip(stems, fields, strict=True)]
+    return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]
+
+
+def _check_same_rows(first: _Source, other: _Source) -> None:
+    if len(first.labels) != len(other.labels):
+        raise UserError(f"{other.path} has {len(other.labels)} rows and {first.path} {len(first.labels)}: score the "
+                        "same benchmark files with every metric")
+    for i in range(len(first.labels)):
+        a = (first.labels[i], first.datasets[i], first.splits[i])
+        b = (other.labels[i], other.datasets[i], other.splits[i])
+        if a != b:
+            path, row = other.where[i]
+            raise UserError(f"differs from {first.path} (label, dataset, split {b} vs {a}): score the same files, in "
+                            "the same order, with every metric", path=path, row=row)
+
+
+def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = None, *,
+                   score_fields: Sequence[str] = ("score",), layout: str = "auto", group_field: str | None = None,
+                   on_missing: str = "error", sota: bool = False, published_scores: bool = False) -> BenchmarkRows:
+    """Scored benchmark files, one path (file or folder) per metric, each with its score field.
+
+    ``published_scores`` adds every ``<Metric>_score`` column of the first path (AggreFact) as a metric named
+    ``<Metric>``; ``sota`` keeps AggreFact's SOTA subset. All paths must hold the same rows in the same order (the
+    same benchmark scored by every metric): labels, datasets and splits are compared row by row.
+    """
+    check(on_missing=on_missing, layout=layout)
+    if not metrics:
+        raise UserError("give at least one --metric")
+    fields = per_metric_fields(score_fields, metrics)
+    if names is not None and len(names) != len(metrics):
+        raise UserError(f"--names gives {len(names)} name(s) for {len(metrics)} metric input(s)")
+    wanted = list(names) if names is not None else _default_names(metrics, fields)
+    # Each path is read once, for all the fields asked of it.
+    by_path: dict[str, list[str]] = {}
+    for path, name in zip(metrics, fields, strict=True):
+        by_path.setdefault(str(path), []).append(name)
+    sources: dict[str, _Source] = {}
+    read_fields: dict[str, list[str]] = {}
+    for index, (path, path_fields) in enumerate(by_path.items()):
+        sources[path], read_fields[path] = _read_source(path, path_fields, layout=layout, group_field=group_field,
+                                                        on_missing=on_missing, published=published_scores and not index)
+    first = sources[str(metrics[0])]
+    for source in sources.values():
+        if source.layout != first.layout:
+            raise UserError(f"{source.path} is {source.layout.name} but {first.path} is {first.layout.name}")
+        _check_same_rows(first, source)
+    columns: dict[str, list[float | None]] = {}
+    for name, path, score_field in zip(wanted, metrics, fields, strict=True):
+        if score_field in read_fields[str(path)]:
+            columns[name] = sources[str(path)].scores[score_field]
+    notes: list[str] = []
+    if published_scores:
+        dropped = [n for n, p, f in zip(wanted, metrics, fields, strict=True) if f not in read_fields[str(p)]]
+        if dropped:
+            notes.append(f"{', '.join(dropped)}: no '{fields[0]}' column; judging the published scores only")
+        for score_field in read_fields[str(metrics[0])]:
+            if score_field not in fields:
+                name = score_field.removesuffix("_score")
+                if name in columns:
+                    raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
+                columns[name] = first.scores[score_field]
+    keep = np.array([label is not None for label in first.labels], dtype=bool)
+    missing_labels = int((~keep).sum())
+    missing_scores = {}
+    for name, values in columns.items():
+        absent = np.array([value is None for value in values], dtype=bool)
+        missing_scores[name] = int((absent & keep).sum())
+        keep &= ~absent
+    if sota:
+        if first.layout.key != "aggrefact":
+            raise UserError(f"--sota is AggreFact's SOTA subset; these files are {first.layout.name}")
+        sota_rows = np.array([model in AGGREFACT_SOTA for model in first.models], dtype=bool)
+        notes.append(f"AggreFact SOTA subset: {int((sota_rows & keep).sum())} of {int(keep.sum())} rows (model_name "
+                     f"in {', '.join(AGGREFACT_SOTA)})")
+        keep &= sota_rows
+    if missing_labels:
+        notes.append(f"dropped {missing_labels} row(s) without a label")
+    notes += [f"dropped {count} row(s) without a score for {name}" for name, count in missing_scores.items() if count]
+    if not keep.any():
+        raise UserError("no row left to judge (every row lacks a label or a score, or none is in the SOTA subset)",
+                        path=first.path)
+    index = np.flatnonzero(keep)
+    return BenchmarkRows(
+        layout=first.layout,
+        labels=np.array([first.labels[i] for i in index], dtype=np.int64),
+        datasets=[first.datasets[i] for i in index],
+        splits=[first.splits[i] for i in index],
+        keys=[first.keys[i] for i in index],
+        scores={name: np.array([values[i] for i in index], dtype=np.float64) for name, values in columns.items()},
+        notes=notes,
+    )
