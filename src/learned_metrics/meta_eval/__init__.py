@@ -13,6 +13,8 @@ results are dataclasses with ``to_json()``::
 from __future__ import annotations
 
 from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group, roc_points
+from learned_metrics.meta_eval.benchmark import BenchmarkReport, benchmark, evaluate_benchmark, tune_threshold
+from learned_metrics.meta_eval.benchmarks_io import read_benchmark
 from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
 from learned_metrics.meta_eval.confounders import ConfounderReport, confounders, read_confounder_rows
 from learned_metrics.meta_eval.correlations import (
@@ -43,6 +45,7 @@ from learned_metrics.render.figures import plot_bias_matrix, plot_length_gap, pl
 __all__ = [
     "STATISTICS",
     "AucReport",
+    "BenchmarkReport",
     "BiasMatrix",
     "ComparisonReport",
     "ConfounderReport",
@@ -56,6 +59,7 @@ __all__ = [
     "SystemComparison",
     "SystemScores",
     "auc_by_group",
+    "benchmark",
     "bias_matrix",
     "bootstrap_distribution",
     "bootstrap_indices",
@@ -63,6 +67,7 @@ __all__ = [
     "compare_systems",
     "confounders",
     "correlations",
+    "evaluate_benchmark",
     "kendall_tau_b",
     "load_grid",
     "pairs_from_rows",
@@ -71,6 +76,7 @@ __all__ = [
     "plot_length_gap",
     "plot_roc_curves",
     "plot_score_histograms",
+    "read_benchmark",
     "read_confounder_rows",
     "read_human_scores",
     "read_labelled_scores",
@@ -81,5 +87,6 @@ __all__ = [
     "roc_points",
     "shuffle_test",
     "true_corpus",
+    "tune_threshold",
     "williams_p",
 ]
