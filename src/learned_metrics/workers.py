@@ -1,21 +1,56 @@
-"""Independent meta-evaluation jobs (metric pairs of a significance table, metrics of a report) on all cores.
+"""Independent meta-evaluation jobs (metric pairs of a significance table, metrics of a report) on all cores, and
+the one rule every process the project forks follows: it ends with its parent.
 
 Each job is already vectorized over its resamples on one BLAS thread (see
 :func:`~.resampling.single_threaded_blas`), so the cores are best used by running jobs side by side. Workers are
 forked (no re-import, the inputs are inherited), results come back in the order of the jobs, and every job draws
 its resamples from its own seed, so the results are identical whatever the number of workers.
+
+Every pool is started inside :func:`worker_processes` (:func:`run_jobs` here, ``datasets.map(num_proc=...)`` in
+``data/shuffle_set.py``). There
+
+- every forked child asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG`` on Linux; a thread
+  that watches the parent where there is no such call, or where a helper thread forked it), so ``kill -9`` or the
+  out-of-memory killer never leaves orphans behind;
+- a stop signal of the parent (SIGINT/SIGTERM, which the boundary turns into
+  :class:`~learned_metrics.errors.CommandInterrupted`) ends the pool: :func:`run_jobs` terminates its workers at
+  once instead of waiting for the pending jobs, ``datasets`` terminates its own pool;
+- a stop signal that a library's clean-up replaced by its own error (``datasets`` raises a ``TimeoutError`` while
+  it collects its workers) is raised again, so the command still ends with one line and 130/143.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from learned_metrics.errors import CommandInterrupted
 from learned_metrics.validate import int_at_least
 
 T = TypeVar("T")
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+PARENT_CHECK_S = 0.5  # how often a watching thread looks for its parent
+TERMINATE_WAIT_S = 5.0  # how long a terminated worker may take before it is killed
+
+_lock = threading.Lock()
+_armed = 0  # worker_processes() blocks open in this process (a forked child inherits the count)
+_hook_installed = False
+# The process that forks and its main thread, as its children will see them. Set when a block opens (and in each
+# armed child, for its own children), never in a hook that runs in the parent at fork: a signal handled inside
+# such a hook is lost (CPython prints and drops exceptions raised there).
+_owner_pid = 0
+_owner_main_thread = 0
+_prctl: Any = None  # libc's prctl, resolved in the parent (no dlopen in a freshly forked child)
 
 
 def available_cores() -> int:
@@ -41,5 +76,144 @@ def run_jobs(function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], worker
 
     import scipy.stats  # noqa: F401  (imported lazily by the jobs: once here, not once per forked worker)
 
-    with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(function, *zip(*jobs, strict=True)))
+    with worker_processes():
+        pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_leave_stop_signals_to_the_parent)
+        try:
+            with _stop_signals_deferred():  # the workers are forked here: a signal waits until they all run
+                results = pool.map(function, *zip(*jobs, strict=True))
+            results = list(results)
+        except BaseException:  # a stop signal, or a job failed: no point in finishing the others
+            _terminate(pool)
+            raise
+        pool.shutdown()
+        return results
+
+
+@contextlib.contextmanager
+def worker_processes() -> Iterator[None]:
+    """Every process forked inside this block ends with this process; a stop signal is never lost to a pool.
+
+    Wrap whatever starts a pool, ours or a library's (``datasets.map(num_proc=...)``: its workers and its manager
+    process are forked by ``multiprocess``, out of reach of an initializer, so the rule is applied at fork).
+    """
+    global _armed, _owner_pid, _owner_main_thread
+    _install_fork_hook()
+    with _lock:
+        _armed += 1
+        _owner_pid, _owner_main_thread = os.getpid(), threading.main_thread().ident or 0
+    try:
+        yield
+    except Exception as exc:
+        stop = _stop_signal_in(exc)
+        if stop is None:
+            raise
+        raise stop from None  # the library's clean-up error hid the signal: it is still a stop
+    finally:
+        with _lock:
+            _armed -= 1
+
+
+def die_with_parent(parent: int, forked_by_main_thread: bool = True) -> None:
+    """In a child of ``parent``, at its start: end (SIGTERM) as soon as ``parent`` does, however it ends.
+
+    The kernel's death signal follows the thread that forked, not the process: a child forked by another thread
+    (``multiprocess.Pool`` replaces dead workers from a helper thread that ends with the pool, while such a worker
+    may hold the pool's queue lock) would be killed with that thread, so it watches its parent instead.
+    """
+    if not (forked_by_main_thread and _parent_death_signal(signal.SIGTERM)):
+        threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+    if os.getppid() != parent:  # the parent was gone before the kernel was asked to tell
+        os._exit(128 + signal.SIGTERM)
+
+
+def _install_fork_hook() -> None:
+    global _hook_installed, _prctl
+    with _lock:
+        if _hook_installed:
+            return
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                _prctl = ctypes.CDLL(None, use_errno=True).prctl
+                _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+                _prctl.restype = ctypes.c_int
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _hook_installed = True
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _owner_pid, _owner_main_thread
+    _lock = threading.Lock()  # another thread of the parent may have held it at the fork
+    if _armed <= 0:
+        return
+    # Only the forking thread lives on in the child, under the same thread id.
+    forked_by_main_thread = threading.get_ident() == _owner_main_thread
+    parent = _owner_pid
+    _owner_pid, _owner_main_thread = os.getpid(), threading.get_ident()  # for this child's own children
+    die_with_parent(parent, forked_by_main_thread)
+
+
+def _parent_death_signal(signum: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, signum)``: the kernel sends ``signum`` when the parent's forking thread ends.
+    False where there is no such call."""
+    return _prctl is not None and _prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(128 + signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _stop_signals_deferred() -> Iterator[None]:
+    """SIGINT/SIGTERM wait (blocked, not lost) until the block ends; forked children inherit the mask, so
+    :func:`_leave_stop_signals_to_the_parent` unblocks them."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _leave_stop_signals_to_the_parent() -> None:
+    """A :func:`run_jobs` worker: Ctrl-C (sent to the whole process group) is the parent's to handle, which then
+    terminates the pool; SIGTERM (from the parent, or the kernel when the parent dies) ends it at once, quietly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def _terminate(pool: Any) -> None:
+    """Stop a ``ProcessPoolExecutor`` now: pending jobs cancelled, running ones terminated, workers reaped.
+
+    What ``ProcessPoolExecutor.terminate_workers`` does from Python 3.14 on, plus the wait; before 3.14 the workers
+    are reachable only through ``_processes`` (the attribute 3.14 reads too).
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+    deadline = time.monotonic() + TERMINATE_WAIT_S
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+
+
+def _stop_signal_in(exc: BaseException) -> BaseException | None:
+    """The stop signal (:class:`CommandInterrupted`, ``KeyboardInterrupt``) among the causes of ``exc``, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (CommandInterrupted, KeyboardInterrupt)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -23,6 +23,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter
+from learned_metrics.workers import worker_processes
 
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
 CNNDM_CONFIG = "3.0.0"
@@ -239,19 +240,20 @@ def build_shuffle_set(
         }
     )
     make_pairs = _make_pairs_fn(shuffles_per_doc, seed, joiner)
-    built = datasets.DatasetDict(
-        {
-            name: split.map(
-                make_pairs,
-                batched=True,
-                remove_columns=split.column_names,
-                features=features,
-                num_proc=num_proc,
-                desc=f"shuffling {name}",
-            )
-            for name, split in docs.items()
-        }
-    )
+    with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
+        built = datasets.DatasetDict(
+            {
+                name: split.map(
+                    make_pairs,
+                    batched=True,
+                    remove_columns=split.column_names,
+                    features=features,
+                    num_proc=num_proc,
+                    desc=f"shuffling {name}",
+                )
+                for name, split in docs.items()
+            }
+        )
     report = _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind)
     _check_rows_per_split(report)
     save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
