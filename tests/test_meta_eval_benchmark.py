@@ -325,6 +325,25 @@ def test_protocol_options_that_do_not_go_together_are_refused(tmp_path, capsys):
         assert "Traceback" not in err
 
 
+def test_a_global_threshold_is_tuned_on_every_tuning_row(tmp_path):
+    source = write_layout("aggrefact", tmp_path / "a")
+    report = evaluate_benchmark(read_benchmark([source]), threshold_protocol="tune-on-val", tune_scope="global",
+                                grid="fixed-0.001", resamples=0)
+    frame = truth("aggrefact", source)
+    val = frame[frame.split == "val"]
+    expected = brute_force(val.score.to_numpy(), val.label.to_numpy(), "fixed-0.001")
+    datasets = report.results["aggre_fact_final"].datasets
+    assert {d.threshold for d in datasets} == {expected}
+    assert {d.tuned_on for d in datasets} == {"val, all datasets"} and datasets[0].tune_rows == len(val)
+    assert "tuned once for all datasets pooled on val" in report.tables()[0].caption
+
+
+def test_scores_outside_0_1_are_noted_under_a_fixed_threshold():
+    report = benchmark({"e-c": [-0.9, -0.2, 0.4, 0.8]}, [0, 0, 1, 1], ["d"] * 4, threshold_protocol="fixed",
+                       resamples=0)
+    assert any("scores range from -0.9 to 0.8, not a probability in [0, 1]" in note for note in report.notes)
+
+
 def test_true_files_read_as_published(tmp_path):
     source = write_layout("true", tmp_path / "t")
     assert (source / "alpha_download.csv").read_text().startswith(",grounding,generated_text,label")

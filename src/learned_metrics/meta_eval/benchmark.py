@@ -321,13 +321,15 @@ class BenchmarkReport(Tabular):
     def per_dataset_table(self) -> Table:
         """BAcc and AUC per dataset, with the threshold of each and where it was tuned."""
         rows, rules, groups = self._per_dataset(("bacc", "auc"))
-        return Table(self._columns(("bacc", "auc")), rows, title=self._title(), key="per_dataset",
-                     caption=self._caption("balanced accuracy (BAcc) and ROC AUC"), rules=rules, groups=groups)
+        return Table(self._columns(("bacc", "auc")), rows, title=self._title(), heading=self._title(),
+                     key="per_dataset", caption=self._caption("balanced accuracy (BAcc) and ROC AUC"), rules=rules,
+                     groups=groups)
 
     def unsupported_table(self) -> Table:
         """Precision, recall and F1 of the unsupported class (label 0) at each dataset's threshold."""
         rows, rules, groups = self._per_dataset(("precision", "recall", "f1"))
-        return Table(self._columns(("precision", "recall", "f1")), rows, title=f"{self._title()} · unsupported class",
+        title = f"{self._title()} · unsupported class"
+        return Table(self._columns(("precision", "recall", "f1")), rows, title=title, heading=title,
                      key="unsupported", rules=rules, groups=groups,
                      caption=self._caption("precision, recall and F1 of the unsupported class (label 0, predicted "
                                            "when score <= threshold)"))
@@ -344,7 +346,7 @@ class BenchmarkReport(Tabular):
         for key, report in (("bacc", self.bacc), ("auc", self.auc)):
             if report is not None:
                 table = report.tables()[0]
-                table.key = key
+                table.key, table.heading = key, table.title
                 tables.append(table)
         return [*tables, self.per_dataset_table(), self.unsupported_table()]
 

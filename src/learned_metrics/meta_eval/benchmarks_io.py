@@ -252,9 +252,17 @@ def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, grou
 
 
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:
-    """File stems; where one file is read for several fields, ``stem:field``."""
+    """File stems; where stems repeat, ``folder/stem`` for different paths (``nli/llm_aggrefact``) and
+    ``stem:field`` for one file read for several fields."""
     stems = [Path(p).stem for p in paths]
-    names = [stem if stems.count(stem) == 1 else f"{stem}:{f}" for stem, f in zip(stems, fields, strict=True)]
+    names = []
+    for path, stem, name in zip(paths, stems, fields, strict=True):
+        same = [i for i, s in enumerate(stems) if s == stem]
+        if len(same) == 1:
+            names.append(stem)
+            continue
+        label = f"{Path(path).parent.name}/{stem}" if len({str(paths[i]) for i in same}) > 1 else stem
+        names.append(label if len({fields[i] for i in same}) == 1 else f"{label}:{name}")
     return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]
 
 
