@@ -33,9 +33,9 @@ layouts (--layout auto recognizes them by their columns; score the file first wi
   true           grounding, generated_text, label; one file per dataset (its name), no splits
 
 examples:
-  learned-metrics meta-eval benchmark --metric examples/benchmarks/scored/llm_aggrefact_test.jsonl \\
+  learned-metrics meta-eval benchmark --metric examples/benchmarks/scored_overlap/llm_aggrefact \\
       --threshold-protocol fixed
-  learned-metrics meta-eval benchmark --metric examples/benchmarks/scored/summac \\
+  learned-metrics meta-eval benchmark --metric examples/benchmarks/scored_overlap/summac \\
       --threshold-protocol tune-on-val --grid fixed-0.001 --markdown summac.md
   learned-metrics meta-eval benchmark --metric examples/benchmarks/aggre_fact_final.csv --published-scores \\
       --sota --threshold-protocol tune-on-val --latex aggrefact.tex
@@ -64,7 +64,7 @@ def register(commands: Any) -> None:
     add_options(parser, *OPTIONS[4:])
     common.add_outputs(parser, json="every number, the protocol, the thresholds, the tests and the settings as JSON",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
-                       csv="the per-dataset table as CSV (one row per metric and dataset)")
+                       csv="every statistic as CSV, one row per metric and dataset")
     parser.set_defaults(func=run)
 
 
