@@ -132,8 +132,9 @@ def test_runs_list_reads_a_real_run(train_config, tiny_roberta, ccl_data_dir, tm
     )
     metrics = train(cfg)
     capsys.readouterr()
-    assert cli_main(["runs", "list", str(tmp_path), "--json", str(tmp_path / "runs.json")]) == 0
-    (row,) = json.loads((tmp_path / "runs.json").read_text())
+    out_json = tmp_path.parent / f"{tmp_path.name}-runs.json"  # beside the runs it lists, never inside (safety rule 1)
+    assert cli_main(["runs", "list", str(tmp_path), "--json", str(out_json)]) == 0
+    (row,) = json.loads(out_json.read_text())
     assert row["experiment"] == "ccl_demo" and row["export"] is True and row["metric"] == "val/f1"
     assert row["best"] == pytest.approx(metrics["val/f1"]) and row["seed"] == 42
     assert row["date"] == "2026-02-03 04:05" and len(row["git_commit"] or "x" * 40) == 40

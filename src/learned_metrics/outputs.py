@@ -250,7 +250,7 @@ def _overlap(output: Path, source: Path) -> str | None:
         return "is"
     if out in src.parents:
         return "contains"
-    if src in out.parents:
+    if src in out.parents and src.is_dir():  # below a file is no place at all: the folder check says so
         return "lies inside"
     with contextlib.suppress(OSError):
         if output.exists() and os.path.samefile(output, source):
