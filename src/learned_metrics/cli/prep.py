@@ -38,11 +38,12 @@ ANLI_EPILOG = """examples:
 
 
 def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
-    from learned_metrics.data.shuffle_set import SOURCE_FORMS
+    from learned_metrics.data.choices import SHUFFLE_SET_SOURCES
     from learned_metrics.text.sentences import SPLITTERS
 
     parser.add_argument(
-        "--source", required=True, help=f"{SOURCE_FORMS}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'"
+        "--source", required=True,
+        help=f"{SHUFFLE_SET_SOURCES}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'",
     )
     parser.add_argument(
         "--output", required=True, help="new or empty folder for the DatasetDict (train/validation/test) and "
@@ -113,12 +114,12 @@ def run_shuffle_set(args: argparse.Namespace) -> int:
 
 
 def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
-    from learned_metrics.data.anli import HUB_ID, PHRASE_LISTS, POSITIONS
+    from learned_metrics.data.choices import ANLI_HUB_ID, PHRASE_LISTS, POSITIONS
 
     parser.add_argument(
         "--source",
         required=True,
-        help=f"'anli' for the Hugging Face dataset {HUB_ID}, or 'jsonl:DIR' for the official release "
+        help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or 'jsonl:DIR' for the official release "
         "layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, label e/n/c)",
     )
     parser.add_argument("--output", required=True,

@@ -91,9 +91,10 @@ def register(subparsers) -> None:
                                  "splitter and joiner are applied, as in training.",
                                  epilog=COHERENCE_EPILOG, formatter_class=help_formatter)
     _add_common(coherence, "coherence")
-    coherence.add_argument("--text-field", default=None, help="field with the text (default: text)")
-    coherence.add_argument("--sentences-field", default=None,
-                           help="field with a list of sentences instead (default: sentences, if there is no text)")
+    text = coherence.add_mutually_exclusive_group()  # both given: refused by the parser, before any loading
+    text.add_argument("--text-field", default=None, help="field with the text (default: text)")
+    text.add_argument("--sentences-field", default=None,
+                      help="field with a list of sentences instead (default: sentences, if there is no text)")
     coherence.set_defaults(func=_run_coherence)
 
     faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
@@ -115,17 +116,11 @@ def register(subparsers) -> None:
 
 
 def _run_coherence(args: argparse.Namespace) -> int:
-    from learned_metrics.scoring.runner import InputFields
-
-    fields = InputFields("coherence", text_field=args.text_field, sentences_field=args.sentences_field)
-    return _run(args, fields)
+    return _run(args, "coherence", text_field=args.text_field, sentences_field=args.sentences_field)
 
 
 def _run_faithfulness(args: argparse.Namespace) -> int:
-    from learned_metrics.scoring.runner import InputFields
-
-    fields = InputFields("faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
-    return _run(args, fields)
+    return _run(args, "faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
 
 
 @contextmanager
@@ -155,13 +150,14 @@ def _share_cpu_threads(processes: Processes) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
 
 
-def _run(args: argparse.Namespace, fields) -> int:
+def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
+    _check_paths(args)  # before the model stack (torch, transformers) is imported: bad arguments are refused at once
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
-    from learned_metrics.scoring.runner import FileRun, score_file
+    from learned_metrics.scoring.runner import FileRun, InputFields, score_file
     from learned_metrics.scoring.scorer import load_scorer
 
-    _check_paths(args)
+    fields = InputFields(kind, **field_names)
     run = FileRun(args.chunk_size, args.resume, args.restart, args.system_field, args.input_format,
                   args.output_format, getattr(args, "details", False))
     with _quiet_transformers():

@@ -28,51 +28,21 @@ import numpy as np
 import pyarrow as pa
 
 from learned_metrics import validate
+from learned_metrics.data.choices import ANLI_HUB_ID as HUB_ID
+from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
+from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS
+from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
 from learned_metrics.outputs import scratch_folder
 
-HUB_ID = "facebook/anli"
 OUTPUT_KIND = "anli_augmented"
 ROUNDS = ("R1", "R2", "R3")
 # Output split -> (official file stem, Hub split prefix).
 SPLITS = {"train": ("train", "train"), "validation": ("dev", "dev"), "test": ("test", "test")}
 
-INTRODUCTION_PHRASES = ("Here is what I know:", "yep. Also", "Sure! Here is what I know:")
-HEDGING_PHRASES = (
-    "I am not sure, but",
-    "I am not sure but I do know that",
-    "I do not have information on this but",
-    "I think",
-    "I believe",
-)
-SENTIMENT_PHRASES = ("I love that!", "I like that!")
-DIALOGUE_PHRASES = INTRODUCTION_PHRASES + HEDGING_PHRASES + SENTIMENT_PHRASES
-
-STATEMENT_PHRASES = (
-    "The woman is hungry.",
-    "Canada is in North America.",
-    "The cellar is below the house.",
-    "The sky is blue.",
-    "The train leaves at noon.",
-    "The cat is sleeping on the sofa.",
-    "Paris is the capital of France.",
-    "The book is on the table.",
-    "The river flows into the sea.",
-    "The shop opens at nine.",
-)
-"""Neutral statements for the ablation that replaces dialogue phrases.
-
-Only the first three are quoted in the paper; the other seven are statements
-of the same kind (true or plausible, unrelated to any premise) so that the
-list has 10 entries like :data:`DIALOGUE_PHRASES` and the two ablations differ
-only in the kind of phrase, not in how many there are.
-"""
-
-PHRASE_LISTS: dict[str, tuple[str, ...]] = {"dialogue": DIALOGUE_PHRASES, "statements": STATEMENT_PHRASES}
-POSITIONS = ("prepend", "append")
 
 FEATURES = datasets.Features(
     {

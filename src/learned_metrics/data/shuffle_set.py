@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics import validate
+from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
@@ -25,10 +26,8 @@ from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter
 from learned_metrics.workers import worker_processes
 
-CNNDM_HUB_ID = "abisee/cnn_dailymail"
 CNNDM_CONFIG = "3.0.0"
 SPLITS = ("train", "validation", "test")
-SOURCE_FORMS = "'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH'"
 OUTPUT_KIND = "shuffle_set"
 
 
@@ -44,7 +43,7 @@ def parse_source(source: str) -> tuple[str, Path | None]:
         if kind == "txtdir" and not path.is_dir():
             raise UserError("directory not found", path=path)
         return kind, path
-    raise UserError(f"unknown source '{source}', expected {SOURCE_FORMS}")
+    raise UserError(f"unknown source '{source}', expected {SHUFFLE_SET_SOURCES}")
 
 
 # --- reading documents -------------------------------------------------------------------------

@@ -8,85 +8,64 @@ results are dataclasses with ``to_json()``::
     grid = load_grid("human.jsonl", ["metric.jsonl"])
     report = correlations(grid.human, grid.metrics["metric"], resamples=1000, seed=0)
     report.stats["tau_pair"].value, report.stats["tau_pair"].ci
+
+Names are loaded on first use (PEP 562): importing one submodule, say
+:mod:`~learned_metrics.meta_eval.options` for a command's ``--help``, runs this file but loads no analysis, numpy
+or scipy. A new public name is one line of ``_EXPORTS``.
 """
 
 from __future__ import annotations
 
-from learned_metrics.meta_eval.auc import AucReport, GroupAuc, auc_by_group, roc_points
-from learned_metrics.meta_eval.benchmark import BenchmarkReport, benchmark, evaluate_benchmark, tune_threshold
-from learned_metrics.meta_eval.benchmarks_io import read_benchmark
-from learned_metrics.meta_eval.bias import BiasMatrix, bias_matrix
-from learned_metrics.meta_eval.confounders import ConfounderReport, confounders, read_confounder_rows
-from learned_metrics.meta_eval.correlations import (
-    CorrelationReport,
-    StatResult,
-    bootstrap_distribution,
-    correlations,
-)
-from learned_metrics.meta_eval.data import (
-    KeyFields,
-    ScoreGrid,
-    load_grid,
-    read_human_scores,
-    read_labelled_scores,
-    read_metric_scores,
-    read_scored_corpora,
-    read_shuffle_rows,
-    true_corpus,
-)
-from learned_metrics.meta_eval.kendall import kendall_tau_b
-from learned_metrics.meta_eval.options import STATISTICS
-from learned_metrics.meta_eval.resampling import Estimate, bootstrap_indices, percentile_interval
-from learned_metrics.meta_eval.shuffle_test import ShuffleReport, pairs_from_rows, shuffle_test
-from learned_metrics.meta_eval.significance import ComparisonReport, compare, williams_p
-from learned_metrics.meta_eval.systems import SystemComparison, SystemScores, compare_systems, read_system_scores
-from learned_metrics.render.figures import plot_bias_matrix, plot_length_gap, plot_roc_curves, plot_score_histograms
+import importlib
+import sys
+import types
+from typing import Any
 
-__all__ = [
-    "STATISTICS",
-    "AucReport",
-    "BenchmarkReport",
-    "BiasMatrix",
-    "ComparisonReport",
-    "ConfounderReport",
-    "CorrelationReport",
-    "Estimate",
-    "GroupAuc",
-    "KeyFields",
-    "ScoreGrid",
-    "ShuffleReport",
-    "StatResult",
-    "SystemComparison",
-    "SystemScores",
-    "auc_by_group",
-    "benchmark",
-    "bias_matrix",
-    "bootstrap_distribution",
-    "bootstrap_indices",
-    "compare",
-    "compare_systems",
-    "confounders",
-    "correlations",
-    "evaluate_benchmark",
-    "kendall_tau_b",
-    "load_grid",
-    "pairs_from_rows",
-    "percentile_interval",
-    "plot_bias_matrix",
-    "plot_length_gap",
-    "plot_roc_curves",
-    "plot_score_histograms",
-    "read_benchmark",
-    "read_confounder_rows",
-    "read_human_scores",
-    "read_labelled_scores",
-    "read_metric_scores",
-    "read_scored_corpora",
-    "read_shuffle_rows",
-    "read_system_scores",
-    "roc_points",
-    "shuffle_test",
-    "true_corpus",
-    "tune_threshold",
-    "williams_p",
-]
+# public name -> the module that defines it, declared once (``__all__`` and ``__getattr__`` read it)
+_EXPORTS = {
+    **dict.fromkeys(("AucReport", "GroupAuc", "auc_by_group", "roc_points"), "auc"),
+    **dict.fromkeys(("BenchmarkReport", "benchmark", "evaluate_benchmark", "tune_threshold"), "benchmark"),
+    "read_benchmark": "benchmarks_io",
+    **dict.fromkeys(("BiasMatrix", "bias_matrix"), "bias"),
+    **dict.fromkeys(("ConfounderReport", "confounders", "read_confounder_rows"), "confounders"),
+    **dict.fromkeys(("CorrelationReport", "StatResult", "bootstrap_distribution", "correlations"), "correlations"),
+    **dict.fromkeys(("KeyFields", "ScoreGrid", "load_grid", "read_human_scores", "read_labelled_scores",
+                     "read_metric_scores", "read_scored_corpora", "read_shuffle_rows", "true_corpus"), "data"),
+    "kendall_tau_b": "kendall",
+    "STATISTICS": "options",
+    **dict.fromkeys(("Estimate", "bootstrap_indices", "percentile_interval"), "resampling"),
+    **dict.fromkeys(("ShuffleReport", "pairs_from_rows", "shuffle_test"), "shuffle_test"),
+    **dict.fromkeys(("ComparisonReport", "compare", "williams_p"), "significance"),
+    **dict.fromkeys(("SystemComparison", "SystemScores", "compare_systems", "read_system_scores"), "systems"),
+    **dict.fromkeys(("plot_bias_matrix", "plot_length_gap", "plot_roc_curves", "plot_score_histograms"),
+                    "learned_metrics.render.figures"),
+}
+
+__all__ = sorted(_EXPORTS, key=lambda name: (not name.isupper(), not name[0].isupper(), name))
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS[name]
+    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
+    globals()[name] = value  # found once; later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """Four functions share their module's name (``correlations``, ``benchmark``, ``confounders``,
+    ``shuffle_test``). Importing such a submodule sets it as an attribute of this package; the function keeps
+    the name instead, as when this file imported everything at once."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

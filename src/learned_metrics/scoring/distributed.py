@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Processes:
 
     def share(self, sizes: Sequence[int]) -> np.ndarray:
         """Input indices this process scores: round-robin over the rows ordered by ``sizes``."""
+        import numpy as np  # here, not at the top: `score --help` builds its parser from this module
+
         order = np.argsort(-np.asarray(sizes, dtype=np.int64), kind="stable")
         return np.sort(order[self.rank :: self.world])
 
