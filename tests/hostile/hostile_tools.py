@@ -171,6 +171,10 @@ def _captured(capsys, call) -> Result:
     capsys.readouterr()
     try:
         code = call()
+    except SystemExit as exc:  # argparse's refusal: the console script would exit with this code
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception:  # what a user would see as a traceback
         out, err = capsys.readouterr()
         return Result(1, out, err + traceback.format_exc())
@@ -183,6 +187,20 @@ def cli(capsys, *argv: object) -> Result:
     from learned_metrics.cli import main
 
     return _captured(capsys, lambda: main([str(arg) for arg in argv]))
+
+
+def shuffle_set(capsys, *argv: object) -> Result:
+    """``python data_prep/build_shuffle_set.py ARGV`` in this process (the script's own entry point)."""
+    from learned_metrics.cli.prep import shuffle_set_script
+
+    return _captured(capsys, lambda: shuffle_set_script([str(arg) for arg in argv]))
+
+
+def anli_augmented(capsys, *argv: object) -> Result:
+    """``python data_prep/build_anli_augmented.py ARGV`` in this process (the script's own entry point)."""
+    from learned_metrics.cli.prep import anli_script
+
+    return _captured(capsys, lambda: anli_script([str(arg) for arg in argv]))
 
 
 def train_run(capsys, cfg) -> Result:

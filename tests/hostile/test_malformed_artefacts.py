@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from hostile.hostile_tools import LEARNED_METRICS, TRAIN, assert_refused, copy_model, digest, run
+from hostile.hostile_tools import TRAIN, assert_refused, cli, copy_model, digest, run
 
 
 class Boom:
@@ -55,22 +55,22 @@ def _checkpoint_file(tmp_path, kind, nli_checkpoint):
      ("truncated", "not a PyTorch checkpoint"), ("list", "holds a list"), ("state_dict", "'state_dict' must map"),
      ("malicious", "pickled Python objects")],
 )
-def test_export_reports_damaged_checkpoints_in_one_line(nli_checkpoint, tmp_path, kind, message):
+def test_export_reports_damaged_checkpoints_in_one_line(nli_checkpoint, tmp_path, kind, message, capsys):
     ckpt = _checkpoint_file(tmp_path, kind, nli_checkpoint)
     before = digest(tmp_path)
-    line = assert_refused(run([*LEARNED_METRICS, "export", str(ckpt), str(tmp_path / "out")]), message, str(ckpt))
+    line = assert_refused(cli(capsys, "export", str(ckpt), str(tmp_path / "out")), message, str(ckpt))
     assert ("--allow-pickle" in line) == (kind == "malicious")  # only a real pickle of objects gets that advice
     assert digest(tmp_path) == before and not (tmp_path / "PWNED").exists()
 
 
-def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path):
+def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys):
     module = tmp_path / "gone_module.py"
     module.write_text("class Thing:\n    pass\n")
     script = (f"import sys, torch; sys.path.insert(0, {str(tmp_path)!r}); import gone_module; "
               f"torch.save({{'thing': gone_module.Thing()}}, {str(tmp_path / 'broken.ckpt')!r})")
     assert run([sys.executable, "-c", script]).code == 0
     module.unlink()  # the class it refers to no longer exists
-    result = run([*LEARNED_METRICS, "export", str(tmp_path / "broken.ckpt"), str(tmp_path / "out"), "--allow-pickle"])
+    result = cli(capsys, "export", str(tmp_path / "broken.ckpt"), str(tmp_path / "out"), "--allow-pickle")
     assert_refused(result, "not a readable checkpoint")
 
 
@@ -98,7 +98,7 @@ def _exported(tiny_deberta_nli, tmp_path, card):
      ("no-tokenizer", "no tokenizer files"),
      ("config-list", "expected a JSON object")],
 )
-def test_score_refuses_damaged_model_folders(tiny_deberta_nli, pairs_file, tmp_path, change, message):
+def test_score_refuses_damaged_model_folders(tiny_deberta_nli, pairs_file, tmp_path, change, message, capsys):
     folder = copy_model(tiny_deberta_nli, tmp_path / "model")
     if change == "card-max-length":
         (folder / "learned_metric.json").write_text(json.dumps({"kind": "faithfulness",
@@ -116,8 +116,8 @@ def test_score_refuses_damaged_model_folders(tiny_deberta_nli, pairs_file, tmp_p
     elif change == "config-list":
         (folder / "config.json").write_text("[]")
     output = tmp_path / "scored.jsonl"
-    result = run([*LEARNED_METRICS, "score", "faithfulness", "--model", str(folder), "--input", str(pairs_file),
-                  "--output", str(output)])
+    result = cli(capsys, "score", "faithfulness", "--model", str(folder), "--input", str(pairs_file),
+                 "--output", str(output))
     assert_refused(result, message, str(folder))
     assert not output.exists()
 
@@ -131,7 +131,7 @@ def test_training_refuses_a_model_folder_without_tokenizer(tiny_roberta, tmp_pat
     assert_refused(result, "no tokenizer files")
 
 
-def test_runs_list_reads_run_files_of_unexpected_types(tmp_path):
+def test_runs_list_reads_run_files_of_unexpected_types(tmp_path, capsys):
     runs = tmp_path / "checkpoints"
     odd = runs / "exp" / "2026-01-01_00-00-00"
     (odd / "export").mkdir(parents=True)
@@ -143,7 +143,7 @@ def test_runs_list_reads_run_files_of_unexpected_types(tmp_path):
     broken = runs / "exp" / "2026-01-02_00-00-00"
     broken.mkdir(parents=True)
     (broken / "run_info.json").write_bytes(b"\xff\xfe not json")
-    result = run([*LEARNED_METRICS, "runs", "list", str(runs), "--json", str(tmp_path / "runs.json")])
+    result = cli(capsys, "runs", "list", str(runs), "--json", str(tmp_path / "runs.json"))
     assert result.code == 0 and "Traceback" not in result.err, result.err
     rows = json.loads((tmp_path / "runs.json").read_text())
     assert len(rows) == 2 and all(row["best"] is None and row["seed"] is None for row in rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from hostile.hostile_tools import BUILD_ANLI, BUILD_SHUFFLE_SET, LEARNED_METRICS, assert_refused, run, write_jsonl
+from hostile.hostile_tools import anli_augmented, assert_refused, cli, shuffle_set, write_jsonl
 from learned_metrics.scoring import load_scorer
 
 
@@ -38,9 +38,9 @@ SCORE_CASES = [
 
 
 @pytest.mark.parametrize(("options", "message"), SCORE_CASES, ids=[" ".join(c[0]) for c in SCORE_CASES])
-def test_score_options_out_of_range(tiny_deberta_nli, pairs_file, tmp_path, options, message):
-    result = run([*LEARNED_METRICS, "score", "faithfulness", "--model", str(tiny_deberta_nli), "--input",
-                  str(pairs_file), "--output", str(tmp_path / "out.jsonl"), *options])
+def test_score_options_out_of_range(tiny_deberta_nli, pairs_file, tmp_path, capsys, options, message):
+    result = cli(capsys, "score", "faithfulness", "--model", tiny_deberta_nli, "--input", pairs_file,
+                 "--output", tmp_path / "out.jsonl", *options)
     assert_refused(result, message)
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -57,7 +57,7 @@ META_CASES = [
 
 @pytest.mark.parametrize(("command", "options", "message"), META_CASES,
                          ids=[f"{c[0]} {' '.join(c[1])}" for c in META_CASES])
-def test_meta_eval_options_out_of_range(grid, command, options, message):
+def test_meta_eval_options_out_of_range(grid, capsys, command, options, message):
     human, metric = grid
     if command in ("auc", "shuffle-test"):
         inputs = ["--input", str(metric)]
@@ -65,22 +65,22 @@ def test_meta_eval_options_out_of_range(grid, command, options, message):
         inputs = ["--human", str(human), "--metric", str(metric), "--metric", str(metric)]
     else:
         inputs = ["--human", str(human), "--metric", str(metric)]
-    assert_refused(run([*LEARNED_METRICS, "meta-eval", command, *inputs, *options]), message)
+    assert_refused(cli(capsys, "meta-eval", command, *inputs, *options), message)
 
 
 @pytest.mark.parametrize(
     ("script", "options", "message"),
-    [(BUILD_SHUFFLE_SET, ["--shuffles-per-doc", "0"], "--shuffles-per-doc: must be an integer >= 1"),
-     (BUILD_SHUFFLE_SET, ["--val-fraction", "1.5"], "--val-fraction: must be in [0, 1)"),
-     (BUILD_SHUFFLE_SET, ["--seed", "-2"], "--seed: must be an integer >= 0"),
-     (BUILD_SHUFFLE_SET, ["--joiner", "\\x1"], "--joiner: malformed escape"),
-     (BUILD_ANLI, ["--seed", "-1"], "--seed: must be an integer >= 0"),
-     (BUILD_ANLI, ["--phrase-subset", "0"], "--phrase-subset: must be an integer >= 1")],
+    [(shuffle_set, ["--shuffles-per-doc", "0"], "--shuffles-per-doc: must be an integer >= 1"),
+     (shuffle_set, ["--val-fraction", "1.5"], "--val-fraction: must be in [0, 1)"),
+     (shuffle_set, ["--seed", "-2"], "--seed: must be an integer >= 0"),
+     (shuffle_set, ["--joiner", "\\x1"], "--joiner: malformed escape"),
+     (anli_augmented, ["--seed", "-1"], "--seed: must be an integer >= 0"),
+     (anli_augmented, ["--phrase-subset", "0"], "--phrase-subset: must be an integer >= 1")],
     ids=["shuffles-0", "val-1.5", "seed-neg", "joiner-escape", "anli-seed", "anli-subset"],
 )
-def test_data_prep_options_out_of_range(tmp_path, script, options, message):
+def test_data_prep_options_out_of_range(tmp_path, capsys, script, options, message):
     source = "jsonl:" + str(write_jsonl(tmp_path / "docs.jsonl", [{"text": "A.\nB."}]))
-    result = run([*script, "--source", source, "--output", str(tmp_path / "out"), *options])
+    result = script(capsys, "--source", source, "--output", tmp_path / "out", *options)
     assert_refused(result, message)
     assert not (tmp_path / "out").exists()
 

@@ -18,6 +18,7 @@ from hostile.hostile_tools import (
     LEARNED_METRICS,
     PAIRS,
     assert_refused,
+    cli,
     digest,
     run,
     temporaries,
@@ -41,21 +42,24 @@ def read_only(tmp_path):
     folder.chmod(0o755)
 
 
+def _score_argv(model, source, output, *extra):
+    return ["score", "faithfulness", "--model", str(model), "--input", str(source), "--output", str(output), *extra]
+
+
 def _score(model, source, output, *extra):
-    return [*LEARNED_METRICS, "score", "faithfulness", "--model", str(model), "--input", str(source),
-            "--output", str(output), *extra]
+    return [*LEARNED_METRICS, *_score_argv(model, source, output, *extra)]
 
 
-def test_score_output_under_a_file_is_refused_before_loading(tiny_deberta_nli, pairs_file, tmp_path):
+def test_score_output_under_a_file_is_refused_before_loading(tiny_deberta_nli, pairs_file, tmp_path, capsys):
     (tmp_path / "results").write_text("a file")
-    result = run(_score(tiny_deberta_nli, pairs_file, tmp_path / "results" / "scored.jsonl"))
+    result = cli(capsys, *_score_argv(tiny_deberta_nli, pairs_file, tmp_path / "results" / "scored.jsonl"))
     assert_refused(result, "is a file, not a folder")
     assert not any(line.startswith("scored") for line in result.err.splitlines())
 
 
-def test_score_output_that_is_a_folder_is_refused_before_scoring(tiny_deberta_nli, pairs_file, tmp_path):
+def test_score_output_that_is_a_folder_is_refused_before_scoring(tiny_deberta_nli, pairs_file, tmp_path, capsys):
     (tmp_path / "out.jsonl").mkdir()
-    result = run(_score(tiny_deberta_nli, pairs_file, tmp_path / "out.jsonl"))
+    result = cli(capsys, *_score_argv(tiny_deberta_nli, pairs_file, tmp_path / "out.jsonl"))
     assert_refused(result, "is a folder")
     assert not any(line.startswith("scored") for line in result.err.splitlines())
 
@@ -106,22 +110,22 @@ def test_data_prep_output_dot_is_refused_before_the_build(tmp_path, output):
     assert "shuffling" not in result.err and digest(tmp_path) == before
 
 
-def test_bias_matrix_with_a_bad_plot_writes_nothing(grid_files, tmp_path):
+def test_bias_matrix_with_a_bad_plot_writes_nothing(grid_files, tmp_path, capsys):
     human, metric = grid_files
     (tmp_path / "plots").mkdir()
-    base = [*LEARNED_METRICS, "meta-eval", "bias-matrix", "--human", str(human), "--metric", str(metric),
+    base = ["meta-eval", "bias-matrix", "--human", str(human), "--metric", str(metric),
             "--json", str(tmp_path / "bias.json")]
-    assert_refused(run([*base, "--plot", str(tmp_path / "plots")]), "unsupported plot type")
+    assert_refused(cli(capsys, *base, "--plot", str(tmp_path / "plots")), "unsupported plot type")
     same = [*base[:-1], str(tmp_path / "bias.png"), "--plot", str(tmp_path / "bias.png")]
-    assert_refused(run(same), "--json and --plot name the same path")
-    assert_refused(run([*base, "--plot", str(tmp_path / "human.jsonl" / "x.png")]), "is a file, not a folder")
+    assert_refused(cli(capsys, *same), "--json and --plot name the same path")
+    assert_refused(cli(capsys, *base, "--plot", str(tmp_path / "human.jsonl" / "x.png")), "is a file, not a folder")
     assert not (tmp_path / "bias.json").exists() and temporaries(tmp_path) == []
-    assert run([*base, "--plot", str(tmp_path / "plots" / "bias.png")]).code == 0
+    assert cli(capsys, *base, "--plot", str(tmp_path / "plots" / "bias.png")).code == 0
     assert (tmp_path / "bias.json").exists() and (tmp_path / "plots" / "bias.png").exists()
 
 
-def test_output_folders_a_failed_command_created_are_removed(tiny_deberta_nli, tmp_path):
+def test_output_folders_a_failed_command_created_are_removed(tiny_deberta_nli, tmp_path, capsys):
     bad = write_jsonl(tmp_path / "bad.jsonl", [*PAIRS, {"grounding": "x", "generation": "\u200b\u200b"}])
-    result = run(_score(tiny_deberta_nli, bad, tmp_path / "new" / "deeper" / "scored.jsonl"))
+    result = cli(capsys, *_score_argv(tiny_deberta_nli, bad, tmp_path / "new" / "deeper" / "scored.jsonl"))
     assert_refused(result, "row 7", "field 'generation'", "empty")
     assert not (tmp_path / "new").exists()

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 
 from hostile.hostile_tools import (
-    BUILD_ANLI,
-    BUILD_SHUFFLE_SET,
-    LEARNED_METRICS,
     TRAIN,
+    anli_augmented,
     assert_refused,
+    cli,
     digest,
     run,
+    shuffle_set,
     temporaries,
     write_jsonl,
 )
@@ -37,107 +37,107 @@ def corpus(tmp_path):
     return folder
 
 
-def test_shuffle_set_output_equal_to_its_txtdir_source_is_refused(corpus):
+def test_shuffle_set_output_equal_to_its_txtdir_source_is_refused(corpus, capsys):
     before = digest(corpus)
-    result = run([*BUILD_SHUFFLE_SET, "--source", f"txtdir:{corpus}", "--output", str(corpus)])
+    result = shuffle_set(capsys, "--source", f"txtdir:{corpus}", "--output", str(corpus))
     assert_refused(result, str(corpus), "is an input")
     assert digest(corpus) == before
 
 
-def test_shuffle_set_output_holding_its_jsonl_source_is_refused(tmp_path, corpus):
+def test_shuffle_set_output_holding_its_jsonl_source_is_refused(tmp_path, corpus, capsys):
     (tmp_path / "docs").mkdir()
     docs = write_jsonl(tmp_path / "docs" / "documents.jsonl", [{"text": p.read_text()} for p in corpus.iterdir()])
     before = digest(tmp_path / "docs")
-    result = run([*BUILD_SHUFFLE_SET, "--source", f"jsonl:{docs}", "--output", str(tmp_path / "docs")])
+    result = shuffle_set(capsys, "--source", f"jsonl:{docs}", "--output", str(tmp_path / "docs"))
     assert_refused(result, "contains an input")
     assert digest(tmp_path / "docs") == before
 
 
-def test_anli_output_equal_to_its_release_folder_is_refused(tmp_path):
+def test_anli_output_equal_to_its_release_folder_is_refused(tmp_path, capsys):
     release = write_anli_layout(tmp_path / "anli_v1.0", {"train": 4, "dev": 2, "test": 2})
     before = digest(release)
-    result = run([*BUILD_ANLI, "--source", f"jsonl:{release}", "--output", str(release)])
+    result = anli_augmented(capsys, "--source", f"jsonl:{release}", "--output", str(release))
     assert_refused(result, "is an input")
     assert digest(release) == before
 
 
 @pytest.mark.parametrize("builder", ["shuffle", "anli"])
-def test_data_prep_never_deletes_a_folder_of_unrelated_files(tmp_path, corpus, builder):
+def test_data_prep_never_deletes_a_folder_of_unrelated_files(tmp_path, corpus, builder, capsys):
     theirs = tmp_path / "thesis"
     theirs.mkdir()
     (theirs / "chapter1.tex").write_text("precious")
     (theirs / "figures").mkdir()
     (theirs / "figures" / "plot.pdf").write_bytes(b"%PDF")
     if builder == "shuffle":
-        cmd = [*BUILD_SHUFFLE_SET, "--source", f"txtdir:{corpus}", "--output", str(theirs), "--overwrite"]
+        script, argv = shuffle_set, ["--source", f"txtdir:{corpus}", "--output", theirs, "--overwrite"]
     else:
         release = write_anli_layout(tmp_path / "anli", {"train": 4, "dev": 2, "test": 2})
-        cmd = [*BUILD_ANLI, "--source", f"jsonl:{release}", "--output", str(theirs), "--overwrite"]
+        script, argv = anli_augmented, ["--source", f"jsonl:{release}", "--output", theirs, "--overwrite"]
     before = digest(theirs)
-    assert_refused(run(cmd), "did not write", "chapter1.tex")  # even --overwrite deletes nothing foreign
+    assert_refused(script(capsys, *argv), "did not write", "chapter1.tex")  # even --overwrite deletes nothing foreign
     assert digest(theirs) == before and temporaries(tmp_path) == []
 
 
-def test_data_prep_never_replaces_a_plain_file_by_a_folder(tmp_path, corpus):
+def test_data_prep_never_replaces_a_plain_file_by_a_folder(tmp_path, corpus, capsys):
     notes = tmp_path / "notes.txt"
     notes.write_text("keep me")
-    result = run([*BUILD_SHUFFLE_SET, "--source", f"txtdir:{corpus}", "--output", str(notes), "--overwrite"])
+    result = shuffle_set(capsys, "--source", f"txtdir:{corpus}", "--output", str(notes), "--overwrite")
     assert_refused(result, "is a file")
     assert notes.read_text() == "keep me"
 
 
-def test_rebuilding_an_earlier_output_needs_overwrite_and_keeps_foreign_files(tmp_path, corpus):
+def test_rebuilding_an_earlier_output_needs_overwrite_and_keeps_foreign_files(tmp_path, corpus, capsys):
     out = tmp_path / "set"
-    build = [*BUILD_SHUFFLE_SET, "--source", f"txtdir:{corpus}", "--output", str(out)]
-    assert run(build).code == 0
+    build = ["--source", f"txtdir:{corpus}", "--output", str(out)]
+    assert shuffle_set(capsys, *build).code == 0
     first = digest(out)
-    assert_refused(run(build), "--overwrite")
+    assert_refused(shuffle_set(capsys, *build), "--overwrite")
     assert digest(out) == first
-    assert run([*build, "--seed", "7", "--overwrite"]).code == 0  # ours, replaced atomically
+    assert shuffle_set(capsys, *build, "--seed", "7", "--overwrite").code == 0  # ours, replaced atomically
     assert digest(out) != first and temporaries(tmp_path) == []
     (out / "my_analysis.ipynb").write_text("{}")  # the user added a file: the folder is no longer only ours
     before = digest(out)
-    assert_refused(run([*build, "--overwrite"]), "my_analysis.ipynb")
+    assert_refused(shuffle_set(capsys, *build, "--overwrite"), "my_analysis.ipynb")
     assert digest(out) == before
 
 
-def test_export_into_the_run_folder_of_its_checkpoint_is_refused(nli_checkpoint, tmp_path):
+def test_export_into_the_run_folder_of_its_checkpoint_is_refused(nli_checkpoint, tmp_path, capsys):
     import shutil
 
     run_dir = tmp_path / "run"
     (run_dir / "checkpoints").mkdir(parents=True)
     ckpt = shutil.copy(nli_checkpoint, run_dir / "checkpoints" / "last.ckpt")
     before = digest(run_dir)
-    result = run([*LEARNED_METRICS, "export", str(ckpt), str(run_dir), "--overwrite"])
+    result = cli(capsys, "export", str(ckpt), str(run_dir), "--overwrite")
     assert_refused(result, "contains an input")
     assert digest(run_dir) == before
 
 
-def test_export_never_replaces_a_plain_file(nli_checkpoint, tmp_path):
+def test_export_never_replaces_a_plain_file(nli_checkpoint, tmp_path, capsys):
     target = tmp_path / "model"
     target.write_text("not a folder")
-    assert_refused(run([*LEARNED_METRICS, "export", str(nli_checkpoint), str(target)]), "is a file")
+    assert_refused(cli(capsys, "export", str(nli_checkpoint), str(target)), "is a file")
     assert target.read_text() == "not a folder"
 
 
-def test_score_output_equal_to_its_input_is_refused(tiny_deberta_nli, pairs_file, tmp_path):
+def test_score_output_equal_to_its_input_is_refused(tiny_deberta_nli, pairs_file, tmp_path, capsys):
     import shutil
 
     source = shutil.copy(pairs_file, tmp_path / "pairs.jsonl")
     before = digest(tmp_path)
-    result = run([*LEARNED_METRICS, "score", "faithfulness", "--model", str(tiny_deberta_nli), "--input",
-                  str(source), "--output", str(source)])
+    result = cli(capsys, "score", "faithfulness", "--model", str(tiny_deberta_nli), "--input",
+                 str(source), "--output", str(source))
     assert_refused(result, "is an input")
     assert digest(tmp_path) == before
 
 
-def test_meta_eval_json_onto_its_human_file_is_refused(tmp_path):
+def test_meta_eval_json_onto_its_human_file_is_refused(tmp_path, capsys):
     rows = [{"doc_id": d, "system_id": s, "score": float(d + s)} for d in range(4) for s in range(3)]
     human = write_jsonl(tmp_path / "human.jsonl", rows)
     metric = write_jsonl(tmp_path / "metric.jsonl", rows)
     before = digest(tmp_path)
-    result = run([*LEARNED_METRICS, "meta-eval", "correlations", "--human", str(human), "--metric", str(metric),
-                  "--json", str(human), "--resamples", "0"])
+    result = cli(capsys, "meta-eval", "correlations", "--human", str(human), "--metric", str(metric),
+                 "--json", str(human), "--resamples", "0")
     assert_refused(result, "--json is an input")
     assert digest(tmp_path) == before
 

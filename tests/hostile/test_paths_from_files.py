@@ -13,13 +13,13 @@ import base64
 
 import pytest
 
-from hostile.hostile_tools import LEARNED_METRICS, assert_refused, craft_checkpoint, digest, run
+from hostile.hostile_tools import assert_refused, cli, craft_checkpoint, digest
 from learned_metrics.errors import UserError
 from learned_metrics.validate import plain_file_name
 
 
 @pytest.mark.parametrize("kind", ["parent", "absolute", "subfolder", "dotdot"])
-def test_export_refuses_embedded_tokenizer_names_that_leave_the_export(tiny_deberta_nli, tmp_path, kind):
+def test_export_refuses_embedded_tokenizer_names_that_leave_the_export(tiny_deberta_nli, tmp_path, kind, capsys):
     victim = tmp_path / "outside" / "VICTIM"
     name = {"parent": "../outside/VICTIM", "absolute": str(victim), "subfolder": "sub/VICTIM", "dotdot": ".."}[kind]
     pwned = base64.b64encode(b"pwned").decode()
@@ -27,7 +27,7 @@ def test_export_refuses_embedded_tokenizer_names_that_leave_the_export(tiny_debe
              name: pwned}
     ckpt = craft_checkpoint(tiny_deberta_nli, tmp_path / "crafted.ckpt", tokenizer_files=files)
     before = digest(tmp_path)
-    result = run([*LEARNED_METRICS, "export", str(ckpt), str(tmp_path / "export" / "model")])
+    result = cli(capsys, "export", str(ckpt), str(tmp_path / "export" / "model"))
     assert_refused(result, "'tokenizer_files'", "no longer read", str(ckpt))
     assert not victim.exists() and not list(tmp_path.rglob("VICTIM"))
     assert digest(tmp_path) == before  # not even the export's parent folders were left behind
