@@ -14,6 +14,7 @@ import io
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from learned_metrics.render.formats import (
@@ -53,17 +54,38 @@ def interval_text(column: Column, cell: Cell) -> str | None:
 # --- Markdown ------------------------------------------------------------------------------------
 
 
-def _markdown_cell(column: Column, cell: Cell) -> str:
+@dataclass(frozen=True)
+class _Style:
+    """How one text format marks a cell: escaping, numbers, bold, superscript marks, a small detail."""
+
+    text: Callable[[str], str]
+    number: Callable[[str], str]
+    bold: str
+    marks: str
+    detail: str
+
+
+MARKDOWN = _Style(markdown_escape, str, "**{}**", "<sup>{}</sup>", " ({})")
+LATEX = _Style(latex_escape, latex_number, r"\textbf{{{}}}", "$^{{{}}}$", r" {{\scriptsize ({})}}")
+
+
+def _styled_cell(style: _Style, column: Column, cell: Cell) -> str:
+    """The cell's text in one format: escaped or with its numbers typeset, bold, marks and detail as the format
+    writes them (the interval of an estimate is placed by the table renderer)."""
     text = cell_text(column, cell)
-    text = markdown_escape(text) if column.text else text
+    text = style.text(text) if column.text else style.number(text)
     if cell.bold and text:
-        text = f"**{text}**"
+        text = style.bold.format(text)
     if cell.marks:
-        text += f"<sup>{','.join(cell.marks)}</sup>"
+        text += style.marks.format(",".join(cell.marks))
     if cell.detail:
-        text += f" ({markdown_escape(cell.detail)})"
+        text += style.detail.format(style.text(cell.detail))
+    return text
+
+
+def _markdown_cell(column: Column, cell: Cell) -> str:
     interval = interval_text(column, cell)
-    return text + (f" {interval}" if interval else "")
+    return _styled_cell(MARKDOWN, column, cell) + (f" {interval}" if interval else "")
 
 
 def markdown_table(table: Table) -> str:
@@ -86,18 +108,6 @@ def markdown(tables: Sequence[Table]) -> str:
 
 
 # --- LaTeX -------------------------------------------------------------------------------------
-
-
-def _latex_cell(column: Column, cell: Cell) -> str:
-    text = cell_text(column, cell)
-    text = latex_escape(text) if column.text else latex_number(text)
-    if cell.bold and text:
-        text = rf"\textbf{{{text}}}"
-    if cell.marks:
-        text += rf"$^{{{','.join(cell.marks)}}}$"
-    if cell.detail:
-        text += rf" {{\scriptsize ({latex_escape(cell.detail)})}}"
-    return text
 
 
 def _latex_width(table: Table) -> int:
@@ -125,7 +135,7 @@ def latex_table(table: Table) -> str:
             lines.append(rf"\multicolumn{{{len(table.columns)}}}{{l}}{{\emph{{{latex_escape(table.groups[index])}}}}}"
                          r" \\")
         cells = list(zip(table.columns, row, strict=True))
-        lines.append(" & ".join(_latex_cell(c, cell) for c, cell in cells) + r" \\")
+        lines.append(" & ".join(_styled_cell(LATEX, c, cell) for c, cell in cells) + r" \\")
         if estimates:
             lines.append(" & ".join(r"{\scriptsize " + latex_number(interval_text(c, cell) or "") + "}"
                                     if c.kind == "estimate" else "" for c, cell in cells) + r" \\")
