@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import fcntl
 import hashlib
 import io
 import json
@@ -200,7 +199,7 @@ class ChunkStore:
     def _take_lock(self) -> None:
         handle = (self.folder / LOCK_NAME).open("a")
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusive(handle)
         except OSError:
             handle.close()
             raise UserError("another scoring run is writing this output right now", path=self.output) from None
@@ -468,3 +467,16 @@ def _file_digest(path: Path) -> tuple[str, int]:
             digest.update(block)
             size += len(block)
     return digest.hexdigest(), size
+
+
+def _lock_exclusive(handle: Any) -> None:
+    """An exclusive, non-blocking lock on an open file (OSError when another process holds it): ``fcntl`` on POSIX,
+    ``msvcrt`` on Windows, imported here so the module imports everywhere."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        return
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
