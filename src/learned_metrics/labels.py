@@ -8,6 +8,7 @@ common aliases. Coherence models use ``incoherent``/``coherent``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from learned_metrics.errors import UserError
@@ -37,6 +38,41 @@ _ALIASES: dict[str, str] = {
 }
 
 
+_GENERIC = re.compile(r"label_?\d+", re.IGNORECASE)
+
+
+def is_generic(id2label: Mapping[int | str, str]) -> bool:
+    """``LABEL_0``, ``LABEL_1``, ...: a head whose config never named its classes (transformers' default)."""
+    return bool(id2label) and all(_GENERIC.fullmatch(str(name).strip()) for name in id2label.values())
+
+
+def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
+    """``"entailment,neutral,contradiction"`` (or e,n,c) -> canonical names in class-index order; one line when a
+    name is unknown or repeated."""
+    names = [part.strip() for part in order.split(",")] if isinstance(order, str) else [str(p) for p in order]
+    canon = [canonical_label(name) for name in names]
+    if not names or None in canon or len(set(canon)) != len(canon):
+        raise UserError(f"--label-order: expected distinct class names in index order such as "
+                        f"entailment,neutral,contradiction (or e,n,c), got {order!r}")
+    return tuple(canon)
+
+
+def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) -> dict[int, str]:
+    """The model's classes named by ``--label-order``; refused when the count differs, or when the config already
+    names its classes and disagrees (the config wins: a wrong order would swap entailment and contradiction)."""
+    if len(order) != len(id2label):
+        raise UserError(f"--label-order names {len(order)} classes; the model has {len(id2label)} ({dict(id2label)})")
+    if not is_generic(id2label):
+        named = {int(i): canonical_label(name) for i, name in id2label.items()}
+        clash = [i for i, name in enumerate(order) if named.get(i) not in (None, name)]
+        if clash:
+            i = clash[0]
+            raise UserError(f"--label-order says class {i} is {order[i]}, but the model's config calls it "
+                            f"{id2label.get(i, id2label.get(str(i)))!r}; drop --label-order (the config names its "
+                            "labels)")
+    return dict(enumerate(order))
+
+
 def canonical_label(name: object) -> str | None:
     """Return the canonical label for a name or alias (``"ENTAILMENT"`` -> ``"entailment"``), else None."""
     return _ALIASES.get(str(name).strip().lower().replace("-", "_"))
@@ -57,6 +93,10 @@ def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]
             raise UserError(f"model labels are ambiguous: two classes map to '{canon}' ({dict(id2label)})")
         found[canon] = int(idx)
     missing = [label for label in required if label not in found]
+    if missing and is_generic(id2label):
+        raise UserError(f"cannot resolve label(s) {missing} from the model's generic labels {dict(id2label)}: pass "
+                        "--label-order with its class names in index order as its model card states, e.g. "
+                        "--label-order entailment,neutral,contradiction")
     if missing:
         raise UserError(
             f"cannot resolve label(s) {missing} from the model's id2label {dict(id2label)}; "

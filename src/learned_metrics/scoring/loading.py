@@ -9,6 +9,7 @@ of a traceback or, worse, scores from a randomly initialised head.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import torch
 from learned_metrics import safety
 from learned_metrics.card import CARD_NAME
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.labels import COHERENCE_LABELS, resolve_label_ids
+from learned_metrics.labels import COHERENCE_LABELS, ordered_id2label, resolve_label_ids
 
 KINDS = ("coherence", "faithfulness")
 DEFAULT_MAX_LENGTH = 512
@@ -80,9 +81,10 @@ def require_classifier_architecture(config, model_dir: Path) -> None:
         )
 
 
-def resolve_labels(config, kind: str) -> dict[str, int]:
-    """Canonical label -> class id, by name. NLI needs entailment and contradiction; neutral is kept if present."""
-    id2label = config.id2label
+def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) -> dict[str, int]:
+    """Canonical label -> class id, by name. NLI needs entailment and contradiction; neutral is kept if present.
+    ``label_order`` names the classes of a head with generic labels (``LABEL_0``...), in index order."""
+    id2label = config.id2label if label_order is None else ordered_id2label(config.id2label, label_order)
     if kind == "coherence":
         return resolve_label_ids(id2label, COHERENCE_LABELS)
     required = resolve_label_ids(id2label, ("entailment", "contradiction"))

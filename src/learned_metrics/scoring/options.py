@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.labels import parse_label_order
 from learned_metrics.validate import int_at_least, int_option
 
 MODES = ("e", "e-c")
@@ -34,10 +35,11 @@ def one_of(value: str, choices: Sequence[str], what: str) -> str:
 
 
 def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,
-            choices: Sequence[str] | None = None, flag: bool = False) -> Any:
-    """A field with what the CLI needs to declare it: help, allowed values, the metric kinds it applies to."""
+            choices: Sequence[str] | None = None, flag: bool = False, check: Any = None) -> Any:
+    """A field with what the CLI needs to declare it: help, allowed values (or a ``check`` that parses and refuses),
+    the metric kinds it applies to."""
     return field(default=default, metadata={"help": help, "kinds": kinds, "minimum": minimum, "choices": choices,
-                                            "flag": flag})
+                                            "flag": flag, "check": check})
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class ScoringOptions:
         "with --premise-strategy chunk, fitted chunks of a grounding too long for the model), paragraph or "
         "sentence (SummaC-ZS style: best unit per generation sentence, mean over sentences)", kinds=NLI,
         choices=GRANULARITIES)
+    label_order: tuple[str, ...] | None = _option(
+        None, "class names in index order for a model whose config has generic labels (LABEL_0, LABEL_1, ...), as "
+        "its model card states, e.g. entailment,neutral,contradiction (docs/scoring.md lists common checkpoints)",
+        kinds=NLI, check=parse_label_order)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True)
 
@@ -76,6 +82,8 @@ class ScoringOptions:
                 int_at_least(value, spec.metadata["minimum"], spec.name)
             if spec.metadata["choices"] is not None:
                 one_of(value, spec.metadata["choices"], spec.name.replace("_", " "))
+            if spec.metadata["check"] is not None:
+                object.__setattr__(self, spec.name, spec.metadata["check"](value))
 
     @classmethod
     def from_keywords(cls, **keywords: Any) -> ScoringOptions:

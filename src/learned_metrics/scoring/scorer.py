@@ -400,7 +400,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     config = safety.load_config(model_dir)
     metric_kind = loading.decide_kind(card, kind, model_dir)
     loading.require_classifier_architecture(config, model_dir)
-    label_ids = loading.resolve_labels(config, metric_kind)
+    label_ids = loading.resolve_labels(config, metric_kind, settings.label_order)
     tokenizer = safety.load_tokenizer(model_dir)
     target = resolve_device(settings.device, _accelerate_device())
     dtype = resolve_dtype(settings.precision, target)
