@@ -52,12 +52,12 @@ def write_export(
     Everything that can be refused (the card, the tokenizer: custom code, missing or broken files, an
     unreachable Hub id) is loaded and checked before the first byte is written.
     """
-    from learned_metrics.safety import load_tokenizer
+    from learned_metrics.safety import load_tokenizer, quiet_transformers
 
     out_dir = Path(out_dir)
     full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
     loaded_tokenizer = load_tokenizer(tokenizer)
-    with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp:
+    with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         loaded_tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",

@@ -20,7 +20,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +176,21 @@ def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights", "Writing model shards") off for the block: our commands
+    report their own progress, and a bar in the middle of it (or in a log file) is noise. Restored afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = False, flag: str = "--allow-pickle",
                     **kwargs: Any):
     """``AutoModelForSequenceClassification.from_pretrained`` under every rule above."""
@@ -182,9 +199,10 @@ def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = Fal
     source = check_model_folder(name_or_path, need_tokenizer=False)
     check_weights_are_safe(name_or_path, allow_pickle, flag)
     try:
-        return AutoModelForSequenceClassification.from_pretrained(
-            source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
-        )
+        with quiet_transformers():
+            return AutoModelForSequenceClassification.from_pretrained(
+                source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
+            )
     except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
         raise UserError(f"cannot load the model weights ({first_line(exc)})", path=name_or_path) from None
 
