@@ -173,13 +173,18 @@ def row_key(row: dict[str, Any], name: str, *, path: object, row_number: int) ->
 
 
 def text_list(values: Any, name: str) -> list[str]:
-    """A list of texts passed to the Python API; errors name the argument and the 1-based position."""
+    """A list of texts passed to the Python API (a list, tuple, numpy array or pandas Series); errors name the
+    argument and the 1-based position."""
+    if hasattr(values, "tolist") and not isinstance(values, str):
+        values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise UserError(f"{name} must be a list of strings, got {type(values).__name__}")
     return [text(value, row=i, field=name) for i, value in enumerate(values, start=1)]
 
 
 def sentence_lists(values: Any, name: str) -> list[list[str]]:
+    if hasattr(values, "tolist") and not isinstance(values, str):
+        values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise UserError(f"{name} must be a list of sentence lists, got {type(values).__name__}")
     return [sentences(value, row=i, field=name) for i, value in enumerate(values, start=1)]

@@ -88,9 +88,16 @@ class ScoreResult:
     details: dict[str, int] = field(default_factory=dict)
     sentences: list[list[dict[str, Any]]] | None = None
     provenance: dict[str, Any] | None = None
+    index: Any = None  # the caller's pandas index, kept by to_frame()
 
     def __len__(self) -> int:
         return len(self.scores)
+
+    def to_frame(self):
+        """One row per input, the output columns of :attr:`columns`, indexed like the caller's Series/DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([self.row(i) for i in range(len(self))], columns=self.columns, index=self.index)
 
     @property
     def columns(self) -> list[str]:
@@ -244,6 +251,9 @@ class Scorer:
         errors name the argument and position. ``result.provenance`` is the call's
         record (:meth:`provenance`).
         """
+        index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
+        if hasattr(texts, "columns"):  # a DataFrame with named columns, as the CLI reads a file
+            texts, sentences, groundings, generations = self._columns(texts)
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
                 raise UserError("this is a coherence model: pass texts= or sentences=, not groundings/generations")
@@ -262,7 +272,20 @@ class Scorer:
                                       granularity=granularity, details=details, seed=seed, progress=progress)
         result.provenance = self.provenance(mode=mode, mc_samples=mc_samples, premise_strategy=premise_strategy,
                                             granularity=granularity, seed=seed)
+        result.index = index
         return result
+
+    def _columns(self, frame: Any) -> tuple[Any, Any, Any, Any]:
+        """(texts, sentences, groundings, generations) from a DataFrame's columns, named as the CLI's defaults."""
+        wanted = ("text", "sentences") if self.kind == "coherence" else ("grounding", "generation")
+        present = [name for name in wanted if name in frame.columns]
+        if self.kind == "coherence" and present:
+            return (frame[present[0]], None, None, None) if present[0] == "text" else (None, frame["sentences"],
+                                                                                      None, None)
+        if self.kind == "faithfulness" and len(present) == 2:
+            return None, None, frame["grounding"], frame["generation"]
+        need = "a 'text' or 'sentences' column" if self.kind == "coherence" else "'grounding' and 'generation' columns"
+        raise UserError(f"a DataFrame to score needs {need}; it has {list(map(str, frame.columns))}")
 
     def score_validated(self, *, texts: list[str] | None = None, sentences: list[list[str]] | None = None,
                         groundings: list[str] | None = None, generations: list[str] | None = None,
