@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: help venv demo demo-nli test lint bench clean
+.PHONY: help venv demo demo-nli test test-fast lint bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -40,8 +40,15 @@ demo-nli: venv  ## offline NLI demo: augmented generated NLI set, fine-tune, sco
 	$(BIN)/learned-metrics meta-eval auc --input $(NLI_RUN)/demo_scores.jsonl --score-field score --label-field label \
 		--roc-plot $(NLI_RUN)/roc.png
 
-test: venv  ## the whole offline test suite
-	$(BIN)/python -m pytest -q tests
+# pytest-xdist workers: one per CPU the process may use, at most 8 (each holds torch in memory);
+# TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
+
+test: venv  ## the whole offline test suite, in parallel, listing the 15 slowest tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=15 tests
+
+test-fast: venv  ## everything not marked slow: the loop to run between edits (under a minute)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" tests
 
 lint: venv  ## ruff
 	$(BIN)/ruff check src tests bench data_prep train.py

@@ -24,6 +24,9 @@ def _run(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 
 
 def test_coherence_prep_train_override_export_score(tmp_path, tiny_roberta):
+    """Slow on purpose (25-45 s on 2 cores): three real processes as a user types them (data prep,
+    ``train.py`` with overrides, ``learned-metrics score``), each paying interpreter and torch start-up, and a
+    real training run; the console scripts and Hydra's command line are what is under test."""
     docs = write_coherence_documents(tmp_path / "docs.jsonl", 60, seed=3)
     _run("data_prep/build_shuffle_set.py", "--source", f"jsonl:{docs}", "--output", str(tmp_path / "DIR"))
     run = tmp_path / "run"
@@ -65,6 +68,8 @@ def test_coherence_prep_train_override_export_score(tmp_path, tiny_roberta):
 
 
 def test_nli_official_layout_prep_train_override_export_score(tmp_path, tiny_deberta_nli):
+    """Slow on purpose (20-30 s on 2 cores): data prep, training and scoring as three real processes on the
+    official ANLI layout; the console scripts and Hydra's command line are what is under test."""
     layout = write_anli_layout(tmp_path / "anli_v1.0", {"train": 20, "dev": 6, "test": 6}, seed=1)
     _run("data_prep/build_anli_augmented.py", "--source", f"jsonl:{layout}", "--output", str(tmp_path / "OUT"))
     run = tmp_path / "run"

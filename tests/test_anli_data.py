@@ -310,6 +310,7 @@ def test_phrase_subset_out_of_range(anli_dir, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_script_subprocess_bad_label_and_help(tmp_path):
     raw = write_anli_layout(tmp_path / "raw", {"train": 5, "dev": 5, "test": 3}, seed=2)
     expected = corrupt_unknown_label(raw)

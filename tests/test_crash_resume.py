@@ -46,6 +46,8 @@ def _card(run_dir: Path) -> dict:
 
 
 def test_sigkill_mid_epoch_then_resume_matches_uninterrupted_run(tiny_roberta, ccl_data_dir, tmp_path):
+    """Slow on purpose (20-25 s on 2 cores): a reference training run, a real ``train.py`` process killed with
+    SIGKILL mid-epoch, and the resumed run; only a real process can be killed that way."""
     common = _overrides(tiny_roberta, ccl_data_dir, tmp_path)
     train(compose_train_config([*common, f"paths.output_dir={tmp_path / 'reference'}"]))
 

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ddp_two_cpu_processes(tiny_roberta, ccl_data_dir, tmp_path):
+    """Slow on purpose (20-27 s on 2 cores): ``train.py trainer=ddp`` launches two gloo processes that train
+    and sync; the launcher, sharding and rank-0-only export are what is under test."""
     run = tmp_path / "run"
     proc = subprocess.run(
         [

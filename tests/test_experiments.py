@@ -41,6 +41,7 @@ def test_real_defaults_stay_in_configs(train_config, name):
     assert cfg.logger.wandb._target_ == "learned_metrics.loggers.wandb_logger"
 
 
+@pytest.mark.slow
 def test_paper_hyperparameters(train_config):
     ccl = train_config("experiment=ccl_cnndm")
     assert (ccl.model.lr, ccl.trainer.max_epochs, ccl.callbacks.model_checkpoint.monitor) == (2e-6, 6, "val/f1")

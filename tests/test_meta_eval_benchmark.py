@@ -147,6 +147,7 @@ def brute_force(scores: np.ndarray, labels: np.ndarray, grid: str, score=bacc) -
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("protocol", ["fixed", "tune-on-val", "same-split"])
+@pytest.mark.slow
 def test_every_cell_matches_sklearn(tmp_path, layout, protocol):
     if layout == "true" and protocol == "tune-on-val":
         pytest.skip("TRUE has no splits")
@@ -179,6 +180,7 @@ def test_every_cell_matches_sklearn(tmp_path, layout, protocol):
 
 
 @pytest.mark.parametrize("grid", ["percentile", "fixed-0.001"])
+@pytest.mark.slow
 def test_the_threshold_search_is_the_brute_force_search(grid):
     rng = np.random.default_rng(3)
     for trial in range(30):

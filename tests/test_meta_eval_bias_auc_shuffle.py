@@ -124,6 +124,7 @@ def test_roc_points_equal_sklearn_and_enclose_the_auc(ties):
         roc_points(scores[labels == 1], labels[labels == 1])
 
 
+@pytest.mark.slow
 def test_plots_are_valid_png_files(tmp_path):
     plot_bias_matrix(bias_matrix(HUMAN, METRIC, list("ABCD")), tmp_path / "bias.png")
     rng = np.random.default_rng(2)

@@ -220,6 +220,7 @@ def test_bad_plot_suffix_fails_before_any_output(scores, capsys):
     assert code == 2 and "unsupported plot type" in err and not out_json.exists()
 
 
+@pytest.mark.slow
 def test_auc_command_on_the_shipped_example(tmp_path, capsys):
     out_json, plot, roc = tmp_path / "auc.json", tmp_path / "auc.png", tmp_path / "roc.png"
     code, out, _ = run(
@@ -241,6 +242,7 @@ def test_auc_bad_label_is_a_one_line_error(tmp_path, capsys):
     assert code == 2 and "row 2, field 'label': expected a 0/1 label" in err
 
 
+@pytest.mark.slow
 def test_shuffle_test_command_and_length_gap_plot(tmp_path, capsys):
     out_json, plot = tmp_path / "s.json", tmp_path / "gap.png"
     code, out, _ = run(

@@ -158,6 +158,7 @@ def test_holm_correction_adjusts_every_williams_p_of_the_run():
     assert [t.p_adjusted for t in holm.tests] == adjust_p_values([t.p for t in plain.tests], "holm")
 
 
+@pytest.mark.slow
 def test_dataframe_columns_and_row_dicts_give_the_same_report():
     rows = random_rows(40, seed=5)
     frame = pd.DataFrame(rows)
@@ -180,6 +181,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_writes_every_format_and_matches_the_api(tmp_path, capsys):
     rows = random_rows(50, seed=6)
     source = write_jsonl(tmp_path / "scored.jsonl", rows)
@@ -209,6 +211,7 @@ def test_cli_writes_every_format_and_matches_the_api(tmp_path, capsys):
     assert len(table) == 6 * (3 + 2 + 2)  # proxies x (all: human + 2 metrics; each class: 2 metrics)
 
 
+@pytest.mark.slow
 def test_cli_on_the_example_file_and_on_coherence_rows_without_grounding(tmp_path, capsys):
     code, out, _ = run(capsys, "--input", EXAMPLE, "--metric-field", "score_nli", "--metric-field", "score_overlap",
                        "--proxy-field", "first_error", "--resamples", "0")

@@ -60,6 +60,7 @@ def sha256(path: Path) -> str:
 
 
 @pytest.mark.parametrize("command", list(SUBCOMMANDS))
+@pytest.mark.slow
 def test_every_subcommand_writes_a_settings_block(command, tmp_path, capsys):
     arguments, inputs, expected = SUBCOMMANDS[command]
     out = tmp_path / "out.json"

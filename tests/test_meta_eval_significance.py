@@ -47,6 +47,7 @@ def test_metric_equal_to_human_beats_noise_with_tiny_p():
 
 
 @pytest.mark.parametrize("swap", ["cell", "system", "document"])
+@pytest.mark.slow
 def test_vectorized_permutations_equal_a_brute_force_loop(swap):
     """delta* on each permutation equals scipy on explicitly swapped, standardized matrices."""
     rng, human, quality = synthetic(2, n_docs=7, n_systems=5)

@@ -165,6 +165,7 @@ def test_williams_on_absolute_correlations_and_two_sided():
     assert by_abs.p_williams < 0.01 < 0.99 < signed.p_williams
 
 
+@pytest.mark.slow
 def test_correction_adjusts_each_test_over_the_pairs_of_a_statistic():
     rng, human, quality = synthetic(10)
     metrics = {name: quality + rng.normal(0, noise, quality.shape) for name, noise in
@@ -186,6 +187,7 @@ def test_correction_adjusts_each_test_over_the_pairs_of_a_statistic():
 # -- report and CLI ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_markers_follow_the_chosen_test_and_correction():
     rng, human, quality = synthetic(11)
     metrics = {"good": quality + rng.normal(0, 0.3, quality.shape), "noise": rng.normal(size=quality.shape)}
@@ -231,6 +233,7 @@ def test_cli_compare_and_report_take_the_new_options(tmp_path, capsys):
     assert exit_info.value.code != 0 and "--confidence" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_number_of_worker_processes():
     rng, human, quality = synthetic(13, n_docs=15, n_systems=5)
     metrics = {name: quality + rng.normal(0, noise, quality.shape) for name, noise in

@@ -241,6 +241,7 @@ def assert_plot_file(path: Path) -> None:
 
 
 @pytest.mark.parametrize("suffix", [".png", ".pdf", ".svg"])
+@pytest.mark.slow
 def test_every_plot_writes_png_pdf_and_svg(tmp_path, suffix):
     rng = np.random.default_rng(2)
     human = rng.integers(1, 6, (12, 4)).astype(float)
@@ -268,6 +269,7 @@ def test_unsupported_plot_type_fails_before_drawing(tmp_path):
 
 
 @pytest.mark.parametrize("n_groups", [1, 2, 3, 4, 5, 7, 10])
+@pytest.mark.slow
 def test_histograms_share_one_x_range_show_densities_and_have_no_empty_panel(n_groups):
     import matplotlib.pyplot as plt
 

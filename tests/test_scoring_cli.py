@@ -183,6 +183,15 @@ def test_wrong_kind_and_bad_options_are_refused(tmp_path, nli_export, coherence_
 # -- several processes --------------------------------------------------------------------------
 
 
+def _free_port() -> int:
+    """A port nobody listens on now: parallel test workers must not share accelerate's default 29500."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @pytest.mark.slow
 def test_accelerate_two_processes_write_the_same_file_as_one(tmp_path, nli_export):
     accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
@@ -197,7 +206,8 @@ def test_accelerate_two_processes_write_the_same_file_as_one(tmp_path, nli_expor
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     launched = subprocess.run(
         [accelerate, "launch", "--cpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-         "--dynamo_backend", "no", "-m", "learned_metrics.cli", "score", "faithfulness", "--model", str(nli_export),
+         "--dynamo_backend", "no", "--main_process_port", str(_free_port()), "-m", "learned_metrics.cli", "score",
+         "faithfulness", "--model", str(nli_export),
          "--input", str(src), "--output", str(multi), *options],
         env=env, capture_output=True, text=True, timeout=300,
     )

@@ -55,6 +55,14 @@ def run(cmd: list[str], stdin: str | None = None) -> subprocess.CompletedProcess
     return subprocess.run(cmd, env=env(), capture_output=True, text=True, input=stdin, timeout=600)
 
 
+def run_in_process(capsys, cmd: list[str]) -> subprocess.CompletedProcess:
+    """``cmd`` (a ``learned-metrics`` command line) through ``main()`` in this process, with what it printed."""
+    capsys.readouterr()
+    code = main(cmd[1:])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(cmd, code, out, err)
+
+
 def progress_record(output: Path) -> dict | None:
     try:
         return json.loads((output.parent / f".{output.name}.lmresume" / "progress.json").read_text())
@@ -112,6 +120,7 @@ def test_killed_run_resumes_to_the_uninterrupted_file(nli_export, many_rows, tmp
                                                          "whole.jsonl", "whole.jsonl.provenance.json"]
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_command_and_restart_starts_over(nli_export, tmp_path, capsys):
     source = write_jsonl(tmp_path / "in.jsonl", rows(30))
     output = tmp_path / "out.jsonl"
@@ -144,6 +153,7 @@ def test_resume_with_nothing_to_resume_scores_normally(nli_export, tmp_path):
 # -- progress and reporting ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_progress_lines_when_stderr_is_not_a_terminal(nli_export, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", rows(400))
     result = run(command(nli_export, source, tmp_path / "out.jsonl", "--chunk-size", "10", "--progress-every",
@@ -157,6 +167,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(nli_export, tmp_path):
     assert any(line.startswith("mean score ") for line in lines)
 
 
+@pytest.mark.slow
 def test_quiet_prints_nothing_but_errors(nli_export, tmp_path):
     source = write_jsonl(tmp_path / "in.jsonl", rows(10))
     result = run(command(nli_export, source, tmp_path / "out.jsonl", "--quiet"))
@@ -190,12 +201,12 @@ def test_row_progress_counts_resumed_rows_towards_percent_only():
     assert "60 / 100 rows (60%)" in log.text and "ETA" in log.text
 
 
-def test_per_system_summary_matches_pandas(nli_export, tmp_path):
+def test_per_system_summary_matches_pandas(nli_export, tmp_path, capsys):
     pd = pytest.importorskip("pandas")
     source = write_jsonl(tmp_path / "in.jsonl", rows(41))
     output, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    result = run(command(nli_export, source, output, "--system-field", "system", "--summary", str(summary),
-                         "--no-progress"))
+    result = run_in_process(capsys, command(nli_export, source, output, "--system-field", "system", "--summary",
+                                            str(summary), "--no-progress"))
     assert result.returncode == 0, result.stderr[-2000:]
     frame = pd.read_json(output, lines=True)
     expected = frame.groupby("system")["score"].agg(["mean", "count"])
@@ -225,11 +236,11 @@ def test_bootstrap_ci_of_the_mean_agrees_with_scipy():
     assert mean_ci(values[:1]) == (None, None)
 
 
-def test_missing_system_field_names_file_row_and_field(nli_export, tmp_path):
+def test_missing_system_field_names_file_row_and_field(nli_export, tmp_path, capsys):
     items = rows(6)
     del items[4]["system"]
     source = write_jsonl(tmp_path / "in.jsonl", items)
-    result = run(command(nli_export, source, tmp_path / "out.jsonl", "--system-field", "system"))
+    result = run_in_process(capsys, command(nli_export, source, tmp_path / "out.jsonl", "--system-field", "system"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "in.jsonl" in result.stderr and "row 5" in result.stderr and "'system'" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
@@ -262,6 +273,7 @@ def test_parquet_round_trip_keeps_every_column_and_row_order(nli_export, tmp_pat
         assert row["score"] == pytest.approx(ref["score"], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_stdin_to_stdout_equals_files(nli_export, tmp_path):
     items = rows(9)
     source = write_jsonl(tmp_path / "in.jsonl", items)

@@ -210,6 +210,7 @@ def test_bad_encoding_in_txtdir(tmp_path, capsys):
     assert code == 2 and "bad.txt" in err and "UTF-8" in err
 
 
+@pytest.mark.slow
 def test_unknown_source_via_script(tmp_path):
     proc = subprocess.run(
         [

@@ -111,6 +111,7 @@ def test_nli_seeds_is_15_seeds_by_the_ablation_settings():
     assert {c["experiment"] for c in combos} == {"nli_anli_aug", "nli_anli_only", "nli_statements", "nli_append"}
 
 
+@pytest.mark.slow
 def test_overrides_are_written_as_the_agent_writes_them():
     from wandb.sdk.launch.sweeps.utils import create_sweep_command_args
 
@@ -131,6 +132,7 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
+@pytest.mark.slow
 def test_broken_sweep_file_is_one_line_error(case, tmp_path):
     change, expected = BROKEN[case]
     config = yaml.safe_load((CONF / "sweep" / "nli_seeds.yml").read_text())
@@ -185,7 +187,10 @@ def test_objective_is_the_best_value_and_a_crash_finishes_failed(tmp_path, train
 
 @pytest.mark.slow
 def test_agent_commands_run_offline(tmp_path, tiny_deberta_nli, nli_data_dir):
-    """Two nli_seeds runs started at once, as two agents on one machine would."""
+    """Two nli_seeds runs started at once, as two agents on one machine would.
+
+    Slow on purpose (20-35 s on 2 cores): two concurrent ``train.py`` processes, each a real (tiny) training run
+    with wandb offline; concurrency between processes is what is under test."""
     sweep = load_sweep(CONF / "sweep" / "nli_seeds.yml", check_config=False)
     combos = {"run-a": {"experiment": "nli_anli_aug", "seed": 0}, "run-b": {"experiment": "nli_anli_only", "seed": 1}}
     local = [
@@ -223,6 +228,8 @@ def test_agent_commands_run_offline(tmp_path, tiny_deberta_nli, nli_data_dir):
 
 @pytest.mark.slow
 def test_optuna_multirun_two_trials(tmp_path, tiny_roberta, ccl_data_dir):
+    """Slow on purpose (15-22 s on 2 cores): ``train.py -m`` with the Optuna sweeper is a real process that
+    trains two trials; Hydra's multirun launcher is what is under test."""
     argv = [
         sys.executable,
         "train.py",

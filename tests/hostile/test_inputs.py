@@ -16,6 +16,7 @@ from hostile.hostile_tools import PAIRS, assert_refused, cli, digest, shuffle_se
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff \u00a0\u3164"
 
 
+@pytest.mark.slow
 def test_csv_with_a_byte_order_mark_is_read_by_every_reader(tiny_deberta_nli, tmp_path, capsys):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("grounding,generation\n" + "".join(f'"{r["grounding"]}","{r["generation"]}"\n' for r in PAIRS),

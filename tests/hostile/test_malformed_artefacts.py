@@ -63,6 +63,7 @@ def test_export_reports_damaged_checkpoints_in_one_line(nli_checkpoint, tmp_path
     assert digest(tmp_path) == before and not (tmp_path / "PWNED").exists()
 
 
+@pytest.mark.slow
 def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys):
     module = tmp_path / "gone_module.py"
     module.write_text("class Thing:\n    pass\n")
@@ -75,6 +76,7 @@ def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kind", ["text", "malicious"])
+@pytest.mark.slow
 def test_train_resume_from_a_bad_checkpoint_is_one_line(tiny_deberta_nli, nli_checkpoint, tmp_path, kind):
     ckpt = _checkpoint_file(tmp_path, kind, nli_checkpoint)
     result = run([*TRAIN, "experiment=nli_demo", f"ckpt_path={ckpt}", f"model.name_or_path={tiny_deberta_nli}",
@@ -122,6 +124,7 @@ def test_score_refuses_damaged_model_folders(tiny_deberta_nli, pairs_file, tmp_p
     assert not output.exists()
 
 
+@pytest.mark.slow
 def test_training_refuses_a_model_folder_without_tokenizer(tiny_roberta, tmp_path):
     folder = copy_model(tiny_roberta, tmp_path / "model")
     (folder / "tokenizer.json").unlink()

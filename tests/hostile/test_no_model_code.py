@@ -27,6 +27,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.mark.parametrize("where", ["config", "tokenizer"])
+@pytest.mark.slow
 def test_score_never_runs_model_code(tiny_deberta_nli, pairs_file, tmp_path, where):
     marker = tmp_path / "PWNED"
     evil = make_remote_code_folder(tiny_deberta_nli, tmp_path / "evil", marker, where=where)
@@ -37,6 +38,7 @@ def test_score_never_runs_model_code(tiny_deberta_nli, pairs_file, tmp_path, whe
     assert not marker.exists() and not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_training_never_runs_model_code(tiny_deberta_nli, tmp_path):
     marker = tmp_path / "PWNED"
     evil = make_remote_code_folder(tiny_deberta_nli, tmp_path / "evil", marker)
@@ -54,6 +56,7 @@ def test_training_never_runs_model_code(tiny_deberta_nli, tmp_path):
      ({"model_type": None}, "no model_type")],
     ids=["auto_map", "unknown-type", "no-type"],
 )
+@pytest.mark.slow
 def test_export_never_builds_unknown_or_custom_architectures(tiny_deberta_nli, tmp_path, config_change, message):
     from transformers import AutoConfig
 

@@ -50,6 +50,7 @@ def _score(model, source, output, *extra):
     return [*LEARNED_METRICS, *_score_argv(model, source, output, *extra)]
 
 
+@pytest.mark.slow
 def test_score_output_under_a_file_is_refused_before_loading(tiny_deberta_nli, pairs_file, tmp_path, capsys):
     (tmp_path / "results").write_text("a file")
     result = cli(capsys, *_score_argv(tiny_deberta_nli, pairs_file, tmp_path / "results" / "scored.jsonl"))
@@ -71,6 +72,7 @@ def test_score_into_a_read_only_folder_is_refused_up_front(tiny_deberta_nli, pai
 
 
 @pytest.mark.parametrize("command", ["correlations", "runs-list", "export"])
+@pytest.mark.slow
 def test_json_and_folders_into_a_read_only_folder_are_one_line(grid_files, read_only, nli_checkpoint, tmp_path,
                                                                 command):
     human, metric = grid_files
@@ -87,6 +89,7 @@ def test_json_and_folders_into_a_read_only_folder_are_one_line(grid_files, read_
     assert os.listdir(read_only) == []
 
 
+@pytest.mark.slow
 def test_unreadable_input_is_one_line_naming_it(grid_files, tmp_path):
     human, metric = grid_files
     metric.chmod(0o000)
@@ -99,6 +102,7 @@ def test_unreadable_input_is_one_line_naming_it(grid_files, tmp_path):
 
 
 @pytest.mark.parametrize("output", [".", ".."])
+@pytest.mark.slow
 def test_data_prep_output_dot_is_refused_before_the_build(tmp_path, output):
     work = tmp_path / "project" / "work"
     work.mkdir(parents=True)

@@ -142,6 +142,7 @@ def test_meta_eval_json_onto_its_human_file_is_refused(tmp_path, capsys):
     assert digest(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_training_into_a_folder_of_user_files_is_refused(tiny_roberta, ccl_data_dir, tmp_path):
     theirs = tmp_path / "results"
     theirs.mkdir()

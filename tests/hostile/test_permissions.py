@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import stat
 
+import pytest
+
 from hostile.hostile_tools import BUILD_ANLI, LEARNED_METRICS, run
 from learned_metrics.data.demo import write_anli_layout
 
@@ -18,6 +20,7 @@ def _modes(folder):
     return {str(p.relative_to(folder)): stat.S_IMODE(p.stat().st_mode) for p in [folder, *folder.rglob("*")]}
 
 
+@pytest.mark.slow
 def test_export_and_data_sets_get_umask_modes(nli_checkpoint, tmp_path):
     old = os.umask(0o022)
     try:

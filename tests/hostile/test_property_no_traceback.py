@@ -109,6 +109,7 @@ def assert_done_or_one_line(capsys, argv: list[str], inputs: list[Path]) -> None
 
 
 @pytest.mark.parametrize("command", list(commands("x", "y")))
+@pytest.mark.slow
 def test_every_meta_eval_command_on_generated_rows(command, tmp_path_factory, capsys):
     folder = tmp_path_factory.mktemp(command)
 
@@ -157,6 +158,7 @@ ARGUMENTS = st.lists(st.sampled_from(["--seed", "--resamples", "--permutations",
 
 @SETTINGS
 @given(arguments=ARGUMENTS)
+@pytest.mark.slow
 def test_hostile_option_values_are_refused_in_one_line(tmp_path_factory, capsys, arguments):
     examples = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
     argv = ["meta-eval", "report", "--human", str(examples / "human.jsonl"), "--metric",
@@ -170,6 +172,7 @@ def test_hostile_option_values_are_refused_in_one_line(tmp_path_factory, capsys,
         assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_cases_found_by_hand(tmp_path, capsys):
     bad = tmp_path / "sweep.yml"
     bad.write_bytes(b"method: grid\n\xff\xfe\n")

@@ -211,6 +211,7 @@ DAMAGED_RECORDS = {
 
 
 @pytest.mark.parametrize("case", DAMAGED_RECORDS, ids=list(DAMAGED_RECORDS))
+@pytest.mark.slow
 def test_damaged_progress_record_is_one_line_and_kept_until_restart(interrupted, reference, capsys, case):
     args, output = interrupted
     named, change = DAMAGED_RECORDS[case]

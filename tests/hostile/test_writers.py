@@ -93,6 +93,7 @@ def test_parquet_output_refuses_a_field_of_two_types_naming_field_and_row(nli_ex
 
 
 @pytest.mark.parametrize("value", [{}, [{}], {"inner": {}}], ids=["{}", "[{}]", "{inner: {}}"])
+@pytest.mark.slow
 def test_empty_object_is_refused_by_parquet_naming_field_and_row_and_kept_elsewhere(nli_export, tmp_path, capsys,
                                                                                    value):
     source = write_jsonl(tmp_path / "in.jsonl", [{**pair, "meta": value} for pair in PAIRS])
@@ -243,7 +244,10 @@ def test_full_disk_for_a_json_summary_names_it(nli_export, tmp_path, capsys):
 # -- standard output on a full device --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_standard_output_on_a_full_device_is_one_line(nli_export, tmp_path):
+    """Slow (15-22 s on 2 cores): two real ``learned-metrics score`` processes, one with stdout on /dev/full
+    (the error at interpreter exit, when Python flushes stdout, only shows in a real process) and a control."""
     source = write_jsonl(tmp_path / "in.jsonl", PAIRS)
     cmd = [*LEARNED_METRICS, *score(nli_export, source, "-")]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
