@@ -216,7 +216,7 @@ def _report(summary, output: str, max_length: int, kind: str) -> None:
     if summary.details.get("generation_truncated"):
         print(f"warning: in {summary.details['generation_truncated']:,} rows the generation alone exceeded "
               "max_length and was cut as well", file=sys.stderr)
-    if "chunked_rows" in summary.details:
+    if summary.details.get("chunked_rows"):  # only when a row was chunked: "chunked 0 long rows" says nothing
         print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
               "scored pairs in total", file=sys.stderr)
     print(summary.line("standard output" if output == "-" else output), file=sys.stderr)
