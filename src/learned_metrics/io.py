@@ -167,7 +167,7 @@ def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[
         raise UserError("file is empty (no data rows)", path=path)
 
 
-def _native(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """numpy scalars from a frame or an array column as plain Python values (what the validators expect)."""
     return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
 
@@ -188,7 +188,7 @@ def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError("expected a pandas DataFrame, a mapping of column -> values, or a list of row dicts, got "
                         f"{type(data).__name__}")
     for number_, record in enumerate(records, start=1):
-        yield number_, {str(k): _native(v) for k, v in record.items()}
+        yield number_, {str(k): plain_value(v) for k, v in record.items()}
 
 
 def count_rows(path: str | os.PathLike, declared: str | None = None) -> int | None:

@@ -114,8 +114,9 @@ def precision_name(dtype: Any) -> str:
     return _PRECISIONS.get(str(dtype), str(dtype))
 
 
-def input_record(path: str | os.PathLike | None) -> dict[str, Any] | str | None:
-    """``{"path", "size", "sha256"}`` of an input file; ``"-"`` for standard input; None for no file."""
+def input_record(path: str | os.PathLike | None, *, hashed: bool = True) -> dict[str, Any] | str | None:
+    """``{"path", "size", "sha256"}`` of an input file (``hashed=False``: path and size only, no read of the
+    file); ``"-"`` for standard input; None for no file."""
     if path is None:
         return None
     if os.fspath(path) == "-":
@@ -123,7 +124,8 @@ def input_record(path: str | os.PathLike | None) -> dict[str, Any] | str | None:
     file = Path(path).expanduser()
     if not file.is_file():
         return {"path": str(file.resolve()), "size": None, "sha256": None}
-    return {"path": str(file.resolve()), "size": file.stat().st_size, "sha256": sha256_of([file])}
+    record = {"path": str(file.resolve()), "size": file.stat().st_size}
+    return {**record, "sha256": sha256_of([file])} if hashed else record
 
 
 def now() -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import plain_value
 from learned_metrics.validate import number, numbers
 
 DOC, SYSTEM = "doc_id", "system_id"
@@ -91,8 +92,7 @@ def _frames_to_grids(frames: list[tuple[str, Any]]) -> list[np.ndarray]:
             if seen[row, col]:
                 raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r})")
             seen[row, col] = True
-            value = number(score.item() if isinstance(score, np.generic) else score, row=number_,
-                           field=f"{name}.{column}")
+            value = number(plain_value(score), row=number_, field=f"{name}.{column}")
             grid[row, col] = np.nan if value is None else value
         grids.append(grid)
     return grids

@@ -99,15 +99,16 @@ def check_command_outputs(args: argparse.Namespace) -> None:
     check_outputs(outputs, inputs=inputs_of(args))
 
 
-def describe_inputs(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Path, size and SHA-256 of every input file (each file of a folder), with its scoring provenance if any."""
+def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[dict[str, Any]]:
+    """Path, size and SHA-256 of every input file (each file of a folder; the hash only when ``hashed``: it reads the
+    whole file, and only the JSON's settings block records it), with its scoring provenance if any."""
     from learned_metrics.meta_eval.data import scored_files
     from learned_metrics.provenance import input_record, read_provenance
 
     records = []
     for path in inputs_of(args):
         for file in scored_files(Path(path).expanduser()):
-            record = input_record(file)
+            record = input_record(file, hashed=hashed)
             if not isinstance(record, dict):  # standard input: nothing to hash afterwards
                 records.append({"path": str(file)})
                 continue
@@ -153,7 +154,7 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     from learned_metrics.render.text import csv_text, json_text, latex, markdown
 
     out = console(width=width)
-    inputs = describe_inputs(args)
+    inputs = describe_inputs(args, hashed=bool(getattr(args, "json", None)))
     scored, differ = provenance_lines(inputs)
     for note in [*(f"note: {note}" for note in notes), *(f"warning: {w}" for w in warnings), *differ]:
         out.print(note, markup=False, highlight=False)
@@ -167,9 +168,8 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
                                                              settings), encoding="utf-8")
     writers["markdown"] = lambda path: path.write_text(markdown(tables), encoding="utf-8")
     writers["latex"] = lambda path: path.write_text(latex(tables), encoding="utf-8")
-    for dest, key in (csv or {"csv": None}).items():
-        text = csv_text(pick(result.csv_tables(), key))
-        writers[dest] = lambda path, text=text: path.write_bytes(text.encode("utf-8"))
+    for dest, key in (csv or {"csv": None}).items():  # rendered only when that output is asked for
+        writers[dest] = lambda path, key=key: path.write_bytes(csv_text(pick(result.csv_tables(), key)).encode())
     wanted = [dest for dest in OUTPUTS if getattr(args, dest, None) and dest in writers]
     with staged_files() as stage:
         for dest in wanted:
