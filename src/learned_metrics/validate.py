@@ -190,6 +190,14 @@ def sentence_lists(values: Any, name: str) -> list[list[str]]:
     return [sentences(value, row=i, field=name) for i, value in enumerate(values, start=1)]
 
 
+def one_of(value: Any, choices: Sequence[str], what: str) -> Any:
+    """``value`` if it is one of ``choices``, else a one-line error naming ``what`` and the choices (every option
+    with a fixed set of values: scoring and meta-eval alike)."""
+    if value not in choices:
+        raise UserError(f"unknown {what} '{value}', expected one of: {', '.join(choices)}")
+    return value
+
+
 def int_at_least(value: Any, minimum: int, what: str) -> int:
     """An integer setting (API or config) that must be >= ``minimum``; bools and floats with a fraction refused."""
     if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, float) and value.is_integer()):

@@ -23,7 +23,7 @@ from typing import Any
 from learned_metrics.errors import UserError
 from learned_metrics.text.proxies import FIRST_PERSON_FORMS
 from learned_metrics.text.sentences import SPLITTERS
-from learned_metrics.validate import int_at_least, int_option
+from learned_metrics.validate import int_at_least, int_option, one_of
 
 COEFFICIENTS = ("kendall", "pearson", "spearman")
 STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
@@ -85,9 +85,7 @@ class Option:
         if value is None and (self.default is None or self.kind in ("field", "text")):
             return value
         if self.kind == "choice":
-            if value not in self.choices:
-                raise UserError(f"unknown {self.what} '{value}', expected one of: {', '.join(self.choices)}")
-            return value
+            return one_of(value, self.choices, self.what)
         if self.kind == "list":
             items = tuple(split_list(value)) if isinstance(value, str) else tuple(value)
             unknown = [item for item in items if item not in self.choices]

@@ -15,7 +15,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.labels import parse_label_order
-from learned_metrics.validate import int_at_least, int_option
+from learned_metrics.validate import int_at_least, int_option, one_of
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
@@ -25,13 +25,6 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
-
-
-def one_of(value: str, choices: Sequence[str], what: str) -> str:
-    """``value`` if it is one of ``choices``, else a one-line error naming ``what`` and the choices."""
-    if value not in choices:
-        raise UserError(f"unknown {what} '{value}', expected one of {', '.join(choices)}")
-    return value
 
 
 def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 
 from learned_metrics.errors import UserError
-from learned_metrics.scoring.options import DEVICES, PRECISIONS, one_of
+from learned_metrics.scoring.options import DEVICES, PRECISIONS
+from learned_metrics.validate import one_of
 
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

@@ -29,12 +29,12 @@ from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
-from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions, one_of
+from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_details
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
-from learned_metrics.validate import int_at_least, sentence_lists, text_list
+from learned_metrics.validate import int_at_least, one_of, sentence_lists, text_list
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
