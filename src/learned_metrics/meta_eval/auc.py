@@ -83,6 +83,19 @@ class GroupAuc:
             out["intra_system"] = self.intra_system.to_json()
         return out
 
+    def to_row(self) -> dict:
+        """One DataFrame row: ``group``, the AUC as ``value``/``ci_low``/``ci_high``/``n``/..., class counts and
+        ``intra_system_*`` with a system field."""
+        intra = self.intra_system.to_row("intra_system_") if self.intra_system is not None else {}
+        return {"group": self.group, **self.auc.to_row(), "positives": self.positives, "negatives": self.negatives,
+                **intra}
+
+    def to_frame(self):
+        """:meth:`to_row` as a one-row DataFrame, for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_row()])
+
 
 @dataclass(frozen=True)
 class AucReport(Tabular):
@@ -134,11 +147,7 @@ class AucReport(Tabular):
         ``value``/``ci_low``/``ci_high``/``n``/..., class counts, and ``intra_system_*`` columns with a system field."""
         import pandas as pd
 
-        rows = []
-        for g in self.groups:
-            intra = g.intra_system.to_row("intra_system_") if g.intra_system is not None else {}
-            rows.append({"group": g.group, **g.auc.to_row(), "positives": g.positives, "negatives": g.negatives,
-                         **intra})
+        rows = [g.to_row() for g in self.groups]
         intra_mean = self.intra_system_mean.to_row("intra_system_") if self.intra_system_mean is not None else {}
         rows.append({"group": "mean", **self.mean.to_row(), **intra_mean})
         return pd.DataFrame(rows)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.frames import input_grids
+from learned_metrics.meta_eval.frames import labelled_grids
 from learned_metrics.render import Cell, Column, Table, Tabular
 
 
@@ -31,9 +31,11 @@ class BiasMatrix(Tabular):
     pairs: np.ndarray
 
     def tables(self) -> list[Table]:
+        """The matrix: one row per system (rank, name, mean human score), one column per system headed by its rank
+        (narrow for print) and keyed by its name (CSV headers and ``to_frame`` columns are system names)."""
         n = len(self.systems)
         columns = [Column("#", kind="count"), Column("system", kind="text"), Column("mean_human", "mean H", digits=2),
-                   *(Column(str(k + 1), digits=2) for k in range(n))]
+                   *(Column(name, str(k + 1), digits=2) for k, name in enumerate(self.systems))]
         rows = [[a + 1, name, float(self.mean_human[a]),
                  *(Cell(None) if np.isnan(self.tau[a, b]) else Cell(float(self.tau[a, b]),
                                                                     detail=str(int(self.pairs[a, b])))
@@ -57,12 +59,20 @@ class BiasMatrix(Tabular):
             ),
         }
 
-    def to_frame(self):
-        """One row per ordered pair of distinct systems (the matrix cells), for notebooks: ``preferred`` is the row
-        system (the one the humans prefer on the pairs counted), ``other`` the column system, ranks 1 = best mean
-        human score, ``tau`` NaN where undefined, ``kind`` tau+ (upper triangle) or tau- (lower)."""
+    def to_frame(self, form: str = "long"):
+        """For notebooks. ``"long"``: one row per ordered pair of distinct systems (the matrix cells): ``preferred``
+        is the row system (the one the humans prefer on the pairs counted), ``other`` the column system, ranks 1 =
+        best mean human score, ``tau`` NaN where undefined, ``kind`` tau+ (upper triangle) or tau- (lower).
+        ``"tau"`` / ``"pairs"``: the systems x systems matrix of tau (NaN where undefined) or of pair counts, index
+        and columns the system names, best first."""
         import pandas as pd
 
+        if form in ("tau", "pairs"):
+            values = self.tau.astype(float) if form == "tau" else self.pairs.astype(int)
+            return pd.DataFrame(values, index=pd.Index(self.systems, name="preferred"),
+                                columns=pd.Index(self.systems, name="other"))
+        if form != "long":
+            raise UserError(f"form must be 'long', 'tau' or 'pairs', got {form!r}")
         n = len(self.systems)
         return pd.DataFrame([{"preferred": self.systems[a], "other": self.systems[b], "rank_preferred": a + 1,
                               "rank_other": b + 1, "mean_human_preferred": float(self.mean_human[a]),
@@ -73,15 +83,21 @@ class BiasMatrix(Tabular):
 
 def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None,
                 axes: str = "documents x systems") -> BiasMatrix:
-    """tau+/tau- matrix of a metric from human and metric matrices with the named ``axes`` (NaN = absent)."""
-    human_grid, grids = input_grids(human, {"metric": metric}, axes)
+    """tau+/tau- matrix of a metric from human and metric matrices with the named ``axes`` (NaN = absent), or long
+    DataFrames (``doc_id``, ``system_id``, score; the human frame's annotator rows averaged).
+
+    System names: ``systems`` if given, else a long frame's ``system_id`` values or a wide DataFrame's columns, else
+    the column numbers of a plain matrix ("0", "1", ...)."""
+    human_grid, grids, _, names = labelled_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     n_systems = human_grid.shape[1]
-    systems = list(systems) if systems is not None else [str(i) for i in range(n_systems)]
+    systems = [str(s) for s in (systems if systems is not None else names or range(n_systems))]
     if len(systems) != n_systems:
         raise UserError(f"{len(systems)} system names for {n_systems} columns")
+    if len(set(systems)) != n_systems:
+        raise UserError(f"system names must be distinct, got {systems}")
     valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
     with np.errstate(invalid="ignore"):
         mean_human = np.nansum(np.where(valid, human_grid, 0), axis=0) / valid.sum(axis=0)

@@ -138,6 +138,14 @@ class Estimate:
         """The JSON fields flat, the CI as ``ci_low``/``ci_high``: one DataFrame row's worth (``to_frame()``)."""
         return {f"{prefix}{name}": value for name, value in ci_columns(self.to_json()).items()}
 
+    def to_frame(self):
+        """One row: the estimate as :meth:`to_row` (``value``, ``ci_low``, ``ci_high`` as floats, NaN when
+        undefined), for notebooks."""
+        import pandas as pd
+
+        frame = pd.DataFrame([self.to_row()])
+        return frame.astype({name: float for name in ("value", "ci_low", "ci_high")})
+
 
 def ci_columns(record: dict) -> dict:
     """A record with its ``ci`` pair as ``ci_low`` and ``ci_high`` in its place: a DataFrame row."""

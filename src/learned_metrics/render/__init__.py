@@ -29,5 +29,51 @@ class Tabular:
         """The first table as CSV (numbers in full precision), or the one named ``key``."""
         return csv_text(pick(self.csv_tables(), key))
 
+    def to_frame(self, key: str | None = None):
+        """The first table (or the one named ``key``) as a pandas DataFrame: the table as printed, for notebooks.
+        A result with a tidier long form overrides this; :meth:`table_frame` always gives the printed table."""
+        return self.table_frame(key)
 
-__all__ = ["KINDS", "Cell", "Column", "Table", "Tabular", "pick"]
+    def table_frame(self, key: str | None = None):
+        """A table as a DataFrame (see :func:`table_frame`)."""
+        return table_frame(pick(self.tables(), key))
+
+
+def table_frame(table: Table):
+    """A :class:`Table` as a pandas DataFrame (pandas imported here, so commands that print never load it).
+
+    Columns as in CSV: numbers as floats (NaN where empty), counts as nullable integers, an ``estimate`` column as
+    ``key``, ``key_ci_low``, ``key_ci_high``, a ``ci`` column as ``key_low``, ``key_high``; the first text column
+    names the rows (the index) when its values are distinct."""
+    import pandas as pd
+
+    data: dict[str, list] = {}
+    kinds: dict[str, str] = {}
+
+    def number(value):
+        return float("nan") if value is None else float(value)
+
+    for i, column in enumerate(table.columns):
+        cells = [row[i] for row in table.rows]
+        lows = [number(None if c.ci is None else c.ci[0]) for c in cells]
+        highs = [number(None if c.ci is None else c.ci[1]) for c in cells]
+        if column.kind == "ci":
+            data[f"{column.key}_low"], data[f"{column.key}_high"] = lows, highs
+            continue
+        if column.kind == "text":
+            data[column.key] = [None if c.value is None else str(c.value) for c in cells]
+        elif column.kind == "count":
+            data[column.key] = [None if c.value is None else int(c.value) for c in cells]
+            kinds[column.key] = "Int64"
+        else:
+            data[column.key] = [number(c.value) for c in cells]
+        if column.kind == "estimate":
+            data[f"{column.key}_ci_low"], data[f"{column.key}_ci_high"] = lows, highs
+    frame = pd.DataFrame(data, columns=list(data)).astype(kinds)
+    names = next((c.key for c in table.columns if c.kind == "text"), None)
+    if names is not None and frame[names].notna().all() and frame[names].is_unique:
+        frame = frame.set_index(names)
+    return frame
+
+
+__all__ = ["KINDS", "Cell", "Column", "Table", "Tabular", "pick", "table_frame"]
