@@ -7,7 +7,12 @@ API names the axes (``axes="documents x systems"``, the default, or
 ``"systems x documents"``), and a pandas DataFrame in long format (columns
 ``doc_id``, ``system_id`` and a score column) needs no axes at all: all frames
 of a call are aligned on the same documents and systems, NaN where a summary
-is absent, and a duplicate (document, system) row is an error.
+is absent. The human frame may hold one row per annotator: rows sharing a
+(document, system) key are averaged, as ``meta-eval`` averages a human file's
+rows (:func:`~learned_metrics.meta_eval.data.read_human_scores`); a metric frame
+needs one row per key, as a metric file does. :func:`labelled_grids` also gives
+the documents' and systems' names (a long frame's ids, a wide frame's index and
+columns), so results can show names instead of column numbers.
 """
 
 from __future__ import annotations
@@ -50,12 +55,31 @@ def _matrix(values: Any, name: str, axes: str) -> np.ndarray:
     return grid.T if axes == "systems x documents" else grid
 
 
-def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems"
-                ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
+                annotators: bool = True) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames.
 
     Refused with one line, as the CLI refuses its files: metrics not given as a mapping of name -> scores, values
-    that are not numbers, and inputs where no (document, system) cell has a human and a metric score."""
+    that are not numbers, and inputs where no (document, system) cell has a human and a metric score.
+    ``annotators``: the first input is human scores whose rows sharing a key are averaged (False: it is a metric,
+    one row per key)."""
+    human_grid, grids, _, _ = labelled_grids(human, metrics, axes, annotators=annotators)
+    return human_grid, grids
+
+
+def _axis_labels(value: Any, axes: str) -> tuple[list[str] | None, list[str] | None]:
+    """(document names, system names) of a wide DataFrame (index and columns), else (None, None)."""
+    if not (hasattr(value, "columns") and hasattr(value, "index")):
+        return None, None
+    rows, columns = [str(v) for v in value.index], [str(v) for v in value.columns]
+    return (rows, columns) if axes == "documents x systems" else (columns, rows)
+
+
+def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
+                   annotators: bool = True
+                   ) -> tuple[np.ndarray, dict[str, np.ndarray], list[str] | None, list[str] | None]:
+    """:func:`input_grids` with the documents' and systems' names: a long frame's ``doc_id``/``system_id`` values
+    in first-seen order, a wide DataFrame's index and columns; None for plain arrays."""
     if not isinstance(metrics, Mapping):
         raise UserError(f"metrics must be a mapping of name -> scores, e.g. {{'bleu': matrix}}, got "
                         f"{type(metrics).__name__}")
@@ -63,7 +87,11 @@ def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x sy
     frames = [is_long_frame(value) for _, value in named]
     if any(frames) and not all(frames):
         raise UserError(f"give every input as a long DataFrame ({DOC}, {SYSTEM}, score) or every one as a matrix")
-    grids = _frames_to_grids(named) if all(frames) else [_matrix(value, name, axes) for name, value in named]
+    if all(frames):
+        grids, docs, systems = _frames_to_grids(named, annotators)
+    else:
+        grids = [_matrix(value, name, axes) for name, value in named]
+        docs, systems = _axis_labels(human, axes)
     if metrics and all(grid.shape == grids[0].shape for grid in grids):
         present = ~np.isnan(grids[0])
         for grid in grids[1:]:
@@ -71,10 +99,11 @@ def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x sy
         if not present.any():
             raise UserError("no (document, system) cell has both a human and a metric score (empty or disjoint "
                             "inputs)")
-    return grids[0], dict(zip(metrics, grids[1:], strict=True))
+    return grids[0], dict(zip(metrics, grids[1:], strict=True)), docs, systems
 
 
-def _frames_to_grids(frames: list[tuple[str, Any]]) -> list[np.ndarray]:
+def _frames_to_grids(frames: list[tuple[str, Any]], annotators: bool = True
+                     ) -> tuple[list[np.ndarray], list[str], list[str]]:
     docs: dict[Any, int] = {}
     systems: dict[Any, int] = {}
     for _, frame in frames:
@@ -83,16 +112,22 @@ def _frames_to_grids(frames: list[tuple[str, Any]]) -> list[np.ndarray]:
         for value in frame[SYSTEM]:
             systems.setdefault(value, len(systems))
     grids = []
-    for name, frame in frames:
+    for position, (name, frame) in enumerate(frames):
         column = _score_column(frame, name)
-        grid = np.full((len(docs), len(systems)), np.nan)
-        seen = np.zeros(grid.shape, dtype=bool)
+        averaged = annotators and position == 0  # human rows: one per annotator, averaged like a human file's
+        sums = np.zeros((len(docs), len(systems)))
+        counts = np.zeros(sums.shape, dtype=int)
+        seen = np.zeros(sums.shape, dtype=bool)
         for number_, (doc, system, score) in enumerate(zip(frame[DOC], frame[SYSTEM], frame[column], strict=True), 1):
             row, col = docs[doc], systems[system]
-            if seen[row, col]:
-                raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r})")
+            if seen[row, col] and not averaged:
+                raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r}) (a metric "
+                                "needs one row per summary; only the human frame's annotator rows are averaged)")
             seen[row, col] = True
             value = number(plain_value(score), row=number_, field=f"{name}.{column}")
-            grid[row, col] = np.nan if value is None else value
-        grids.append(grid)
-    return grids
+            if value is not None:  # a NaN row is no judgement: absent, not averaged in
+                sums[row, col] += value
+                counts[row, col] += 1
+        with np.errstate(invalid="ignore"):
+            grids.append(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
+    return grids, [str(d) for d in docs], [str(s) for s in systems]

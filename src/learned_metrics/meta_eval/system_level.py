@@ -211,7 +211,7 @@ def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
         judged = ~np.isnan(human).all(axis=1)
         return human[judged], grids["metric"][judged], grids["full"]
     human, grids = input_grids(human, {"metric": metric}, axes)
-    full = None if metric_full is None else input_grids(metric_full, {}, axes)[0]
+    full = None if metric_full is None else input_grids(metric_full, {}, axes, annotators=False)[0]
     return human, grids["metric"], full
 
 
