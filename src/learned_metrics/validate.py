@@ -285,3 +285,29 @@ def fraction_option(text: str) -> float:
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
     return value
+
+
+def renamed_keywords(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Keep old keyword spellings of an API function working one release: ``@renamed_keywords(doc="doc_field")``
+    passes ``doc=`` on as ``doc_field=`` with a DeprecationWarning naming both; both spellings at once is an error.
+    One helper for every renamed keyword, so the API speaks the CLI's option names (``--doc-field`` ->
+    ``doc_field``)."""
+    import functools
+    import warnings
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise UserError(f"{function.__name__}() got both {old}= and {new}=; pass {new}= only")
+                warnings.warn(f"{function.__name__}({old}=...) is deprecated and will be removed in the next "
+                              f"release; use {new}=", DeprecationWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

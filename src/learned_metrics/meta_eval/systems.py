@@ -56,6 +56,7 @@ from learned_metrics.meta_eval.resampling import (
 )
 from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.validate import renamed_keywords
 
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
 
@@ -94,13 +95,17 @@ def system_scores(doc_ids: Sequence[Any], system_ids: Sequence[Any], scores: Seq
                     on_missing, source)
 
 
-def system_scores_from_frame(frame: Any, *, doc: str = "doc_id", system: str = "system_id", score: str = "score",
-                             on_missing: str = "error", source: str = "DataFrame") -> SystemScores:
-    """A long pandas DataFrame: one row per (document, system) with its score; errors name the 1-based row."""
-    missing = [c for c in (doc, system, score) if c not in frame.columns]
+@renamed_keywords(doc="doc_field", system="system_field", score="score_field")
+def system_scores_from_frame(frame: Any, *, doc_field: str = "doc_id", system_field: str = "system_id",
+                             score_field: str = "score", on_missing: str = "error",
+                             source: str = "DataFrame") -> SystemScores:
+    """A long pandas DataFrame: one row per (document, system) with its score; errors name the 1-based row.
+    The column keywords are the CLI's ``--doc-field``, ``--system-field`` and ``--score-field``."""
+    missing = [c for c in (doc_field, system_field, score_field) if c not in frame.columns]
     if missing:
         raise UserError(f"{source}: no column '{missing[0]}' (columns: {', '.join(map(str, frame.columns))})")
-    return _records(numbered_rows(frame[[doc, system, score]]), KeyFields(doc, system), score, on_missing, source)
+    return _records(numbered_rows(frame[[doc_field, system_field, score_field]]), KeyFields(doc_field, system_field),
+                    score_field, on_missing, source)
 
 
 def _records(records: Any, keys: KeyFields, score: str, on_missing: str, source: str) -> SystemScores:
@@ -251,8 +256,8 @@ class SystemComparison(Tabular):
               Cell(p.p_adjusted, bold=p.significant, marks=("*",) if p.significant else ())] for p in self.pairs],
             title=f"{against} · {sided} · {s['test']} decides, {s['correction']} correction, alpha {s['alpha']}",
             caption=f"Pairwise tests on shared documents: {TEST_NAMES[s['test']]} decides, {s['correction']}-"
-            f"adjusted p (bold and *: < {s['alpha']}); A>B/tie/A<B: documents where A scores higher / the same / "
-            "lower.", key="pairs")
+            f"adjusted p (*: < {s['alpha']}); A>B/tie/A<B: documents where A scores higher / the same / "
+            "lower.", key="pairs", bold=f"adjusted p < {s['alpha']}")
         return [ranking, pairs]
 
 
@@ -270,20 +275,23 @@ class _PairStats:
     p: dict[str, dict[str, float | None]] = field(default_factory=dict)  # test -> {"greater", "less", "two-sided"}
 
 
+@renamed_keywords(doc="doc_field", system="system_field", score="score_field")
 def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = SYSTEM_DEFAULTS.resamples,
                     permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
                     alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
-                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed, doc: str = "doc_id",
-                    system: str = "system_id", score: str = "score") -> SystemComparison:
+                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed, doc_field: str = "doc_id",
+                    system_field: str = "system_id", score_field: str = "score") -> SystemComparison:
     """Rank systems by mean score and test every pair (or every system against ``baseline``) on shared documents.
 
-    ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc``, ``system`` and ``score``.
+    ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc_field``, ``system_field`` and
+    ``score_field`` (the CLI's ``--doc-field``, ``--system-field``, ``--score-field``; the old ``doc=``,
+    ``system=``, ``score=`` still work this release, with a DeprecationWarning).
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
     """
     two_sided = check(alternative=alternative, alpha=alpha, seed=seed).alternative == "two-sided"
     counts = check(SYSTEM_OPTIONS, resamples=resamples, permutations=permutations, test=test, correction=correction)
     resamples, permutations = counts.resamples, counts.permutations
-    data = _as_system_scores(scores, doc, system, score)
+    data = _as_system_scores(scores, doc_field, system_field, score_field)
     _check_settings(data, baseline, resamples, permutations, test)
     present = ~np.isnan(data.grid)
     filled = np.where(present, data.grid, 0.0)
@@ -316,7 +324,7 @@ def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemS
             raise UserError("SystemScores.grid has a system without any score")
         return SystemScores(list(map(str, scores.docs)), list(map(str, scores.systems)), grid, list(scores.notes))
     if hasattr(scores, "columns"):
-        return system_scores_from_frame(scores, doc=doc, system=system, score=score)
+        return system_scores_from_frame(scores, doc_field=doc, system_field=system, score_field=score)
     raise UserError(f"scores must be a SystemScores or a long DataFrame ({doc}, {system}, {score}), "
                     f"got {type(scores).__name__}")
 
