@@ -8,7 +8,7 @@ export TRANSFORMERS_OFFLINE := 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: help venv demo demo-nli test test-fast lint bench clean
+.PHONY: help venv demo demo-nli test test-fast lint docs bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -53,10 +53,13 @@ test-fast: venv  ## everything not marked slow: the loop to run between edits (u
 lint: venv  ## ruff
 	$(BIN)/ruff check src tests bench data_prep train.py
 
+docs: venv  ## build the documentation site into site/ (mkdocs build --strict)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: venv  ## the benchmarks (project vs naive way, one run each)
 	$(BIN)/python bench/bench_scoring.py
 	$(BIN)/python bench/bench_meta_eval.py
 	$(BIN)/python bench/bench_data_prep.py
 
 clean:  ## remove the venv and caches (keeps checkpoints/)
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site
