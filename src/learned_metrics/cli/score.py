@@ -81,7 +81,7 @@ A plain transformers NLI folder (no learned_metric.json) works: labels are found
 def register(subparsers) -> None:
     score = subparsers.add_parser(
         "score",
-        help="score a .jsonl/.csv file with a coherence or faithfulness metric",
+        help="score a .jsonl/.csv/.parquet file with a coherence or faithfulness metric",
         description="Score every row of a file; the output keeps every input row, in order, and adds score, "
         "prob_<label> columns and (with --mc-samples K > 1) score_std.",
     )
