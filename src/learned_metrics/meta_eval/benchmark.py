@@ -663,8 +663,8 @@ def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[s
     against = "the baselines" if baselines else "the other metrics"
     sided = "two-sided" if o.alternative == "two-sided" else "one-sided"
     intervals = interval_words(o.confidence, o.resamples, what="rows redrawn within each dataset")
-    caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; bold: best per "
-               f"column; superscript numbers: {against} (by row number) this metric is significantly better than "
+    caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; superscript "
+               f"numbers: {against} (by row number) this metric is significantly better than "
                f"({sided} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
                f"{correction_words(o.correction)}p < {o.alpha}). {protocol.words()}")
     short = "BAcc" if statistic == "bacc" else "ROC AUC"

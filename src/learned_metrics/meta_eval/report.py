@@ -71,7 +71,8 @@ class ReportTable(Tabular):
                                         marks=tuple(map(str, c.beats)))
                                    for c in (self.cell(metric, column) for column in self.columns))]
                 for number, metric in enumerate(self.metrics, start=1)]
-        return [Table(columns, rows, title=self.title, caption=self.caption, key="report", mark_names=self.metrics)]
+        return [Table(columns, rows, title=self.title, caption=self.caption, key="report", mark_names=self.metrics,
+                      bold="best per column")]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,7 +156,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
     intervals = interval_words(o.confidence, o.resamples, what=o.resample, ci_method=o.ci_method)
     tested = test_words(o.test, o.alternative, permutations=o.permutations, swap=o.swap, resamples=o.resamples,
                         resample=o.resample, williams=o.williams)
-    caption = (f"{coefficient_words(o.coefficient)} correlations with {intervals}; bold: best per column; "
+    caption = (f"{coefficient_words(o.coefficient)} correlations with {intervals}; "
                f"superscript numbers: the metrics this one is significantly better than "
                f"({tested}, {correction_words(o.correction)}p < {o.alpha}).")
     settings = {"coefficient": o.coefficient, "resamples": o.resamples, "resample": o.resample,
@@ -325,7 +326,7 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
     against = "the baselines" if baselines else "the other metrics"
     sided = "two-sided" if alternative == "two-sided" else "one-sided"
     intervals = interval_words(confidence, resamples, what="rows redrawn within corpora")
-    caption = (f"ROC AUC per corpus and their unweighted mean, with {intervals}; bold: best per column; superscript "
+    caption = (f"ROC AUC per corpus and their unweighted mean, with {intervals}; superscript "
                f"numbers: {against} (by row number) this metric is significantly better than ({sided} approximate "
                f"randomization, scores of the two metrics swapped per row, {permutations} rounds, "
                f"{correction_words(correction)}p < {alpha}).")

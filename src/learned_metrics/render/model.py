@@ -61,7 +61,9 @@ class Table:
     """Rows of cells under named columns, with what a reader needs to trust them.
 
     ``title`` heads the terminal table; ``heading`` (optional) the Markdown one; ``caption`` says what the numbers
-    are and how they were made (Markdown and LaTeX); ``groups`` maps a row index to a heading shown before it;
+    are and how they were made; ``bold`` what a bold cell means (``"best per column"``), said as "Bold: ..." only
+    in the captions of formats that show bold (:func:`caption_text`); ``groups`` maps a row index to a heading
+    shown before it;
     ``rules`` holds the row indices followed by a rule (a mean row); ``mark_names`` turns the row numbers of
     ``marks`` back into names in CSV; ``key`` names the table among a result's tables (``to_csv(key)``) and its
     LaTeX ``\\label`` (``tab:<key>``).
@@ -76,6 +78,7 @@ class Table:
     groups: dict[int, str] = field(default_factory=dict)
     rules: set[int] = field(default_factory=set)
     mark_names: Sequence[str] | None = None
+    bold: str = ""
 
     def __post_init__(self) -> None:
         self.rows = [[cell if isinstance(cell, Cell) else Cell(cell) for cell in row] for row in self.rows]
@@ -83,6 +86,14 @@ class Table:
             if len(row) != len(self.columns):
                 raise ValueError(f"table {self.key!r} row {number} has {len(row)} cells for {len(self.columns)} "
                                  "columns")
+
+
+def caption_text(table: Table, *, shows_bold: bool) -> str:
+    """The caption as one format writes it: "Bold: <what bold means>." is added only where the format shows bold
+    (Markdown, LaTeX, a terminal with styles), never in plain terminal output (a pipe, a log) or a JSON caption."""
+    if shows_bold and table.bold:
+        return f"{table.caption} Bold: {table.bold}.".strip()
+    return table.caption
 
 
 def pick(tables: Sequence[Table], key: str | None) -> Table:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from learned_metrics.render.model import Table
+from learned_metrics.render.model import Table, caption_text
 from learned_metrics.render.text import cell_text, interval_text
 
 PIPE_WIDTH = 120  # files, pipes and SLURM logs: wide enough that tables are not squeezed to 80 columns
@@ -50,10 +50,12 @@ def rich_table(table: Table):
 
 def print_tables(out: Any, tables: Iterable[Table], *, captions: bool = True) -> None:
     """Every table, each followed by its caption (what the numbers are and how they were made)."""
+    shows_bold = out.color_system is not None  # a pipe or a log file gets no styles: bold is not seen there
     for table in tables:
         out.print(rich_table(table))
-        if captions and table.caption:
-            out.print(table.caption, markup=False, highlight=False)
+        caption = caption_text(table, shows_bold=shows_bold)
+        if captions and caption:
+            out.print(caption, markup=False, highlight=False)
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, left: Sequence[str] = (),

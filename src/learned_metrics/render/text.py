@@ -27,7 +27,7 @@ from learned_metrics.render.formats import (
     markdown_escape,
     plain_number,
 )
-from learned_metrics.render.model import Cell, Column, Table
+from learned_metrics.render.model import Cell, Column, Table, caption_text
 
 # A LaTeX table whose widest row has more characters than this does not fit one column of a two-column paper.
 ONE_COLUMN_CHARACTERS = 60
@@ -97,8 +97,9 @@ def markdown_table(table: Table) -> str:
             lines.append(f"| **{markdown_escape(table.groups[index])}** |" + " |" * (len(table.columns) - 1))
         lines.append("| " + " | ".join(_markdown_cell(c, cell) for c, cell in zip(table.columns, row, strict=True))
                      + " |")
-    if table.caption:
-        lines += ["", " ".join(table.caption.splitlines())]
+    caption = caption_text(table, shows_bold=True)
+    if caption:
+        lines += ["", " ".join(caption.splitlines())]
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +142,7 @@ def latex_table(table: Table) -> str:
                                     if c.kind == "estimate" else "" for c, cell in cells) + r" \\")
         if index in table.rules and index < len(table.rows) - 1:
             lines.append(r"\midrule")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(table.caption)}}}",
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption_text(table, shows_bold=True))}}}",
               rf"\label{{tab:{_label(table.key)}}}", rf"\end{{{environment}}}"]
     return "\n".join(lines) + "\n"
 
