@@ -54,6 +54,7 @@ PLACEHOLDER_INPUTS = {
     "summaries.jsonl", "docs.csv", "pairs.jsonl", "summeval.jsonl", "big.jsonl",  # the reader's texts
     "model_annotations.aligned.paired.jsonl", "my_scores.jsonl",  # SummEval's official file, your metric
     "checkpoints", "checkpoints/", "checkpoints/nli_anli_aug",  # run folders that training writes
+    "juliussteen/DeBERTa-v3-FaithAug",  # a Hub model id (a download)
 }
 # Trained runs' exports the docs score with: the tiny exported models stand in for them.
 TRAINED_EXPORTS = re.compile(r"^checkpoints/[a-z_]+/latest/export$")
@@ -510,7 +511,7 @@ def test_readme_override_example_trains(workdir, tiny_roberta, ccl_data_dir):
     assert set(substitutes) <= {o.split("=")[0] for o in overrides}
     cfg = compose_train_config([*overrides, f"paths.output_dir={workdir / 'run'}",
                                 f"paths.checkpoints_dir={workdir}", "trainer.limit_train_batches=2",
-                                "trainer.limit_val_batches=2", "trainer.limit_test_batches=2"])
+                                "trainer.limit_val_batches=2"])
     metrics = train(cfg)
     assert {"val/loss", "val/f1"} <= set(metrics)
     assert (workdir / "run" / "export" / "learned_metric.json").is_file()
