@@ -296,20 +296,14 @@ OTHERS = ["The weather was cold on Monday.", "Ben read a long book in the librar
 def word_overlap_model(monkeypatch, scorer) -> list[int]:
     """Replace the network by a known judge: P(entail) = share of hypothesis words found in the premise.
 
-    The texts reach ``_predict`` through the real ``encode``; the list returned counts forwards (batches).
+    ``_predict`` gets the texts (token counts and truncation come from the real ``encode``); the list returned
+    counts its calls (one per stream of pairs, each batched inside).
     """
-    import learned_metrics.scoring.scorer as scorer_module
+    from learned_metrics.scoring.batching import encode
 
-    real_encode = scorer_module.encode
     forwards: list[int] = []
 
-    def encode(tokenizer, first, second, max_length):
-        encoded = real_encode(tokenizer, first, second, max_length)
-        encoded.texts = (list(first), list(second))
-        return encoded
-
-    def predict(encoded, passes, progress):
-        premises, hypotheses = encoded.texts
+    def predict(premises, hypotheses, passes, progress):
         forwards.append(1)
         probs = np.zeros((passes, len(premises), 3))
         for i, (p, h) in enumerate(zip(premises, hypotheses, strict=True)):
@@ -318,9 +312,8 @@ def word_overlap_model(monkeypatch, scorer) -> list[int]:
             probs[:, i] = [0.9 * share, 1 - 0.9 * share - 0.05, 0.05]
         if progress:
             progress(len(premises))
-        return probs
+        return probs, encode(scorer.tokenizer, premises, hypotheses, scorer.max_length)
 
-    monkeypatch.setattr(scorer_module, "encode", encode)
     monkeypatch.setattr(scorer, "_predict", predict)
     return forwards
 

@@ -14,6 +14,7 @@ long groundings costs megabytes, not the gigabytes of Python int lists.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -161,6 +162,32 @@ def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchS
             if progress is not None:
                 progress(len(rows))
     return out
+
+
+@dataclass
+class FeedCounts:
+    """Per-row tokenization facts of a fed call, in input order (what :class:`Encoded` says of one slice)."""
+
+    tokens: int
+    truncated: np.ndarray
+    second_truncated: np.ndarray
+
+
+def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings, device: torch.device,
+                 progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, FeedCounts]:
+    """:func:`predict_probabilities` over the tokenized slices of a
+    :class:`~learned_metrics.scoring.pipeline.SliceFeed` as they arrive: ``(passes, n_rows, classes)`` in input
+    order, and the rows' token counts and truncation flags. The feed's ``timings.forward`` gets the model's time."""
+    out = np.zeros((passes, n_rows, model.config.num_labels), dtype=np.float64)
+    counts = FeedCounts(0, np.zeros(n_rows, dtype=bool), np.zeros(n_rows, dtype=bool))
+    for rows, encoded in feed:
+        start = time.perf_counter()
+        out[:, rows, :] = predict_probabilities(model, encoded, passes, settings, device, progress)
+        feed.timings.forward += time.perf_counter() - start
+        counts.tokens += encoded.tokens
+        counts.truncated[rows] = encoded.truncated
+        counts.second_truncated[rows] = encoded.second_truncated
+    return out, counts
 
 
 def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings,

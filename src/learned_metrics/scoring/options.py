@@ -63,6 +63,10 @@ class ScoringOptions:
         None, "class names in index order for a model whose config has generic labels (LABEL_0, LABEL_1, ...), as "
         "its model card states, e.g. entailment,neutral,contradiction (docs/scoring.md lists common checkpoints)",
         kinds=NLI, check=parse_label_order)
+    tokenizer_workers: int | None = _option(
+        None, "threads that tokenize ahead of the model, so a GPU does not wait for the CPU (default: on a GPU the "
+        "cores available less one, at most 4; on CPU the cores torch's threads leave free, at least one); 0 = "
+        "tokenize, then run the model, one after the other. Scores are identical either way", minimum=0)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True)
 

@@ -42,6 +42,7 @@ from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
 from learned_metrics.scoring.mc_dropout import chunk_seed
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE
+from learned_metrics.scoring.pipeline import Timings, prefetch
 from learned_metrics.scoring.resume import ChunkStore, files_stamp
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
 from learned_metrics.scoring.summary import ScoreCollector, ScoreSummary
@@ -117,6 +118,7 @@ class RunSummary:
     replaced_columns: list[str] = field(default_factory=list)
     scores: ScoreSummary | None = None
     provenance: dict[str, Any] | None = None  # the record written with the output (process 0; None elsewhere)
+    timings: Timings = field(default_factory=Timings)  # this process's tokenize/forward/wait seconds
 
     def line(self, output: str | Path) -> str:
         new = self.rows - self.resumed_rows
@@ -321,8 +323,12 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     chunks = 0
     writer_ctx = RowWriter(output_path, None, out_format) if streamed else contextlib.nullcontext()
     try:
-        with progress, writer_ctx as writer, _run_warnings(say):
-            for index, chunk in enumerate(iter_row_chunks(input_path, run.chunk_size, in_format)):
+        # the next chunk is read and parsed while this one is scored (none ahead when tokenizing without workers:
+        # the sequential pipeline)
+        chunks_read = prefetch(iter_row_chunks(input_path, run.chunk_size, in_format),
+                               depth=1 if scorer.tokenizer_workers else 0)
+        with progress, writer_ctx as writer, _run_warnings(say), contextlib.closing(chunks_read):
+            for index, chunk in enumerate(chunks_read):
                 chunks = index + 1
                 if index == 0 and (note := fields.settle(chunk[0][1])) and say:
                     say(f"note: {note}")
@@ -346,6 +352,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 advance = lambda n: progress.advance(n * processes.world)  # noqa: E731
                 part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance,
                                               details=run.details)
+                summary.timings.add(scorer.timings)
                 result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
                 summary.add_counts(len(chunk), result.truncated, result.details)
                 summary.tokens += result.tokens

@@ -14,6 +14,7 @@ Scores come back in input order whatever the internal batching.
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,9 +28,16 @@ from learned_metrics import safety
 from learned_metrics.card import read_card
 from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
-from learned_metrics.scoring.batching import BatchSettings, encode, predict_probabilities
+from learned_metrics.scoring.batching import BatchSettings, FeedCounts, encode, predict_feed
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions
+from learned_metrics.scoring.pipeline import (
+    SliceFeed,
+    Timings,
+    TokenizerCopies,
+    slices_longest_first,
+    tokenizer_workers,
+)
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_details
 from learned_metrics.text.encoding import check_max_length
@@ -89,6 +97,7 @@ class ScoreResult:
     sentences: list[list[dict[str, Any]]] | None = None
     provenance: dict[str, Any] | None = None
     index: Any = None  # the caller's pandas index, kept by to_frame()
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: tokenize, forward, wait (for tokens), wall
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -175,6 +184,9 @@ class Scorer:
         self.max_tokens = options.max_tokens or default_max_tokens(model.config, device)
         self.batch_size = options.batch_size
         self.dropout_stream = DropoutStream(options.seed, device)
+        self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads())
+        self._tokenizers = TokenizerCopies(tokenizer)
+        self.timings = Timings()  # the last call's
 
     # -- settings checks -----------------------------------------------------------------------
 
@@ -296,6 +308,18 @@ class Scorer:
         passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
         if seed is not None:
             self.dropout_stream.reseed(int_at_least(seed, 0, "seed"))
+        self.timings = Timings()
+        start = time.perf_counter()
+        try:
+            result = self._score_checked(texts, sentences, groundings, generations, mode, premise_strategy,
+                                         granularity, details, passes, progress)
+        finally:
+            self.timings.wall = time.perf_counter() - start
+        result.timings = self.timings.to_json()
+        return result
+
+    def _score_checked(self, texts, sentences, groundings, generations, mode, premise_strategy, granularity,
+                       details: bool, passes: int, progress) -> ScoreResult:
         if self.kind == "coherence":
             if details:
                 raise UserError("details= is for faithfulness scoring (per generation sentence)")
@@ -329,28 +353,36 @@ class Scorer:
             pad_to_multiple_of=8 if self.device.type == "cuda" else None,
         )
 
-    def _predict(self, encoded, passes: int, progress: Callable[[float], None] | None) -> np.ndarray:
+    def _predict(self, first: list[str], second: list[str] | None, passes: int,
+                 progress: Callable[[float], None] | None) -> tuple[np.ndarray, FeedCounts]:
+        """Class probabilities ``(passes, rows, classes)`` of texts or pairs, tokenized slice by slice ahead of the
+        model (:mod:`learned_metrics.scoring.pipeline`), and their token counts and truncation flags."""
+        def encode_rows(tokenizer, rows):
+            return encode(tokenizer, [first[i] for i in rows], None if second is None else [second[i] for i in rows],
+                          self.max_length)
+
+        columns = (first,) if second is None else (first, second)
+        feed = SliceFeed(slices_longest_first(*columns), encode_rows, self._tokenizers, self.tokenizer_workers,
+                         self.timings)
         settings = self._batch_settings()
         try:
             if passes == 1:
                 self.model.eval()
-                return predict_probabilities(self.model, encoded, 1, settings, self.device, progress)
+                return predict_feed(self.model, feed, len(first), 1, settings, self.device, progress)
             with self.dropout_stream.active(), mc_dropout_mode(self.model):
-                return predict_probabilities(self.model, encoded, passes, settings, self.device, progress)
+                return predict_feed(self.model, feed, len(first), passes, settings, self.device, progress)
         finally:
             self.max_tokens = settings.max_tokens  # a budget halved after an out-of-memory error stays halved
 
     def _run_texts(self, texts: list[str], passes: int, progress):
-        encoded = encode(self.tokenizer, texts, None, self.max_length)
-        probs = self._predict(encoded, passes, progress)
+        probs, encoded = self._predict(texts, None, passes, progress)
         truncated = int(encoded.truncated.sum())
         self._warn_truncated(truncated, len(texts), "the end of the text was cut")
         return probs, encoded.tokens, truncated, {}
 
     def _run_whole_pairs(self, premises: list[str], hypotheses: list[str], passes: int, progress):
         """The paper's way: each pair whole, the premise truncated when the pair is too long."""
-        encoded = encode(self.tokenizer, premises, hypotheses, self.max_length)
-        probs = self._predict(encoded, passes, progress)
+        probs, encoded = self._predict(premises, hypotheses, passes, progress)
         truncated = int(encoded.truncated.sum())
         both = int(encoded.second_truncated.sum())
         how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
@@ -369,8 +401,7 @@ class Scorer:
         scale = len(premises) / max(1, len(plan))
         advance = (lambda n: progress(n * scale)) if progress else None
         for row_slice, group in plan.split(MAX_PAIRS_PER_STREAM):
-            encoded = encode(self.tokenizer, group.premises, group.hypotheses, self.max_length)
-            pair_probs = self._predict(encoded, passes, advance)
+            pair_probs, encoded = self._predict(group.premises, group.hypotheses, passes, advance)
             probs[:, row_slice, :], choice = aggregate_units(pair_probs, group,
                                                              self._scores_from_probs(pair_probs, mode))
             if rows is not None:
