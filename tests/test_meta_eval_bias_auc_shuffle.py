@@ -100,7 +100,8 @@ def test_shuffle_accuracy_counts_ties_as_half_and_resamples_pair_ids():
 def test_length_gap_buckets_are_centred_and_clamped():
     gaps = np.array([-500, -195, -190, -11, -10, 0, 9.9, 10, 29, 189, 190, 1000])
     np.testing.assert_array_equal(gap_buckets(gaps), [-200, -200, -180, -20, 0, 0, 0, 20, 20, 180, 200, 200])
-    report = shuffle_test(np.ones(4), np.array([0.0, 2.0, 0.0, 1.0]), length_gap=[5, -5, 300, 0], resamples=0)
+    report = shuffle_test(np.ones(4), np.array([0.0, 2.0, 0.0, 1.0]), length_gap=[5, -5, 300, 0], resamples=0,
+                          min_bucket_pairs=0)  # every 20-character bucket, none merged
     by_gap = {b.gap: b for b in report.buckets}
     assert by_gap[0].pairs == 3 and by_gap[0].accuracy == pytest.approx(0.5)
     assert by_gap[200].pairs == 1 and by_gap[200].low == 190 and by_gap[200].high is None

@@ -251,7 +251,8 @@ def test_shuffle_test_command_and_length_gap_plot(tmp_path, capsys):
     )  # fmt: skip
     assert code == 0 and "accuracy by length gap" in out
     data = json.loads(out_json.read_text())
-    assert 0 <= data["accuracy"]["value"] <= 1 and len(data["by_length_gap"]) == 21
+    # buckets under --min-bucket-pairs (30) comparisons merged with a neighbour
+    assert 0 <= data["accuracy"]["value"] <= 1 and all(b["pairs"] >= 30 for b in data["by_length_gap"])
     assert sum(b["pairs"] for b in data["by_length_gap"]) == data["accuracy"]["n"]
     assert plot.read_bytes()[:4] == b"\x89PNG"
 

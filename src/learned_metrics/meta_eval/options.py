@@ -204,6 +204,10 @@ OPTIONS = _declare(
     Option("first_person", "all", "first-person forms the first_person proxy counts: all = I, me, my, mine, myself, "
            "we, us, our, ours, ourselves; i = the pronoun I only, as the coherence paper counts it",
            choices=tuple(FIRST_PERSON_FORMS), noun="--first-person"),
+    # shuffle-test --length-gap: a bucket's CI is a proportion's; below ~30 comparisons it is a handful of values
+    Option("min_bucket_pairs", 30, "length-gap buckets with fewer (original, shuffled) comparisons are merged with "
+           "their smaller neighbour until each has at least N, so every bucket's CI means something; 0 = keep all "
+           "21 buckets of 20 characters", kind="int", minimum=0),
     # benchmarks (meta-eval benchmark): the threshold protocol is a required, visible choice
     Option("threshold_protocol", None, "how the supported/unsupported threshold is set (required): fixed = "
            "--threshold, 0.5 unless given (MiniCheck/LLM-AggreFact; TRUE's accuracy); tune-on-val = tuned on "

@@ -9,9 +9,12 @@ Length-gap variant: pair each original with a shuffled *different* document;
 accuracy is then broken down by the length difference original - shuffled
 (characters) in buckets of 20 centred on multiples of 20 and clamped to
 +-200, which shows whether the measure merely prefers longer (or shorter)
-texts. The CI comes from resampling pair ids with replacement; each bucket's CI
-comes from the same resamples (a bucket a resample leaves empty is dropped and
-counted there).
+texts. Adjacent buckets with fewer than ``min_bucket_pairs`` comparisons are
+merged (each such bucket, smallest first, with its smaller neighbour) until every
+bucket has that many: a proportion's percentile CI over a handful of comparisons
+takes a handful of values and says nothing. The CI comes from resampling pair
+ids with replacement; each bucket's CI comes from the same resamples (a bucket a
+resample leaves empty is dropped and counted there).
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ class ShufflePairs:
 @dataclass(frozen=True)
 class LengthBucket:
     """Accuracy of the comparisons whose length gap falls in [low, high) (open-ended at the clamps), with its
-    bootstrap CI (``None`` without resamples or comparisons) and the resamples that left the bucket empty."""
+    bootstrap CI (``None`` without resamples or comparisons, or with fewer than the report's ``min_bucket_pairs``)
+    and the resamples that left the bucket empty. ``gap`` is the bucket's centre: a multiple of 20, or for a
+    merged bucket the midpoint of its first and last 20-character bucket's centres."""
 
     gap: int
     low: int | None
@@ -70,6 +75,11 @@ class ShuffleReport(Tabular):
     buckets: list[LengthBucket] | None
     resamples: int = DEFAULTS.resamples
     seed: int = DEFAULTS.seed
+    min_bucket_pairs: int = DEFAULTS.min_bucket_pairs
+
+    def too_few(self, bucket: LengthBucket) -> bool:
+        """Whether a bucket holds too few comparisons for a CI (possible only when all of them are too few)."""
+        return bucket.pairs < self.min_bucket_pairs
 
     def tables(self) -> list[Table]:
         intervals = interval_words(0.95, self.resamples, what="pair ids redrawn")
@@ -81,20 +91,26 @@ class ShuffleReport(Tabular):
                      caption=f"Share of (original, shuffled) comparisons where the original scores higher (a tie "
                      f"counts 1/2), with {intervals}, seed {self.seed}.", key="shuffle_test")]
         if self.buckets is not None:
+            few = f"fewer than {self.min_bucket_pairs} comparisons: no CI"
             rows = [[b.gap, f"[{'-inf' if b.low is None else b.low}, {'+inf' if b.high is None else b.high})",
-                     b.pairs, Cell(b.accuracy, b.ci)] for b in self.buckets if b.pairs]
+                     b.pairs, Cell(b.accuracy, b.ci, detail=few if self.too_few(b) else None)]
+                    for b in self.buckets if b.pairs]
+            merged = (f" Adjacent buckets with fewer than {self.min_bucket_pairs} comparisons merged."
+                      if self.min_bucket_pairs else "")
             out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
                               Column("comparisons", kind="count"),
                               Column("accuracy", "accuracy, 95% CI", kind="estimate")], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
-                             f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).",
+                             f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same "
+                             f"resamples).{merged}",
                              key="by_length_gap"))
         return out
 
     def to_json(self) -> dict:
         out = {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids}
         if self.buckets is not None:
+            out["min_bucket_pairs"] = self.min_bucket_pairs
             out["by_length_gap"] = [b.to_json() for b in self.buckets]
         return out
 
@@ -177,17 +193,46 @@ def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, gaps: np.ndarray,
     return wins, counts
 
 
-def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, samples: np.ndarray) -> list[LengthBucket]:
-    """One bucket per centre; ``samples`` are the (resamples x buckets) accuracies, NaN where a bucket is empty."""
-    buckets = gap_buckets(gaps)
+def merge_sparse_buckets(counts: np.ndarray, minimum: int) -> list[tuple[int, int]]:
+    """Runs ``[first, last]`` of adjacent bucket indices, each with at least ``minimum`` comparisons when the total
+    allows: the sparsest bucket (ties: the one farthest from gap 0, then the leftmost) joins its smaller neighbour
+    (ties: the one nearer gap 0), until none is below ``minimum``. ``minimum`` 0 keeps every bucket."""
+    runs = [[k, k, int(n)] for k, n in enumerate(counts)]
+    middle = (len(counts) - 1) / 2
+    while len(runs) > 1:
+        sparse = [i for i, run in enumerate(runs) if run[2] < minimum]
+        if not sparse:
+            break
+        i = min(sparse, key=lambda i: (runs[i][2], -abs((runs[i][0] + runs[i][1]) / 2 - middle), i))
+        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(runs)]
+        j = min(neighbours, key=lambda j: (runs[j][2], abs((runs[j][0] + runs[j][1]) / 2 - middle)))
+        a, b = sorted((i, j))
+        runs[a:b + 1] = [[runs[a][0], runs[b][1], runs[a][2] + runs[b][2]]]
+    return [(first, last) for first, last, _ in runs]
+
+
+def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, counts: np.ndarray,
+                  minimum: int) -> list[LengthBucket]:
+    """One bucket per run of :func:`merge_sparse_buckets`; ``wins``/``counts`` are the (resamples x buckets)
+    weighted wins and comparisons of each resample, so a merged bucket's accuracy in a resample is the ratio of
+    its buckets' sums (NaN where the resample leaves it empty)."""
+    index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
+    sizes = np.bincount(index, minlength=len(BUCKET_CENTRES))
+    last_index = len(BUCKET_CENTRES) - 1
     table = []
-    for k, centre in enumerate(BUCKET_CENTRES.tolist()):
-        members = buckets == centre
-        low = None if centre == -BUCKET_LIMIT else centre - BUCKET_WIDTH // 2
-        high = None if centre == BUCKET_LIMIT else centre + BUCKET_WIDTH // 2
-        accuracy = float(outcome[members].mean()) if members.any() else None
-        interval = percentile_interval(samples[:, k]) if members.any() else None
-        table.append(LengthBucket(centre, low, high, int(members.sum()), accuracy,
+    for first, last in merge_sparse_buckets(sizes, minimum):
+        members = (index >= first) & (index <= last)
+        pairs = int(members.sum())
+        low = None if first == 0 else int(BUCKET_CENTRES[first]) - BUCKET_WIDTH // 2
+        high = None if last == last_index else int(BUCKET_CENTRES[last]) + BUCKET_WIDTH // 2
+        accuracy = float(outcome[members].mean()) if pairs else None
+        interval = None
+        if pairs and pairs >= minimum:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                samples = wins[:, first:last + 1].sum(axis=1) / counts[:, first:last + 1].sum(axis=1)
+            interval = percentile_interval(samples)
+        centre = (int(BUCKET_CENTRES[first]) + int(BUCKET_CENTRES[last])) // 2
+        table.append(LengthBucket(centre, low, high, pairs, accuracy,
                                   interval.ci if interval else None, interval.dropped if interval else 0))
     return table
 
@@ -200,15 +245,17 @@ def shuffle_test(
     length_gap: object = None,
     resamples: int = DEFAULTS.resamples,
     seed: int = DEFAULTS.seed,
+    min_bucket_pairs: int = DEFAULTS.min_bucket_pairs,
 ) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
     ``pair_index`` (one int per comparison) says which comparisons share an
     original, so they are resampled together; by default each comparison is
     its own. ``length_gap`` (original minus shuffled length, characters)
-    adds the per-bucket breakdown.
+    adds the per-bucket breakdown; buckets with fewer than ``min_bucket_pairs``
+    comparisons are merged with their neighbours (0: never).
     """
-    check(resamples=resamples, seed=seed)
+    min_bucket_pairs = check(resamples=resamples, seed=seed, min_bucket_pairs=min_bucket_pairs).min_bucket_pairs
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
         raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
@@ -222,17 +269,19 @@ def shuffle_test(
         raise UserError(f"length_gap needs one value per comparison ({original.size}), got shape {gaps.shape}")
     if gaps is not None:
         bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, gaps, n_pairs)
-    samples, bucket_samples = [], []
+    samples, bucket_win_samples, bucket_count_samples = [], [], []
     for counts, _ in bootstrap_weights(n_pairs, 1, resamples, "documents", seed):
         samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
         if gaps is not None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                bucket_samples.append((counts @ bucket_wins) / (counts @ bucket_counts))
+            bucket_win_samples.append(counts @ bucket_wins)
+            bucket_count_samples.append(counts @ bucket_counts)
     accuracy = estimate_from(
         float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size)
     )
     buckets = None
     if gaps is not None:
-        stacked = np.concatenate(bucket_samples) if bucket_samples else np.empty((0, len(BUCKET_CENTRES)))
-        buckets = _bucket_table(outcome, gaps, stacked)
-    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed)
+        empty = np.empty((0, len(BUCKET_CENTRES)))
+        buckets = _bucket_table(outcome, gaps, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
+                                np.concatenate(bucket_count_samples) if bucket_count_samples else empty,
+                                min_bucket_pairs)
+    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed, min_bucket_pairs)

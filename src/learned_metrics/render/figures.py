@@ -55,9 +55,19 @@ def _save(fig: Any, path: str | Path) -> Path:
     return path
 
 
+SCORE_LABEL = "Score, P(entail) − P(contradict)"
+ACCURACY_LABEL = "Accuracy (share of pairs)"
+GAP_LABEL = "Length gap, original minus other document (characters)"
+
+
 def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) -> Path:
     """Circles per cell: area proportional to the pair count, colour = tau+/tau- on a diverging scale."""
     check_plot_path(path)
+    return _save(bias_matrix_figure(matrix, title), path)
+
+
+def bias_matrix_figure(matrix: Any, title: str | None = None) -> Any:
+    """The figure of :func:`plot_bias_matrix`, returned for notebooks and inspection."""
     plt = _pyplot()
     n = len(matrix.systems)
     size = max(4.0, 0.45 * n + 2.0)
@@ -78,12 +88,12 @@ def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) ->
     ax.set_aspect("equal")
     ax.grid(True, color="0.92", linewidth=0.5)
     ax.set_axisbelow(True)
-    ax.set_xlabel("system (ordered by mean human score, best first)")
-    ax.set_ylabel("system preferred by the humans")
+    ax.set_xlabel("Other system (columns; best mean human score first)")
+    ax.set_ylabel("Human-preferred system (rows; same order)")
     bar = fig.colorbar(points, ax=ax, fraction=0.046, pad=0.04)
-    bar.set_label("2·acc − 1  (upper: tau+, lower: tau−)")
-    ax.set_title(title or f"Bias matrix (circle area = pairs, max {int(biggest)})")
-    return _save(fig, path)
+    bar.set_label("Metric agreement, 2 × accuracy − 1\n(τ+ above the diagonal, τ− below)")
+    ax.set_title(title or f"Metric agreement per system pair\n(circle area ∝ pairs, largest {int(biggest):,})")
+    return fig
 
 
 def _rows_of_each_group(groups: list[str]) -> list[tuple[str, np.ndarray]]:
@@ -98,41 +108,55 @@ def _grid_shape(panels: int) -> tuple[int, int]:
     return math.ceil(panels / columns), columns
 
 
+CLASSES = ((1, "faithful", "tab:blue"), (0, "unfaithful", "tab:red"))
+
+
 def score_histogram_figure(
     scores: np.ndarray,
     labels: np.ndarray,
     groups: list[str],
     aucs: dict[str, float | None] | None = None,
+    *,
+    score_label: str = SCORE_LABEL,
 ) -> Any:
     """The figure of :func:`plot_score_histograms`, returned for notebooks (``fig.savefig``) and inspection.
 
     Densities, not counts: TRUE corpora are very unbalanced, and counts would hide the smaller class. One bin
-    grid and x-range for every panel, so panels compare at a glance; exactly one panel per group.
+    grid and x-range for every panel, so panels compare at a glance; exactly one panel per group, titled with
+    the group, its AUC and its class counts. One legend for the whole figure, right of the grid of panels, so it
+    never covers a bar however the bars fill a panel. ``score_label`` names the score on the x axis (default:
+    the faithfulness score's default mode e-c).
     """
     plt = _pyplot()
+    from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     panels = _rows_of_each_group(groups)
     n_rows, columns = _grid_shape(len(panels))
-    fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows), squeeze=False)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows + 0.6), squeeze=False,
+                             layout="constrained")
     bins = np.histogram_bin_edges(scores, bins=20)
     for ax, (name, in_group) in zip(axes.ravel(), panels, strict=False):
-        for label, what, colour in ((1, "faithful", "tab:blue"), (0, "unfaithful", "tab:red")):
+        counts = []
+        for label, what, colour in CLASSES:
             values = scores[in_group & (labels == label)]
             if values.size:
-                ax.hist(values, bins=bins, density=True, alpha=0.55, color=colour,
-                        label=f"{label} {what} (n={values.size:,})")
+                ax.hist(values, bins=bins, density=True, alpha=0.55, color=colour)
+                counts.append(f"{what} n={values.size:,}")
         auc = (aucs or {}).get(name)
-        ax.set_title(name if auc is None else f"{name}  (AUC {auc:.3f})")
+        details = ([] if auc is None else [f"AUC {auc:.3f}"]) + counts
+        ax.set_title(f"{name}\n{' · '.join(details)}", fontsize="medium")
         ax.set_xlim(bins[0], bins[-1])
         ax.xaxis.set_major_locator(MaxNLocator(5))
-        ax.set_xlabel("score")
-        ax.set_ylabel("density")
-        ax.legend(fontsize="small", title="label", title_fontsize="small")
     for ax in axes.ravel()[len(panels) :]:
         fig.delaxes(ax)
-    fig.tight_layout()
+    fig.supxlabel(score_label)
+    fig.supylabel("Density (share of rows per score unit)")
+    fig.suptitle("Score distributions of faithful and unfaithful rows by corpus")
+    handles = [Patch(color=colour, alpha=0.55, label=f"{what.capitalize()} (label {label})")
+               for label, what, colour in CLASSES]
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small")
     return fig
 
 
@@ -142,27 +166,29 @@ def plot_score_histograms(
     groups: list[str],
     path: str | Path,
     aucs: dict[str, float | None] | None = None,
+    *,
+    score_label: str = SCORE_LABEL,
 ) -> Path:
-    """One panel per group: score densities of label 1 (faithful) vs label 0 (unfaithful), class counts in the
-    legend, the same x-range everywhere; written as .png, .pdf or .svg by the suffix of ``path``."""
+    """One panel per group: score densities of label 1 (faithful) vs label 0 (unfaithful), class counts and AUC
+    in the panel title, the same x-range everywhere, one legend beside the panels; written as .png, .pdf or .svg
+    by the suffix of ``path``."""
     check_plot_path(path)
-    return _save(score_histogram_figure(scores, labels, groups, aucs), path)
+    return _save(score_histogram_figure(scores, labels, groups, aucs, score_label=score_label), path)
 
 
-def plot_roc_curves(
+def roc_figure(
     scores: np.ndarray,
     labels: np.ndarray,
     groups: list[str],
-    path: str | Path,
     aucs: dict[str, float | None] | None = None,
-) -> Path:
-    """ROC curve of every group with both labels on one set of axes, AUC in the legend."""
+) -> Any:
+    """The figure of :func:`plot_roc_curves`, returned for notebooks and inspection."""
     from learned_metrics.meta_eval.auc import roc_points
 
-    check_plot_path(path)
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.5, 5.0))
-    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="chance")
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    fig, ax = plt.subplots(figsize=(7.5, 5.0), layout="constrained")
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="Chance")
     for name, in_group in _rows_of_each_group(groups):
         if len(set(labels[in_group].tolist())) < 2:
             continue  # AUC undefined: the table says so
@@ -172,48 +198,116 @@ def plot_roc_curves(
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.01)
     ax.set_aspect("equal")
-    ax.set_xlabel("false-positive rate (unfaithful rows accepted)")
-    ax.set_ylabel("true-positive rate (faithful rows accepted)")
-    ax.set_title("ROC curves by group")
-    ax.legend(fontsize="small", loc="lower right")
-    fig.tight_layout()
-    return _save(fig, path)
+    ax.set_xlabel("False positive rate (share of unfaithful rows accepted)")
+    ax.set_ylabel("True positive rate (share of faithful rows accepted)")
+    ax.set_title("ROC curves by corpus")
+    # beside the axes: a curve below the diagonal (AUC < 0.5) runs through the lower right corner
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    return fig
 
 
-def length_gap_figure(report: Any) -> Any:
+def plot_roc_curves(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    groups: list[str],
+    path: str | Path,
+    aucs: dict[str, float | None] | None = None,
+) -> Path:
+    """ROC curve of every group with both labels on one set of axes, AUC in the legend beside the axes."""
+    check_plot_path(path)
+    return _save(roc_figure(scores, labels, groups, aucs), path)
+
+
+def _minus(value: int) -> str:
+    return f"{value}".replace("-", "−")
+
+
+def bucket_range_label(bucket: Any) -> str:
+    """A length-gap bucket's range as an x tick says it: ``[−30, 10)``, ``< −190``, ``≥ 190``, ``all``."""
+    if bucket.low is None and bucket.high is None:
+        return "all"
+    if bucket.low is None:
+        return f"< {_minus(bucket.high)}"
+    if bucket.high is None:
+        return f"≥ {_minus(bucket.low)}"
+    return f"[{_minus(bucket.low)}, {_minus(bucket.high)})"
+
+
+def bucket_span(bucket: Any) -> int:
+    """How many 20-character buckets a (possibly merged) length-gap bucket covers."""
+    from learned_metrics.meta_eval.shuffle_test import BUCKET_LIMIT, BUCKET_WIDTH
+
+    first = -BUCKET_LIMIT if bucket.low is None else bucket.low + BUCKET_WIDTH // 2
+    last = BUCKET_LIMIT if bucket.high is None else bucket.high - BUCKET_WIDTH // 2
+    return (last - first) // BUCKET_WIDTH + 1
+
+
+def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> Any:
     """The figure of :func:`plot_length_gap`, returned for notebooks (``fig.savefig``) and inspection.
 
-    Bars are the buckets' bootstrap 95% CIs (pair ids redrawn), so a trend can be told from bucket noise; the
-    number of comparisons is written under each point, since the end buckets are often small.
+    One point per bucket of the report (sparse buckets already merged by ``shuffle_test(...,
+    min_bucket_pairs=...)``), at the bucket's centre, its x tick naming its range. Bars are the buckets' bootstrap
+    95% CIs (pair ids redrawn); a bucket with fewer than ``min_bucket_pairs`` comparisons (default: the report's)
+    is drawn hollow, without a bar. The number of comparisons is written under each point.
     """
     if report.buckets is None:
         raise UserError("the shuffle-test report has no length-gap buckets (run it with length_gap)")
     plt = _pyplot()
+    from matplotlib.lines import Line2D
+
+    from learned_metrics.meta_eval.shuffle_test import BUCKET_WIDTH
+
+    minimum = getattr(report, "min_bucket_pairs", 0) if min_bucket_pairs is None else min_bucket_pairs
     buckets = [b for b in report.buckets if b.pairs]
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(9.5, 4.2), layout="constrained")
     gaps = np.array([b.gap for b in buckets], dtype=float)
     accuracy = np.array([b.accuracy for b in buckets], dtype=float)
-    low = np.array([b.ci[0] if b.ci else a for b, a in zip(buckets, accuracy, strict=True)])
-    high = np.array([b.ci[1] if b.ci else a for b, a in zip(buckets, accuracy, strict=True)])
-    ax.errorbar(gaps, accuracy, yerr=[accuracy - low, high - accuracy], marker="o", color="tab:blue", capsize=3,
-                linewidth=1.2, label="accuracy, 95% bootstrap CI")
-    for gap, bucket in zip(gaps, buckets, strict=True):  # in a band below 0, clear of the CI bars
-        ax.annotate(f"{bucket.pairs:,}", (gap, -0.07), ha="center", va="center", fontsize=7, color="0.35")
+    few = np.array([b.pairs < minimum for b in buckets], dtype=bool)
+    with_ci = np.array([b.ci is not None for b in buckets], dtype=bool) & ~few
+    ax.plot(gaps, accuracy, color="tab:blue", linewidth=1.2)
+    if with_ci.any():
+        low = np.array([b.ci[0] for b, ok in zip(buckets, with_ci, strict=True) if ok])
+        high = np.array([b.ci[1] for b, ok in zip(buckets, with_ci, strict=True) if ok])
+        ax.errorbar(gaps[with_ci], accuracy[with_ci], yerr=[accuracy[with_ci] - low, high - accuracy[with_ci]],
+                    fmt="o", color="tab:blue", capsize=3, linewidth=1.2)
+    plain = ~with_ci & ~few  # no resamples: points without bars
+    ax.plot(gaps[plain], accuracy[plain], "o", color="tab:blue", linestyle="none")
+    ax.plot(gaps[few], accuracy[few], "o", color="tab:blue", markerfacecolor="white", linestyle="none")
+    # n in a band below 0, clear of the CI bars; in two staggered rows where six-character counts ("12,345")
+    # would touch between buckets 20 characters apart
+    labels = [f"{bucket.pairs:,}" for bucket in buckets]
+    stagger = len(buckets) > 1 and np.diff(gaps).min() < 2 * BUCKET_WIDTH and max(map(len, labels)) >= 6
+    for k, (gap, label) in enumerate(zip(gaps, labels, strict=True)):
+        y = -0.065 if not stagger else (-0.05 if k % 2 == 0 else -0.105)
+        ax.annotate(label, (gap, y), ha="center", va="center", fontsize=6.5, color="0.35")
     ax.axhline(0.5, color="0.4", linestyle="--", linewidth=1)
     ax.axhline(0, color="0.8", linewidth=0.8)
-    ax.set_ylim(-0.12, 1.04)
+    ax.set_ylim(-0.13, 1.04)
     ax.set_yticks(np.linspace(0, 1, 6))
-    ax.set_xlim(-210, 210)
-    ax.set_xlabel("length of original − length of shuffled (characters; ends clamped at ±200)")
-    ax.set_ylabel("accuracy (original scored higher)")
-    ax.plot([], [], " ", label="numbers at the bottom: comparisons per bucket")
-    ax.set_title(f"Shuffle test by length gap (overall accuracy {report.accuracy.value:.3f})")
-    ax.legend(fontsize="small", loc="best")
-    fig.tight_layout()
+    ax.set_xlim(-215, 215)
+    ax.set_xticks(gaps, [bucket_range_label(b) for b in buckets], rotation=45, ha="right",
+                  rotation_mode="anchor", fontsize=7)
+    ax.set_xlabel(GAP_LABEL + "; ends clamped at ±200")
+    ax.set_ylabel(ACCURACY_LABEL)
+    resamples = getattr(report, "resamples", 0)
+    handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2,
+                      label="Accuracy, 95% bootstrap CI" if resamples else "Accuracy (no CIs: 0 resamples)"),
+               Line2D([], [], color="0.4", linestyle="--", linewidth=1, label="Chance (0.5)"),
+               Line2D([], [], linestyle="none", label="Numbers at the bottom: n,\ncomparisons per bucket")]
+    if few.any():
+        handles.append(Line2D([], [], color="tab:blue", marker="o", markerfacecolor="white", linestyle="none",
+                              label=f"Fewer than {minimum} comparisons:\nno CI"))
+    if any(bucket_span(b) > 1 for b in buckets):
+        merged_below = getattr(report, "min_bucket_pairs", minimum)
+        handles.append(Line2D([], [], linestyle="none",
+                              label=f"Buckets under {merged_below} comparisons\nmerged with a neighbour"))
+    ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.set_title(f"Shuffle-test accuracy by length gap (overall {report.accuracy.value:.3f})")
     return fig
 
 
-def plot_length_gap(report: Any, path: str | Path) -> Path:
-    """Shuffle-test accuracy per length-gap bucket with CI bars and counts; .png, .pdf or .svg by suffix."""
+def plot_length_gap(report: Any, path: str | Path, *, min_bucket_pairs: int | None = None) -> Path:
+    """Shuffle-test accuracy per length-gap bucket with CI bars, range ticks and counts; .png, .pdf or .svg by
+    suffix. ``min_bucket_pairs`` (default: the report's): buckets with fewer comparisons are drawn without a bar."""
     check_plot_path(path)
-    return _save(length_gap_figure(report), path)
+    return _save(length_gap_figure(report, min_bucket_pairs=min_bucket_pairs), path)

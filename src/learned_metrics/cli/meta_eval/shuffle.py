@@ -9,6 +9,7 @@ from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
 OPTIONS = ("resamples", "seed")
+GAP_OPTIONS = ("min_bucket_pairs",)
 
 EPILOG = """\
 input format: one row per scored text, for example the output of
@@ -22,9 +23,12 @@ shuffled) comparison counts; a tie counts 0.5. The CI redraws pair ids.
 --length-gap: pair each original with the shuffled text of a *different*
 document; accuracy is reported per bucket of the length difference
 original - shuffled (characters from --length-field, else len(--text-field)),
-buckets of 20 centred on multiples of 20 and clamped to +-200. Each bucket has
-its own 95% CI from the same pair-id resamples; --plot draws them as bars
-with the comparisons per bucket written under each point.
+buckets of 20 centred on multiples of 20 and clamped to +-200. A bucket with
+fewer than --min-bucket-pairs comparisons (default 30) is merged with its
+smaller neighbour until every bucket has that many; the table, JSON and plot
+show the merged ranges. Each bucket has its own 95% CI from the same pair-id
+resamples; --plot draws them as bars, the x ticks naming each bucket's range
+and the comparisons per bucket written under each point.
 """
 
 
@@ -38,7 +42,7 @@ def register(commands: Any) -> None:
                         help="scored rows (.jsonl/.csv/.parquet)")
     add_options(parser, "score_field", "label_field", "pair_field", *OPTIONS)
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
-    add_options(parser, "text_field", "length_field")
+    add_options(parser, *GAP_OPTIONS, "text_field", "length_field")
     common.add_outputs(parser, json="accuracy (and buckets) as JSON, with the settings",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="the accuracy as CSV",
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.render.figures import plot_length_gap
 
     common.require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
-    options = checked(args, *OPTIONS)
+    options = checked(args, *OPTIONS, *GAP_OPTIONS)
     common.check_command_outputs(args)
     rows = read_shuffle_rows(args.input, score_field=args.score_field, label_field=args.label_field,
                              pair_field=args.pair_field,
