@@ -169,26 +169,48 @@ def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
 
     source = check_model_folder(name_or_path, need_config=False, what="tokenizer")
     try:
-        return AutoTokenizer.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
+        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
+        if hasattr(tokenizer, "deprecation_warnings"):
+            # "Token indices sequence length is longer than the specified maximum ...": we count tokens of whole
+            # texts on purpose (chunking, --granularity) and truncate ourselves (text.encoding), reporting it
+            # in our own words; marked as already shown so transformers never prints it.
+            tokenizer.deprecation_warnings[LONG_INPUT_WARNING] = True
+        return tokenizer
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
     except Exception as exc:  # tokenizers raises plain Exceptions for a corrupt tokenizer.json
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
 
 
+# transformers' key for its one-time "sequence length is longer than the maximum" tokenizer warning
+LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
+
+
 @contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """transformers' own progress bars ("Loading weights", "Writing model shards") off for the block: our commands
-    report their own progress, and a bar in the middle of it (or in a log file) is noise. Restored afterwards."""
+def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
+    """The one place that quiets the libraries we call, restored afterwards (callers of ``main()`` in one process,
+    notebooks). Always: transformers' own progress bars ("Loading weights", "Writing model shards") off, since our
+    commands report their own progress and a bar in the middle of it (or in a log file) is noise. ``errors_only``
+    (a command's whole run): transformers' log messages below ERROR too, since every condition a user must act on
+    (truncation, labels, weights) is checked and reported by us in one line. Python warnings are left alone: ours
+    (TruncationWarning) matter, and the library ones a score or meta-eval run could raise are avoided at the source
+    (tests/test_library_warnings.py runs both with ``-W always``)."""
     from transformers.utils import logging as hf_logging
 
-    was_enabled = hf_logging.is_progress_bar_enabled()
+    was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()
+    if errors_only:
+        hf_logging.set_verbosity_error()
     try:
         yield
     finally:
+        hf_logging.set_verbosity(verbosity)
         if was_enabled:
-            hf_logging.enable_progress_bar()
+            import warnings
+
+            with warnings.catch_warnings():  # huggingface_hub warns when HF_HUB_DISABLE_PROGRESS_BARS=1 keeps
+                warnings.simplefilter("ignore")  # them off; the user asked for that, so it is no news
+                hf_logging.enable_progress_bar()
 
 
 def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = False, flag: str = "--allow-pickle",
