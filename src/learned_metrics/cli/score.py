@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
@@ -129,12 +130,34 @@ def _share_cpu_threads(processes: Processes) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
 
 
+class _StartUp:
+    """Seconds of each phase before the first row is scored, reported apart from the scoring rates."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = now - self._last
+        self._last = now
+
+    def line(self) -> str:
+        from learned_metrics.progress import human_duration
+
+        parts = ", ".join(f"{name} {human_duration(seconds)}" for name, seconds in self.phases.items())
+        return f"start-up {human_duration(sum(self.phases.values()))} ({parts}), not counted in the rates above"
+
+
 def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
     _check_paths(args)  # before the model stack (torch, transformers) is imported: bad arguments are refused at once
+    startup = _StartUp()
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
     from learned_metrics.scoring.runner import FileRun, InputFields, score_file
     from learned_metrics.scoring.scorer import load_scorer
+
+    startup.lap("imports")
 
     fields = InputFields(kind, **field_names)
     run = FileRun(args.chunk_size, args.resume, args.restart, args.system_field, args.input_format,
@@ -146,9 +169,12 @@ def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
         _share_cpu_threads(processes)
         options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
         scorer = load_scorer(args.model, kind=fields.kind, **asdict(options))
+        startup.lap("model load")
         shown = processes.is_main and not args.quiet
         progress = RowProgress(count_rows(args.input, args.input_format) if shown else None,
                                enabled=shown and not args.no_progress, every_seconds=args.progress_every)
+        if shown:
+            startup.lap("counting rows")
         say = _say if shown else None
         summary = score_file(scorer, args.input, args.output, fields, run, processes, progress, say)
     if processes.is_main:
@@ -158,7 +184,20 @@ def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
             write_json(args.summary, summary.scores.to_json())
         if not args.quiet:
             _report(summary, args.output, scorer.max_length, fields.kind)
+            print(startup.line(), file=sys.stderr)
+            if wait := _waiting(summary.timings, scorer.tokenizer_workers):
+                print(wait, file=sys.stderr)
     return 0
+
+
+def _waiting(timings, workers: int) -> str | None:
+    """A line when the model spent a noticeable share (5% or more) of the run waiting for tokenized rows."""
+    if timings.wall <= 0 or timings.wait < 0.05 * timings.wall:
+        return None
+    how = (f"{workers} tokenizer thread{'s' if workers != 1 else ''}" if workers
+           else "--tokenizer-workers 0: tokenizing before each forward")
+    return (f"note: the model waited {timings.wait / timings.wall:.0%} of the scoring time for tokenized rows "
+            f"({how}); more --tokenizer-workers may help when cores are free")
 
 
 def _say(message: str) -> None:
