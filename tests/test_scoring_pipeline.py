@@ -315,3 +315,46 @@ def test_threads_share_no_tokenizer(nli_export, small_slices, monkeypatch):
     groundings, generations = pairs(60)
     load_scorer(nli_export, tokenizer_workers=3).score(groundings=groundings, generations=generations)
     assert len(used) == 3 and not any(overlaps)
+
+
+# -- --compile: the forward goes through torch.compile, with the same scores ---------------------------------------
+
+
+@pytest.fixture
+def eager_backend_compile(monkeypatch):
+    """torch.compile with dynamo's ``eager`` backend: the same tracing and guards without inductor's C++ build
+    (minutes on this machine; bench/bench_compile.py measures the real inductor). Records the calls."""
+    import torch
+
+    calls = []
+    real = torch.compile
+
+    def compile_(model, **kwargs):
+        calls.append(kwargs)
+        return real(model, **{**kwargs, "backend": "eager"})
+
+    monkeypatch.setattr(torch, "compile", compile_)
+    yield calls
+    torch._dynamo.reset()
+
+
+def test_compile_runs_the_forward_compiled_with_the_eager_scores(nli_export, eager_backend_compile):
+    groundings, generations = pairs(12)
+    eager = load_scorer(nli_export).score(groundings=groundings, generations=generations)
+    scorer = load_scorer(nli_export, compile=True)
+    assert eager_backend_compile == [{"dynamic": True}]  # varying batch shapes: one dynamic graph, no recompiles
+    result = scorer.score(groundings=groundings, generations=generations)
+    assert np.abs(result.scores - eager.scores).max() < 1e-5
+    assert result.provenance["compiled"] is True and "compiled" not in eager.provenance
+    mc = scorer.score(groundings=groundings, generations=generations, mc_samples=3, seed=2)
+    assert mc.score_std.max() > 0  # dropout really on through the compiled module (torch's masks)
+    again = scorer.score(groundings=groundings, generations=generations, mc_samples=3, seed=2)
+    assert np.array_equal(mc.scores, again.scores)  # seeded: reproducible
+
+
+def test_compile_is_a_flag_of_the_score_command(nli_export, eager_backend_compile, tmp_path):
+    source = write_jsonl(tmp_path / "pairs.jsonl", file_rows(5))
+    output = tmp_path / "out.jsonl"
+    assert main(score_args(nli_export, source, output, 1, "--compile")) == 0
+    assert eager_backend_compile and output.exists()
+    assert '"compiled": true' in (tmp_path / "out.jsonl.provenance.json").read_text()

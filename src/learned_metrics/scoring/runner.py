@@ -214,7 +214,7 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
         "premise_strategy": scorer.premise_strategy, "granularity": getattr(scorer, "granularity", None),
         "details": run.details, "max_length": scorer.max_length,
         "max_tokens": scorer.max_tokens, "batch_size": scorer.batch_size, "precision": str(scorer.dtype),
-        "device": scorer.device.type, "version": __version__,
+        "device": scorer.device.type, "compiled": scorer.compiled, "version": __version__,
     }
 
 

@@ -185,6 +185,9 @@ class Scorer:
         self.batch_size = options.batch_size
         self.dropout_stream = DropoutStream(options.seed, device)
         self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads())
+        self.compiled = bool(options.compile)
+        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags
+        self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
         self._tokenizers = TokenizerCopies(tokenizer)
         self.timings = Timings()  # the last call's
 
@@ -230,7 +233,7 @@ class Scorer:
             seed=seed if seed is not None else self.dropout_stream.seed,
             granularity=granularity or self.granularity, premise_strategy=premise_strategy or self.premise_strategy,
             max_length=self.max_length, precision=provenance.precision_name(self.dtype), device=self.device.type,
-            **extra)
+            **({"compiled": True} if self.compiled else {}), **extra)
 
     # -- preprocessing -------------------------------------------------------------------------
 
@@ -368,9 +371,10 @@ class Scorer:
         try:
             if passes == 1:
                 self.model.eval()
-                return predict_feed(self.model, feed, len(first), 1, settings, self.device, progress)
-            with self.dropout_stream.active(), mc_dropout_mode(self.model):
-                return predict_feed(self.model, feed, len(first), passes, settings, self.device, progress)
+                return predict_feed(self._forward_model, feed, len(first), 1, settings, self.device, progress)
+            # compiled: torch's own dropout masks (the faster numpy masks would break the compiled graph)
+            with self.dropout_stream.active(), mc_dropout_mode(self.model, fast_cpu_masks=not self.compiled):
+                return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress)
         finally:
             self.max_tokens = settings.max_tokens  # a budget halved after an out-of-memory error stays halved
 
