@@ -27,11 +27,11 @@ WORKER_MODES = (0, 1, 3)
 
 @pytest.fixture
 def small_slices(monkeypatch):
-    """Slices of 5 rows, so a few dozen rows make many slices (the worker threads really run ahead)."""
+    """Slices of 2, 4, then 5 rows, so a few dozen rows make many slices (the worker threads really run ahead)."""
     from learned_metrics.scoring import scorer as scorer_module
 
     original = pipeline.slices_longest_first
-    monkeypatch.setattr(scorer_module, "slices_longest_first", lambda *columns: original(*columns, rows=5))
+    monkeypatch.setattr(scorer_module, "slices_longest_first", lambda *columns: original(*columns, rows=5, first=2))
 
 
 def pairs(n: int = 37) -> tuple[list[str], list[str]]:
@@ -96,7 +96,7 @@ def test_a_background_thread_tokenizes_while_the_model_runs(nli_export, small_sl
 
     def slow_predict(*args, **kwargs):
         events.append(("forward", threading.get_ident()))
-        time.sleep(0.05)  # a slow model: the tokenizer thread must fill the queue meanwhile
+        time.sleep(0.2)  # a slow model: the tokenizer thread fills the queue meanwhile
         return real_predict(*args, **kwargs)
 
     monkeypatch.setattr(batching, "predict_probabilities", slow_predict)
@@ -104,8 +104,9 @@ def test_a_background_thread_tokenizes_while_the_model_runs(nli_export, small_sl
     load_scorer(nli_export, tokenizer_workers=1).score(groundings=groundings, generations=generations)
     main_thread = threading.get_ident()
     assert {ident for kind, ident in events if kind == "tokenized"} - {main_thread}, "tokenized on the main thread"
-    first_forward = events.index(("forward", main_thread))
-    assert sum(kind == "tokenized" for kind, _ in events[: first_forward + 1]) >= 2  # ahead of the model
+    forwards = [i for i, event in enumerate(events) if event == ("forward", main_thread)]
+    # while the first slice was in the forward, the thread tokenized the third (the second was queued already)
+    assert sum(kind == "tokenized" for kind, _ in events[: forwards[1]]) >= 3
 
 
 # -- file runs: byte-identical outputs, resume across modes ------------------------------------------------------
@@ -190,8 +191,10 @@ def test_the_summary_reports_start_up_apart_from_the_rates(nli_export, tmp_path,
 def test_slices_are_longest_first_by_characters_ties_in_input_order():
     first = ["aa", "a", "aaaa", "aa", "aaa"]
     second = ["", "bbbb", "", "", ""]
-    slices = pipeline.slices_longest_first(first, second, rows=2)
-    assert [s.tolist() for s in slices] == [[1, 2], [4, 0], [3]]
+    slices = pipeline.slices_longest_first(first, second, rows=2, first=1)
+    assert [s.tolist() for s in slices] == [[1], [2, 4], [0, 3]]
+    assert pipeline.slice_sizes(10_000) == [256, 512, 1024, 2048, 2048, 2048, 2048, 16]
+    assert pipeline.slice_sizes(100) == [100] and pipeline.slice_sizes(0) == []
 
 
 @pytest.mark.parametrize("workers", [0, 1, 4])
@@ -269,7 +272,7 @@ def test_prefetch_raises_where_the_consumer_reaches_the_error_and_stops_early():
 
 def test_workers_default_from_the_cores_and_never_oversubscribe_torch_on_cpu(monkeypatch):
     monkeypatch.setattr(pipeline, "available_cores", lambda: 16)
-    assert pipeline.tokenizer_workers(None, "cpu", torch_threads=16) == 1  # torch has every core: one thread
+    assert pipeline.tokenizer_workers(None, "cpu", torch_threads=16) == 0  # torch has every core: none
     assert pipeline.tokenizer_workers(None, "cpu", torch_threads=12) == 4
     assert pipeline.tokenizer_workers(None, "cpu", torch_threads=14) == 2
     assert pipeline.tokenizer_workers(None, "cuda", torch_threads=16) == pipeline.MAX_AUTO_WORKERS

@@ -9,7 +9,7 @@ The batches must not depend on how the work is spread, or an overlapped run woul
 sequential one (MC dropout masks follow the batch shapes). So the plan is fixed by the inputs alone:
 
 1. rows are ordered longest first by characters (a stand-in for token length that is known before tokenizing);
-2. cut into slices of :data:`SLICE_ROWS` rows in that order;
+2. cut into slices in that order: :data:`FIRST_SLICE_ROWS` rows, doubling up to :data:`SLICE_ROWS`;
 3. each slice is tokenized, sorted by token length and batched under the token budget inside the slice
    (:func:`learned_metrics.scoring.batching.predict_probabilities`).
 
@@ -41,6 +41,7 @@ R = TypeVar("R")
 # Rows tokenized (and length-sorted) together: large enough that batches inside a slice pad little, small
 # enough that the first forward starts after one slice is tokenized and a queued slice costs megabytes.
 SLICE_ROWS = 2048
+FIRST_SLICE_ROWS = 256
 # Most background tokenizer threads chosen automatically on a GPU: a few keep an H100 fed on short pairs; more
 # only contend for the GIL the tokenizer's Python wrapper holds between Rust calls.
 MAX_AUTO_WORKERS = 4
@@ -50,14 +51,16 @@ def tokenizer_workers(requested: int | None, device_type: str, torch_threads: in
     """Background tokenizer threads: ``requested`` if given (0 = none: tokenize, then run the model).
 
     Automatic: on a GPU the cores this process may use less one for the thread that drives the GPU (at most
-    :data:`MAX_AUTO_WORKERS`); on a CPU one thread to overlap with the forward, plus the cores torch's own
-    threads leave free, so tokenization never competes with torch for more than one core.
+    :data:`MAX_AUTO_WORKERS`); on a CPU only the cores torch's own threads leave free, none when torch has them
+    all: a tokenizer thread beside torch's threads on the same cores made a 2-core run up to 16% slower than no
+    thread at all, while with a core of its own it overlaps fully (bench/README.md, "Tokenization overlapped
+    with the forward").
     """
     if requested is not None:
         return int_at_least(requested, 0, "tokenizer_workers")
     cores = available_cores()
     if device_type == "cpu":
-        return max(1, min(MAX_AUTO_WORKERS, cores - torch_threads))
+        return max(0, min(MAX_AUTO_WORKERS, cores - torch_threads))
     return max(1, min(MAX_AUTO_WORKERS, cores - 1))
 
 
@@ -88,13 +91,26 @@ class Timings:
                 "wall_seconds": self.wall}
 
 
-def slices_longest_first(*columns: Sequence[str], rows: int = SLICE_ROWS) -> list[np.ndarray]:
-    """Input indices per slice: all rows longest first by characters (ties in input order), ``rows`` at a time."""
+def slice_sizes(total: int, rows: int = SLICE_ROWS, first: int = FIRST_SLICE_ROWS) -> list[int]:
+    """Rows per slice: ``first``, doubling up to ``rows``, then ``rows`` at a time. A small first slice lets the
+    model start after a fraction of a slice's tokenization (the one wait nothing can overlap)."""
+    sizes, size = [], max(1, min(first, rows))
+    while total > 0:
+        sizes.append(min(size, total))
+        total -= sizes[-1]
+        size = min(rows, 2 * size)
+    return sizes
+
+
+def slices_longest_first(*columns: Sequence[str], rows: int = SLICE_ROWS,
+                         first: int = FIRST_SLICE_ROWS) -> list[np.ndarray]:
+    """Input indices per slice (:func:`slice_sizes`): all rows longest first by characters, ties in input order."""
     lengths = np.zeros(len(columns[0]), dtype=np.int64)
     for column in columns:
         lengths += np.fromiter(map(len, column), dtype=np.int64, count=len(column))
     order = np.argsort(-lengths, kind="stable")
-    return [order[start:start + rows] for start in range(0, len(order), rows)]
+    bounds = np.cumsum([0, *slice_sizes(len(order), rows, first)])
+    return [order[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def ordered_map(function: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:

@@ -447,7 +447,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (``device``,
     ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``,
     ``label_order``, ``max_tokens``, ``batch_size``, ``max_length``, ``seed``,
-    ``tokenizer_workers``, ``allow_pickle``), the same as the ``learned-metrics score``
+    ``tokenizer_workers``, ``compile``, ``allow_pickle``), the same as the ``learned-metrics score``
     flags. ``max_length`` defaults to the card's training length, capped by the
     model's own limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
     """
