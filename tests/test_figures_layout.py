@@ -316,3 +316,26 @@ def test_pdf_of_the_other_figures_embeds_truetype_fonts(tmp_path, which):
         plot_length_gap(shuffle_test(original, shuffled, length_gap=gaps, resamples=20), path)
     data = path.read_bytes()
     assert b"/FontFile2" in data and b"/Subtype /Type3" not in data
+
+
+def test_histogram_axis_names_the_score_the_file_holds(tmp_path, monkeypatch):
+    """The x axis says P(entail) for a file scored with --mode e, e-c for e-c, the field for other metrics."""
+    from learned_metrics.render import figures
+
+    assert figures.score_axis_label({"metric": "faithfulness", "mode": "e"}) == "Score, P(entail)"
+    assert figures.score_axis_label({"metric": "faithfulness", "mode": "e-c"}) == figures.SCORE_LABEL
+    assert figures.score_axis_label({"metric": "coherence", "mode": None}) == "Score, P(coherent)"
+    assert figures.score_axis_label(None, "alignscore") == "Score ('alignscore' field)"
+    assert figures.score_axis_label({"metric": "faithfulness", "mode": "e"}, "other") == "Score ('other' field)"
+
+    rows = [{"score": 0.1 * i, "label": i % 2, "corpus": "a"} for i in range(10)]
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "scored.jsonl.provenance.json").write_text(json.dumps(
+        {"format": "learned-metrics/provenance", "version": 1, "metric": "faithfulness", "mode": "e"}))
+    seen = []
+    real = figures.score_histogram_figure
+    monkeypatch.setattr(figures, "score_histogram_figure", lambda *a, **k: seen.append(k) or real(*a, **k))
+    assert main(["meta-eval", "auc", "--input", str(scored), "--group-field", "corpus", "--resamples", "0",
+                 "--plot", str(tmp_path / "hist.png")]) == 0
+    assert seen and seen[0]["score_label"] == "Score, P(entail)"

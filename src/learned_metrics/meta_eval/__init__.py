@@ -37,7 +37,8 @@ _EXPORTS = {
     **dict.fromkeys(("ShuffleReport", "pairs_from_rows", "shuffle_test"), "shuffle_test"),
     **dict.fromkeys(("ComparisonReport", "compare", "williams_p"), "significance"),
     **dict.fromkeys(("SystemComparison", "SystemScores", "compare_systems", "read_system_scores"), "systems"),
-    **dict.fromkeys(("plot_bias_matrix", "plot_length_gap", "plot_roc_curves", "plot_score_histograms"),
+    **dict.fromkeys(("plot_bias_matrix", "plot_length_gap", "plot_roc_curves", "plot_score_histograms",
+                     "bias_matrix_figure", "length_gap_figure", "roc_figure", "score_histogram_figure"),
                     "learned_metrics.render.figures"),
 }
 

@@ -56,6 +56,19 @@ def _save(fig: Any, path: str | Path) -> Path:
 
 
 SCORE_LABEL = "Score, P(entail) − P(contradict)"
+# the x-axis label of a score file's histogram, by what its provenance says made the scores
+_SCORE_LABELS = {("faithfulness", "e-c"): SCORE_LABEL, ("faithfulness", "e"): "Score, P(entail)",
+                 ("coherence", None): "Score, P(coherent)"}
+
+
+def score_axis_label(provenance: dict | None, field: str = "score") -> str:
+    """What a histogram's x axis calls the scores: the metric and mode the file's provenance records (our scored
+    files), else the field's name (any other metric's scores, whose scale we do not know)."""
+    if provenance and field == "score":
+        label = _SCORE_LABELS.get((provenance.get("metric"), provenance.get("mode")))
+        if label:
+            return label
+    return f"Score ('{field}' field)"
 ACCURACY_LABEL = "Accuracy (share of pairs)"
 GAP_LABEL = "Length gap, original minus other document (characters)"
 

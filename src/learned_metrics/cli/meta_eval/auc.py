@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
@@ -32,15 +33,17 @@ def register(commands: Any) -> None:
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
     common.add_outputs(parser, json="per-group and mean AUCs with CIs, and the settings",
                        markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
-                       plot="score densities by label, one panel per group, class counts in the legend (png/pdf/svg)",
-                       roc_plot="ROC curves, one per group, AUC in the legend (png/pdf/svg)")
+                       plot="score densities by label, one panel per group titled with its AUC and class counts "
+                       "(png/pdf/svg)",
+                       roc_plot="ROC curves, one per group, AUC in the legend beside the axes (png/pdf/svg)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.auc import auc_by_group
     from learned_metrics.meta_eval.data import read_scored_corpora
-    from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms
+    from learned_metrics.provenance import read_provenance
+    from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms, score_axis_label
 
     options = checked(args, *OPTIONS)
     common.check_command_outputs(args)
@@ -49,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     rows = next(iter(scored.values()))
     report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, **options)
     aucs = {g.group: g.auc.value for g in report.groups}
-    plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs),
+    label = score_axis_label(read_provenance(args.input) if Path(args.input).is_file() else None, args.score_field)
+    plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs,
+                                                        score_label=label),
              "roc_plot": lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs)}
     return common.finish(args, report, plots=plots)
