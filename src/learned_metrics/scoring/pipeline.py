@@ -47,18 +47,19 @@ FIRST_SLICE_ROWS = 256
 MAX_AUTO_WORKERS = 4
 
 
-def tokenizer_workers(requested: int | None, device_type: str, torch_threads: int) -> int:
+def tokenizer_workers(requested: int | None, device_type: str, torch_threads: int, processes: int = 1) -> int:
     """Background tokenizer threads: ``requested`` if given (0 = none: tokenize, then run the model).
 
     Automatic: on a GPU the cores this process may use less one for the thread that drives the GPU (at most
     :data:`MAX_AUTO_WORKERS`); on a CPU only the cores torch's own threads leave free, none when torch has them
     all: a tokenizer thread beside torch's threads on the same cores made a 2-core run up to 16% slower than no
     thread at all, while with a core of its own it overlaps fully (bench/README.md, "Tokenization overlapped
-    with the forward").
+    with the forward"). Under ``processes`` processes on one machine (``accelerate launch``) each counts its
+    share of the cores.
     """
     if requested is not None:
         return int_at_least(requested, 0, "tokenizer_workers")
-    cores = available_cores()
+    cores = available_cores() // max(1, processes)
     if device_type == "cpu":
         return max(0, min(MAX_AUTO_WORKERS, cores - torch_threads))
     return max(1, min(MAX_AUTO_WORKERS, cores - 1))

@@ -184,7 +184,8 @@ class Scorer:
         self.max_tokens = options.max_tokens or default_max_tokens(model.config, device)
         self.batch_size = options.batch_size
         self.dropout_stream = DropoutStream(options.seed, device)
-        self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads())
+        self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads(),
+                                                   _processes_on_this_machine())
         self.compiled = bool(options.compile)
         # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
@@ -468,6 +469,11 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     length = min(settings.max_length or trained_length or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
                   dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
+
+
+def _processes_on_this_machine() -> int:
+    """Processes ``accelerate launch`` (or torchrun) started on this machine; 1 otherwise."""
+    return max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("WORLD_SIZE") or 1))
 
 
 def _accelerate_device() -> torch.device | None:
