@@ -99,8 +99,9 @@ def test_load_scorer_docs_name_every_scoring_option():
     listed = " ".join(listed[: listed.index("`Scorer.score(")].split())
     assert [f for f in fields if f"{f}=" not in listed] == []
     documented = " ".join(scoring_md[scoring_md.index("`Scorer.score("):].split(")`")[0].split())
-    parameters = [p for p in inspect.signature(Scorer.score).parameters if p != "self"]
-    assert [p for p in parameters if f"{p}=" not in documented] == []
+    spelled = {name: f"*{name}" if param.kind is param.VAR_POSITIONAL else f"{name}="
+               for name, param in inspect.signature(Scorer.score).parameters.items() if name != "self"}
+    assert [p for p, spelling in spelled.items() if spelling not in documented] == []
 
 
 def test_score_help_lists_every_input_format():

@@ -38,3 +38,21 @@ def test_a_dataframe_without_the_columns_is_one_line(scorer):
         scorer.score(pd.DataFrame({"premise": GROUNDINGS, "hypothesis": GENERATIONS}))
     with pytest.raises(UserError, match="must be a list of strings"):
         scorer.score(groundings="one text", generations="another")
+
+
+def test_positional_call_as_other_faithfulness_scorers_take_it(scorer, coherence_export):
+    """``score(groundings, generations)`` as MiniCheck's score(docs, claims) and AlignScore's score(contexts,
+    claims) are called; ``score(texts)`` for a coherence model; mixing or miscounting is one line."""
+    expected = scorer.score(groundings=GROUNDINGS, generations=GENERATIONS).scores
+    np.testing.assert_array_equal(scorer.score(GROUNDINGS, GENERATIONS).scores, expected)
+    index = pd.Index([7, 8, 9])
+    series = scorer.score(pd.Series(GROUNDINGS, index=index), pd.Series(GENERATIONS, index=index))
+    assert series.to_frame().index.tolist() == [7, 8, 9]
+    coherence = load_scorer(coherence_export)
+    np.testing.assert_array_equal(coherence.score(GROUNDINGS).scores, coherence.score(texts=GROUNDINGS).scores)
+    for call, message in [(lambda: scorer.score(GROUNDINGS), r"takes score\(groundings, generations\)"),
+                          (lambda: scorer.score(GROUNDINGS, GENERATIONS, GENERATIONS), "got 3 positional"),
+                          (lambda: scorer.score(GROUNDINGS, generations=GENERATIONS), "not both"),
+                          (lambda: coherence.score(GROUNDINGS, GENERATIONS), r"takes score\(texts\)")]:
+        with pytest.raises(UserError, match=message):
+            call()

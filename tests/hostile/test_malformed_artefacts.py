@@ -12,8 +12,9 @@ import os
 import sys
 
 import pytest
+from conftest import compose_train_config
 
-from hostile.hostile_tools import TRAIN, assert_refused, cli, copy_model, digest, run
+from hostile.hostile_tools import assert_refused, cli, copy_model, digest, run, train_run
 
 
 class Boom:
@@ -77,10 +78,13 @@ def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("kind", ["text", "malicious"])
 @pytest.mark.slow
-def test_train_resume_from_a_bad_checkpoint_is_one_line(tiny_deberta_nli, nli_checkpoint, tmp_path, kind):
+def test_train_resume_from_a_bad_checkpoint_is_one_line(tiny_deberta_nli, nli_checkpoint, tmp_path, kind, capsys):
+    """In process (train.py's boundary and composition; tests/hostile/test_signals.py runs the real script)."""
     ckpt = _checkpoint_file(tmp_path, kind, nli_checkpoint)
-    result = run([*TRAIN, "experiment=nli_demo", f"ckpt_path={ckpt}", f"model.name_or_path={tiny_deberta_nli}",
-                  f"paths.checkpoints_dir={tmp_path / 'runs'}", f"paths.data_dir={tmp_path / 'data'}", "logger=csv"])
+    cfg = compose_train_config(["experiment=nli_demo", f"ckpt_path={ckpt}", f"model.name_or_path={tiny_deberta_nli}",
+                                f"paths.checkpoints_dir={tmp_path / 'runs'}", f"paths.data_dir={tmp_path / 'data'}",
+                                "logger=csv", f"paths.output_dir={tmp_path / 'runs' / 'run'}"])
+    result = train_run(capsys, cfg)
     assert_refused(result, str(ckpt), "pickled Python objects" if kind == "malicious" else "not a PyTorch checkpoint")
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "data").exists()
 
@@ -125,12 +129,13 @@ def test_score_refuses_damaged_model_folders(tiny_deberta_nli, pairs_file, tmp_p
 
 
 @pytest.mark.slow
-def test_training_refuses_a_model_folder_without_tokenizer(tiny_roberta, tmp_path):
+def test_training_refuses_a_model_folder_without_tokenizer(tiny_roberta, tmp_path, capsys):
     folder = copy_model(tiny_roberta, tmp_path / "model")
     (folder / "tokenizer.json").unlink()
     (folder / "tokenizer_config.json").unlink()
-    result = run([*TRAIN, "experiment=ccl_demo", f"model.name_or_path={folder}",
-                  f"paths.checkpoints_dir={tmp_path / 'runs'}", f"paths.data_dir={tmp_path / 'data'}"])
+    result = train_run(capsys, compose_train_config([
+        "experiment=ccl_demo", f"model.name_or_path={folder}", f"paths.checkpoints_dir={tmp_path / 'runs'}",
+        f"paths.data_dir={tmp_path / 'data'}", "logger=csv", f"paths.output_dir={tmp_path / 'runs' / 'run'}"]))
     assert_refused(result, "no tokenizer files")
 
 

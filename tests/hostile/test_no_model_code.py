@@ -8,19 +8,21 @@ refused before transformers reads it.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import pytest
+from conftest import compose_train_config
 
 from hostile.hostile_tools import (
     LEARNED_METRICS,
-    TRAIN,
     assert_refused,
     craft_checkpoint,
     digest,
     make_remote_code_folder,
     run,
+    train_run,
 )
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -39,12 +41,15 @@ def test_score_never_runs_model_code(tiny_deberta_nli, pairs_file, tmp_path, whe
 
 
 @pytest.mark.slow
-def test_training_never_runs_model_code(tiny_deberta_nli, tmp_path):
+def test_training_never_runs_model_code(tiny_deberta_nli, tmp_path, capsys, monkeypatch):
+    """In process: a 'y' on standard input would answer transformers' trust prompt, if it ever asked."""
     marker = tmp_path / "PWNED"
     evil = make_remote_code_folder(tiny_deberta_nli, tmp_path / "evil", marker)
-    result = run([*TRAIN, "experiment=nli_demo", f"model.name_or_path={evil}", f"paths.checkpoints_dir={tmp_path}",
-                  f"paths.data_dir={tmp_path / 'data'}", "logger=csv"], stdin="y\ny\ny\n",
-                 env={"HF_MODULES_CACHE": str(tmp_path / "modules")})
+    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\ny\ny\n"))
+    result = train_run(capsys, compose_train_config([
+        "experiment=nli_demo", f"model.name_or_path={evil}", f"paths.checkpoints_dir={tmp_path}",
+        f"paths.data_dir={tmp_path / 'data'}", "logger=csv", f"paths.output_dir={tmp_path / 'run'}"]))
     assert_refused(result, "auto_map")
     assert not marker.exists() and not (tmp_path / "data").exists()
 

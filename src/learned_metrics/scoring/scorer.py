@@ -252,13 +252,17 @@ class Scorer:
 
     # -- scoring -------------------------------------------------------------------------------
 
-    def score(self, texts: Sequence[str] | None = None, *, sentences: Sequence[Sequence[str]] | None = None,
+    def score(self, *positional: Any, texts: Sequence[str] | None = None,
+              sentences: Sequence[Sequence[str]] | None = None,
               groundings: Sequence[str] | None = None, generations: Sequence[str] | None = None,
               mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
               granularity: str | None = None, details: bool = False, seed: int | None = None,
               progress: Callable[[float], None] | None = None) -> ScoreResult:
         """Score texts (coherence: ``texts`` or ``sentences``) or pairs (faithfulness: ``groundings``, ``generations``).
 
+        Positionally, as other faithfulness scorers are called: ``score(groundings, generations)`` for an NLI model
+        (MiniCheck's ``score(docs, claims)``, AlignScore's ``score(contexts, claims)``), ``score(texts)`` for a
+        coherence model, or ``score(frame)`` for a DataFrame with the CLI's column names.
         ``mode``, ``mc_samples``, ``premise_strategy`` and ``granularity`` override
         the scorer's settings for this call; ``details=True`` (faithfulness) adds
         per-sentence scores and supporting grounding units (``result.sentences``);
@@ -267,6 +271,7 @@ class Scorer:
         errors name the argument and position. ``result.provenance`` is the call's
         record (:meth:`provenance`).
         """
+        texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
         index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
         if hasattr(texts, "columns"):  # a DataFrame with named columns, as the CLI reads a file
             texts, sentences, groundings, generations = self._columns(texts)
@@ -290,6 +295,21 @@ class Scorer:
                                             granularity=granularity, seed=seed)
         result.index = index
         return result
+
+    def _positional(self, positional: tuple, texts: Any, sentences: Any, groundings: Any,
+                    generations: Any) -> tuple[Any, Any, Any]:
+        """(texts, groundings, generations) with the positional inputs of :meth:`score` put in their place."""
+        if not positional:
+            return texts, groundings, generations
+        if any(value is not None for value in (texts, sentences, groundings, generations)):
+            raise UserError("pass the inputs positionally or by keyword (texts=, groundings=, ...), not both")
+        if len(positional) == 1 and (hasattr(positional[0], "columns") or self.kind == "coherence"):
+            return positional[0], None, None
+        if len(positional) == 2 and self.kind == "faithfulness":
+            return None, positional[0], positional[1]
+        expected = "score(texts) or score(frame)" if self.kind == "coherence" else (
+            "score(groundings, generations) or score(frame)")
+        raise UserError(f"a {self.kind} scorer takes {expected}; got {len(positional)} positional argument(s)")
 
     def _columns(self, frame: Any) -> tuple[Any, Any, Any, Any]:
         """(texts, sentences, groundings, generations) from a DataFrame's columns, named as the CLI's defaults."""
