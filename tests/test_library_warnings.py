@@ -34,6 +34,7 @@ def _stderr(args: list[str], tmp_path: Path) -> str:
     return done.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter under -W always (6 s)
 def test_a_score_run_prints_no_library_warning(tiny_deberta_nli, tmp_path):
     rows = [{"grounding": " ".join([g] * 20), "generation": h} for g, h in zip(GROUNDINGS, GENERATIONS, strict=True)]
     source = tmp_path / "pairs.jsonl"
@@ -46,6 +47,7 @@ def test_a_score_run_prints_no_library_warning(tiny_deberta_nli, tmp_path):
     assert all(OURS.match(line) for line in lines), stderr
 
 
+@pytest.mark.slow  # a fresh interpreter under -W always (6 s)
 def test_a_truncating_score_run_says_it_once_in_our_words(tiny_deberta_nli, tmp_path):
     source = tmp_path / "long.jsonl"
     source.write_text("".join(json.dumps({"grounding": " ".join([g] * 30), "generation": h}) + "\n"

@@ -348,6 +348,7 @@ def eager_backend_compile(monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.mark.slow  # dynamo traces the model (3-7 s)
 def test_compile_runs_the_forward_compiled_with_the_eager_scores(nli_export, eager_backend_compile):
     groundings, generations = pairs(12)
     eager = load_scorer(nli_export).score(groundings=groundings, generations=generations)
@@ -362,6 +363,7 @@ def test_compile_runs_the_forward_compiled_with_the_eager_scores(nli_export, eag
     assert np.array_equal(mc.scores, again.scores)  # seeded: reproducible
 
 
+@pytest.mark.slow  # dynamo traces the model (3-7 s)
 def test_compile_is_a_flag_of_the_score_command(nli_export, eager_backend_compile, tmp_path):
     source = write_jsonl(tmp_path / "pairs.jsonl", file_rows(5))
     output = tmp_path / "out.jsonl"
