@@ -150,7 +150,24 @@ def _after_fork_in_child() -> None:
     forked_by_main_thread = threading.get_ident() == _owner_main_thread
     parent = _owner_pid
     _owner_pid, _owner_main_thread = os.getpid(), threading.get_ident()  # for this child's own children
+    _stop_signals_end_the_process()
     die_with_parent(parent, forked_by_main_thread)
+
+
+def _stop_signals_end_the_process() -> None:
+    """In a forked child: SIGINT/SIGTERM back to the kernel's default action, so a stop ends it whichever of its
+    threads the kernel hands the signal to.
+
+    The parent's Python handler, inherited, runs only in the main thread, between bytecodes. A pool worker spends
+    its idle time blocked in a semaphore (the pool's task queue lock), and a child forked by a helper thread also
+    runs a thread that watches its parent: a SIGTERM the kernel gave that thread only set Python's flag, the
+    blocked main thread never looked at it, and the pool's ``terminate()`` waited for the worker forever (Ctrl-C
+    hung ``prep shuffle-set --num-proc 2`` about one run in seven on a loaded machine). :func:`run_jobs` workers
+    then ignore SIGINT again (:func:`_leave_stop_signals_to_the_parent`): Ctrl-C is the parent's to handle.
+    """
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def _parent_death_signal(signum: int) -> bool:

@@ -218,3 +218,59 @@ def test_children_forked_by_a_thread_outlive_the_thread_not_the_process(tmp_path
         assert children <= _session(proc.pid), "a child ended with the thread that forked it"
         proc.kill()
         assert not _left_behind(proc), "children still running after kill -9 of their parent"
+
+
+def test_a_worker_forked_by_a_helper_thread_ends_on_sigterm_whichever_thread_gets_it():
+    """The pool's replacement workers are forked by a helper thread, so they run a thread watching their parent
+    beside their main thread, which idles blocked on the task-queue lock. Found: a SIGTERM the kernel handed to the
+    watching thread only set Python's flag, the blocked main thread never acted on it, and ``Pool.terminate()``
+    waited for the worker forever (Ctrl-C hung ``prep shuffle-set --num-proc 2`` about one run in seven under
+    load). Here the parent sends SIGTERM to the watching thread itself (tgkill); the worker must end at once."""
+    import ctypes
+    import multiprocessing
+    import threading
+
+    from learned_metrics.boundary import stop_signals_raise
+    from learned_metrics.workers import worker_processes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "tgkill"):
+        pytest.skip("needs glibc's tgkill")
+    ready, tell = os.pipe()
+    forked: dict[str, int] = {}
+
+    def fork_from_a_helper_thread() -> None:
+        pid = os.fork()
+        if pid == 0:  # the worker: block as an idle pool worker does, once its watching thread runs
+            try:
+                lock = multiprocessing.Lock()
+                lock.acquire()
+                while not [t for t in threading.enumerate() if t.name == "watch-parent"]:
+                    time.sleep(0.01)
+                os.write(tell, b"1")
+                lock.acquire(timeout=20)
+            finally:
+                os._exit(0)  # still here after 20 s: the signal was lost
+        forked["pid"] = pid
+
+    with stop_signals_raise(), worker_processes():  # the parent's handler, inherited, as in a command
+        helper = threading.Thread(target=fork_from_a_helper_thread)
+        helper.start()
+        helper.join()
+    pid = forked["pid"]
+    try:
+        os.read(ready, 1)
+        time.sleep(0.2)  # the main thread is in the lock now
+        watcher = next(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if int(task.name) != pid)
+        assert libc.tgkill(pid, watcher, signal.SIGTERM) == 0
+        deadline = time.monotonic() + 5
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done[0] == pid, "the worker outlived a SIGTERM its watching thread received"
+        assert os.WIFSIGNALED(done[1]) and os.WTERMSIG(done[1]) == signal.SIGTERM, done
+    finally:
+        with contextlib.suppress(ChildProcessError, ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(ready)
+        os.close(tell)
