@@ -25,6 +25,12 @@ from learned_metrics.scoring.scorer import Scorer
 WORKER_MODES = (0, 1, 3)
 
 
+@pytest.fixture(autouse=True)
+def eight_cores(monkeypatch):
+    """Three tokenizer threads even on a 2-core machine (requests are capped at the cores available)."""
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 8)
+
+
 @pytest.fixture
 def small_slices(monkeypatch):
     """Slices of 2, 4, then 5 rows, so a few dozen rows make many slices (the worker threads really run ahead)."""
@@ -278,7 +284,7 @@ def test_workers_default_from_the_cores_and_never_oversubscribe_torch_on_cpu(mon
     assert pipeline.tokenizer_workers(None, "cuda", torch_threads=16) == pipeline.MAX_AUTO_WORKERS
     monkeypatch.setattr(pipeline, "available_cores", lambda: 2)
     assert pipeline.tokenizer_workers(None, "cuda", torch_threads=2) == 1
-    assert pipeline.tokenizer_workers(3, "cpu", torch_threads=2) == 3  # asked for: as asked
+    assert pipeline.tokenizer_workers(3, "cpu", torch_threads=2) == 2  # asked for: as asked, one per core at most
     monkeypatch.setattr(pipeline, "available_cores", lambda: 16)
     assert pipeline.tokenizer_workers(None, "cuda", torch_threads=4, processes=4) == 3  # 4 cores each, one drives
     assert pipeline.tokenizer_workers(None, "cpu", torch_threads=4, processes=4) == 0
@@ -370,3 +376,14 @@ def test_compile_is_a_flag_of_the_score_command(nli_export, eager_backend_compil
     assert main(score_args(nli_export, source, output, 1, "--compile")) == 0
     assert eager_backend_compile and output.exists()
     assert '"compiled": true' in (tmp_path / "out.jsonl.provenance.json").read_text()
+
+
+def test_a_huge_worker_count_is_capped_at_the_cores(nli_export, monkeypatch):
+    """--tokenizer-workers 1000 (a typo, a hostile config) would start 1000 threads and copy the tokenizer 999
+    times; threads beyond the cores only wait, so the request is capped there (scores are the same anyway)."""
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 4)
+    scorer = load_scorer(nli_export, tokenizer_workers=1000)
+    assert scorer.tokenizer_workers == 4
+    groundings, generations = pairs(8)
+    scorer.score(groundings, generations)
+    assert scorer._tokenizers._made <= 4

@@ -66,7 +66,8 @@ class ScoringOptions:
     tokenizer_workers: int | None = _option(
         None, "threads that tokenize ahead of the model, so a GPU does not wait for the CPU (default: on a GPU the "
         "cores available less one, at most 4; on CPU the cores torch's threads leave free, often none); 0 = "
-        "tokenize, then run the model, one after the other. Scores are identical either way", minimum=0)
+        "tokenize, then run the model, one after the other; at most the cores available. Scores are identical either "
+        "way", minimum=0)
     compile: bool = _option(False, "compile the model's forward with torch.compile (inductor; the first batches of "
                             "each shape wait for compilation; scores agree with the eager forward to about 1e-6, "
                             "MC masks come from torch's generator). See docs/scoring.md for when it pays", flag=True)

@@ -48,7 +48,8 @@ MAX_AUTO_WORKERS = 4
 
 
 def tokenizer_workers(requested: int | None, device_type: str, torch_threads: int, processes: int = 1) -> int:
-    """Background tokenizer threads: ``requested`` if given (0 = none: tokenize, then run the model).
+    """Background tokenizer threads: ``requested`` if given, at most the cores available (0 = none: tokenize, then
+    run the model).
 
     Automatic: on a GPU the cores this process may use less one for the thread that drives the GPU (at most
     :data:`MAX_AUTO_WORKERS`); on a CPU only the cores torch's own threads leave free, none when torch has them
@@ -57,8 +58,8 @@ def tokenizer_workers(requested: int | None, device_type: str, torch_threads: in
     with the forward"). Under ``processes`` processes on one machine (``accelerate launch``) each counts its
     share of the cores.
     """
-    if requested is not None:
-        return int_at_least(requested, 0, "tokenizer_workers")
+    if requested is not None:  # at most one per core: more only add threads (and tokenizer copies) that wait
+        return min(int_at_least(requested, 0, "tokenizer_workers"), available_cores())
     cores = available_cores() // max(1, processes)
     if device_type == "cpu":
         return max(0, min(MAX_AUTO_WORKERS, cores - torch_threads))
