@@ -243,7 +243,7 @@ def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
             yield item
     finally:
         stop.set()
-        deadline = time.monotonic() + 5.0  # a producer blocked on a pipe that never ends is left (a daemon)
+        deadline = time.monotonic() + 1.0  # a producer blocked on a silent pipe is left behind (a daemon thread)
         while thread.is_alive() and time.monotonic() < deadline:
             try:  # unblock a producer waiting on a full buffer; it stops after the item it is reading
                 buffer.get_nowait()

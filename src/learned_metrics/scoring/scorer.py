@@ -82,7 +82,9 @@ class ScoreResult:
     the model's limit. ``sentences`` (faithfulness with ``details=True``) holds per
     row each generation sentence with its score and the grounding unit that
     supported it most. ``provenance`` (set by :meth:`Scorer.score`) is the record of the model and
-    settings that made these scores (:mod:`learned_metrics.provenance`).
+    settings that made these scores (:mod:`learned_metrics.provenance`). ``timings`` says where the call's time
+    went: ``tokenize_seconds``, ``forward_seconds``, ``wait_seconds`` (the model waiting for tokenized rows) and
+    ``wall_seconds`` (:mod:`learned_metrics.scoring.pipeline`).
     """
 
     kind: str
