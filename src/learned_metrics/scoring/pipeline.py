@@ -154,7 +154,6 @@ class TokenizerCopies:
 
     def __init__(self, tokenizer: Any):
         self.original = tokenizer
-        self._copies: list[Any] = []
         self._free: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._free.put(tokenizer)
         self._lock = threading.Lock()
@@ -183,11 +182,13 @@ class SliceFeed:
     tokenizers: TokenizerCopies
     workers: int
     timings: Timings = field(default_factory=Timings)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # workers add their time under it
 
     def _encode(self, rows: np.ndarray) -> tuple[np.ndarray, Any]:
         start = time.perf_counter()
         encoded = self.tokenizers.run(lambda tokenizer: self.encode(tokenizer, rows))
-        self.timings.tokenize += time.perf_counter() - start  # float += under the GIL: safe across threads
+        with self._lock:
+            self.timings.tokenize += time.perf_counter() - start
         return rows, encoded
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, Any]]:
