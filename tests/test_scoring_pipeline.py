@@ -289,9 +289,9 @@ def test_workers_default_from_the_cores_and_never_oversubscribe_torch_on_cpu(mon
     assert pipeline.tokenizer_workers(None, "cuda", torch_threads=4, processes=4) == 3  # 4 cores each, one drives
     assert pipeline.tokenizer_workers(None, "cpu", torch_threads=4, processes=4) == 0
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")
-    from learned_metrics.scoring import scorer as scorer_module
+    from learned_metrics.scoring.distributed import processes_on_this_machine
 
-    assert scorer_module._processes_on_this_machine() == 8
+    assert processes_on_this_machine() == 8
     assert pipeline.tokenizer_workers(0, "cuda", torch_threads=2) == 0
 
 

@@ -49,6 +49,11 @@ def launched_world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def processes_on_this_machine() -> int:
+    """Processes ``accelerate launch`` (or torchrun) started on this machine; 1 otherwise."""
+    return max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or launched_world_size()))
+
+
 def current_processes(cpu: bool = False) -> Processes:
     """Join the process group that ``accelerate launch`` (or torchrun) set up; a plain run is one process."""
     if launched_world_size() <= 1:

@@ -29,6 +29,7 @@ from learned_metrics.card import read_card
 from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, FeedCounts, encode, predict_feed
+from learned_metrics.scoring.distributed import launched_world_size, processes_on_this_machine
 from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
 from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions
 from learned_metrics.scoring.pipeline import (
@@ -187,7 +188,7 @@ class Scorer:
         self.batch_size = options.batch_size
         self.dropout_stream = DropoutStream(options.seed, device)
         self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads(),
-                                                   _processes_on_this_machine())
+                                                   processes_on_this_machine())
         self.compiled = bool(options.compile)
         # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
@@ -493,14 +494,9 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
                   dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
 
 
-def _processes_on_this_machine() -> int:
-    """Processes ``accelerate launch`` (or torchrun) started on this machine; 1 otherwise."""
-    return max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("WORLD_SIZE") or 1))
-
-
 def _accelerate_device() -> torch.device | None:
     """Under ``accelerate launch`` each process has its own device; None when not launched that way."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.cuda.is_available():
+    if launched_world_size() <= 1 or not torch.cuda.is_available():
         return None
     return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
 
