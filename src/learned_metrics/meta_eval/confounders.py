@@ -7,7 +7,7 @@ paper's Table 4.1 is another thing, the correlations of pseudo-metrics such as
 length with the humans, which ``correlations`` reproduces). For every score column (each metric, and the human
 label/score as the row ``human``) and every proxy this module reports Kendall's
 tau-b (``scipy.stats.kendalltau``), its p-value, n and a percentile bootstrap
-95% CI (rows redrawn with replacement, seeded, through
+CI at ``confidence`` (95% by default; rows redrawn with replacement, seeded, through
 :mod:`~learned_metrics.meta_eval.resampling`).
 
 Proxies, computed from plain text without a model:
@@ -308,7 +308,7 @@ def _scope_masks(data: ConfounderData) -> dict[str, np.ndarray]:
 
 
 def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, resamples: int,
-                        seed: int) -> list[ProxyCorrelation]:
+                        seed: int, confidence: float) -> list[ProxyCorrelation]:
     columns = list(data.scores) if scope == ALL_ROWS else data.metrics
     out = []
     for proxy, values in data.proxies.items():
@@ -317,7 +317,8 @@ def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, resa
         samples = bootstrap_taus(x, values[used], resamples, seed)
         for g, column in enumerate(columns):
             tau, p = _tau_and_p(x[g], values[used])
-            estimate = estimate_from(tau, samples[:, g], n=int(used.sum()), skipped=int((rows & ~used).sum()))
+            estimate = estimate_from(tau, samples[:, g], n=int(used.sum()), skipped=int((rows & ~used).sum()),
+                                     confidence=confidence)
             out.append(ProxyCorrelation(scope, column, proxy, estimate, p))
     return out
 
@@ -350,10 +351,10 @@ def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]
 
 
 def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
-            correction: str = DEFAULTS.correction) -> ConfounderReport:
+            correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    check(resamples=resamples, seed=seed, correction=correction)
+    confidence = check(resamples=resamples, seed=seed, correction=correction, confidence=confidence).confidence
     masks = _scope_masks(data)
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
@@ -361,11 +362,11 @@ def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: 
     for scope, rows in masks.items():
         if scope != ALL_ROWS and rows.sum() < MIN_ROWS:
             notes.append(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined")
-        correlations += _scope_correlations(data, scope, rows, resamples, seed)
+        correlations += _scope_correlations(data, scope, rows, resamples, seed, confidence)
         tests += williams_tests(data, scope, rows)
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
-    settings = {"resamples": resamples, "seed": seed, "correction": correction}
+    settings = {"resamples": resamples, "seed": seed, "correction": correction, "confidence": confidence}
     return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
                             {(c.scope, c.column, c.proxy): c for c in correlations},
                             _corrected(tests, correction), notes, settings,
@@ -377,7 +378,7 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                 grounding_field: str | None = "grounding", proxy_fields: Sequence[str] = (),
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
                 resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
-                correction: str = DEFAULTS.correction,
+                correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence,
                 splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> ConfounderReport:
     """Correlate every metric (and the human column) with text proxies; the Python face of
     ``learned-metrics meta-eval confounders``.
@@ -391,7 +392,7 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                               grounding_field, tuple(proxy_fields), label_field)
     parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
                         first_person=first_person)
-    report = analyse(parsed, resamples=resamples, seed=seed, correction=correction)
+    report = analyse(parsed, resamples=resamples, seed=seed, correction=correction, confidence=confidence)
     report.settings["first_person"] = first_person
     return report
 
@@ -427,7 +428,7 @@ class ConfounderReport(Tabular):
     def caption(self) -> str:
         """What the correlation tables hold (plain text)."""
         resamples = self.settings["resamples"]
-        ci = f"95% percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
+        ci = f"{self.settings['confidence']:.0%} percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
             if resamples else "no CIs (0 resamples)"
         return f"Kendall tau-b of each score with each proxy, {ci}."
 
@@ -473,7 +474,7 @@ class ConfounderReport(Tabular):
                 rows.append([column, *(Cell(tau.value, tau.ci) for tau in
                                        (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
         resamples = self.settings["resamples"]
-        title = ("Kendall tau-b with proxies · " + (f"95% CI from {resamples} bootstrap resamples, seed "
+        title = ("Kendall tau-b with proxies · " + (f"{self.settings['confidence']:.0%} CI from {resamples} bootstrap resamples, seed "
                                                     f"{self.settings['seed']}" if resamples else "no CI"))
         out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],
                      rows, title=title, caption=self.caption, key="correlations", groups=groups)]

@@ -26,7 +26,13 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
-from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, percentile_interval
+from learned_metrics.meta_eval.resampling import (
+    Estimate,
+    bootstrap_weights,
+    estimate_from,
+    percentile_interval,
+    percentiles_for,
+)
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
 
@@ -76,15 +82,17 @@ class ShuffleReport(Tabular):
     resamples: int = DEFAULTS.resamples
     seed: int = DEFAULTS.seed
     min_bucket_pairs: int = DEFAULTS.min_bucket_pairs
+    confidence: float = DEFAULTS.confidence
 
     def too_few(self, bucket: LengthBucket) -> bool:
         """Whether a bucket holds too few comparisons for a CI (possible only when all of them are too few)."""
         return bucket.pairs < self.min_bucket_pairs
 
     def tables(self) -> list[Table]:
-        intervals = interval_words(0.95, self.resamples, what="pair ids redrawn")
+        intervals = interval_words(self.confidence, self.resamples, what="pair ids redrawn")
+        heading = f"accuracy, {self.confidence:.0%} CI"
         acc = self.accuracy
-        out = [Table([Column("accuracy", "accuracy, 95% CI", kind="estimate"), Column("comparisons", kind="count"),
+        out = [Table([Column("accuracy", heading, kind="estimate"), Column("comparisons", kind="count"),
                       Column("ties", kind="count"), Column("pair_ids", "pair ids", kind="count")],
                      [[Cell(acc.value, acc.ci), acc.n, self.ties, self.pair_ids]],
                      title=f"shuffle test · {self.resamples} bootstrap resamples of pair ids, seed {self.seed}",
@@ -99,7 +107,7 @@ class ShuffleReport(Tabular):
                       if self.min_bucket_pairs else "")
             out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
                               Column("comparisons", kind="count"),
-                              Column("accuracy", "accuracy, 95% CI", kind="estimate")], rows,
+                              Column("accuracy", heading, kind="estimate")], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
                              f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same "
@@ -212,7 +220,7 @@ def merge_sparse_buckets(counts: np.ndarray, minimum: int) -> list[tuple[int, in
 
 
 def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, counts: np.ndarray,
-                  minimum: int) -> list[LengthBucket]:
+                  minimum: int, confidence: float) -> list[LengthBucket]:
     """One bucket per run of :func:`merge_sparse_buckets`; ``wins``/``counts`` are the (resamples x buckets)
     weighted wins and comparisons of each resample, so a merged bucket's accuracy in a resample is the ratio of
     its buckets' sums (NaN where the resample leaves it empty)."""
@@ -230,7 +238,7 @@ def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, count
         if pairs and pairs >= minimum:
             with np.errstate(invalid="ignore", divide="ignore"):
                 samples = wins[:, first:last + 1].sum(axis=1) / counts[:, first:last + 1].sum(axis=1)
-            interval = percentile_interval(samples)
+            interval = percentile_interval(samples, percentiles_for(confidence))
         centre = (int(BUCKET_CENTRES[first]) + int(BUCKET_CENTRES[last])) // 2
         table.append(LengthBucket(centre, low, high, pairs, accuracy,
                                   interval.ci if interval else None, interval.dropped if interval else 0))
@@ -246,6 +254,7 @@ def shuffle_test(
     resamples: int = DEFAULTS.resamples,
     seed: int = DEFAULTS.seed,
     min_bucket_pairs: int = DEFAULTS.min_bucket_pairs,
+    confidence: float = DEFAULTS.confidence,
 ) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
@@ -253,9 +262,10 @@ def shuffle_test(
     original, so they are resampled together; by default each comparison is
     its own. ``length_gap`` (original minus shuffled length, characters)
     adds the per-bucket breakdown; buckets with fewer than ``min_bucket_pairs``
-    comparisons are merged with their neighbours (0: never).
+    comparisons are merged with their neighbours (0: never). ``confidence``: the level of every CI.
     """
-    min_bucket_pairs = check(resamples=resamples, seed=seed, min_bucket_pairs=min_bucket_pairs).min_bucket_pairs
+    o = check(resamples=resamples, seed=seed, min_bucket_pairs=min_bucket_pairs, confidence=confidence)
+    min_bucket_pairs, confidence = o.min_bucket_pairs, o.confidence
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
         raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
@@ -276,12 +286,13 @@ def shuffle_test(
             bucket_win_samples.append(counts @ bucket_wins)
             bucket_count_samples.append(counts @ bucket_counts)
     accuracy = estimate_from(
-        float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size)
-    )
+        float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size),
+        confidence=confidence)
     buckets = None
     if gaps is not None:
         empty = np.empty((0, len(BUCKET_CENTRES)))
         buckets = _bucket_table(outcome, gaps, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
                                 np.concatenate(bucket_count_samples) if bucket_count_samples else empty,
-                                min_bucket_pairs)
-    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed, min_bucket_pairs)
+                                min_bucket_pairs, confidence)
+    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed, min_bucket_pairs,
+                         confidence)

@@ -5,7 +5,7 @@ systems scored one set of documents (with our metrics or any other); rank them
 by mean score and test every pair on the documents both scored.
 
 - Per system: the mean over the documents it scored, with a percentile
-  bootstrap 95% CI.
+  bootstrap CI at ``confidence`` (95% by default).
 - Per pair (A, B) on their shared documents: the mean difference A - B; a paired
   bootstrap giving its CI and p = (1 + #{delta* - delta >= delta}) / (1 + k), the
   resampled differences shifted to the null (:func:`.significance.bootstrap_p`,
@@ -51,6 +51,7 @@ from learned_metrics.meta_eval.resampling import (
     ci_columns,
     index_counts,
     percentile_interval,
+    percentiles_for,
     single_threaded_blas,
     swap_masks,
 )
@@ -211,7 +212,7 @@ class SystemComparison(Tabular):
                    else "every pair, A the better on shared documents, both directions counted in the correction")
         rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
                   "t": ""}[s["test"]]
-        return (f"Mean score per system with 95% bootstrap CIs ({s['resamples']} resamples, documents redrawn); "
+        return (f"Mean score per system with {s['confidence']:.0%} bootstrap CIs ({s['resamples']} resamples, documents redrawn); "
                 f"better than: the systems (by rank) it beats significantly ({direction} "
                 f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
                 f"p < {s['alpha']}; {against}).")
@@ -235,9 +236,10 @@ class SystemComparison(Tabular):
     def tables(self) -> list[Table]:
         """The ranking (key ``systems``) and the pairwise tests (key ``pairs``)."""
         s = self.settings
+        level = f"{s['confidence']:.0%} CI"
         ranking = Table(
             [Column("rank", kind="count"), Column("system", kind="text"), Column("mean"),
-             Column("ci", "95% CI", kind="ci"), Column("n", kind="count"),
+             Column("ci", level, kind="ci"), Column("n", kind="count"),
              Column("better_than", "better than", kind="text")],
             [[r.rank, r.system, r.mean, Cell(ci=r.ci), r.n, ",".join(str(self.rank_of(b)) for b in r.better_than)]
              for r in self.systems],
@@ -247,7 +249,7 @@ class SystemComparison(Tabular):
         sided = "two-sided" if s["alternative"] == "two-sided" else "one-sided, A better than B"
         pairs = Table(
             [Column("a", "A", kind="text"), Column("b", "B", kind="text"), Column("n", kind="count"),
-             Column("delta", "A - B"), Column("ci", "95% CI", kind="ci"),
+             Column("delta", "A - B"), Column("ci", level, kind="ci"),
              Column("record", "A>B/tie/A<B", kind="text"), Column("win_rate", "win rate"),
              Column("p_bootstrap", "p boot", kind="p"), Column("p_permutation", "p perm", kind="p"),
              Column("p_t", "p t", kind="p"), Column("p_adjusted", "p adj", kind="p")],
@@ -279,7 +281,8 @@ class _PairStats:
 def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = SYSTEM_DEFAULTS.resamples,
                     permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
                     alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
-                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed, doc_field: str = "doc_id",
+                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed,
+                    confidence: float = DEFAULTS.confidence, doc_field: str = "doc_id",
                     system_field: str = "system_id", score_field: str = "score") -> SystemComparison:
     """Rank systems by mean score and test every pair (or every system against ``baseline``) on shared documents.
 
@@ -287,8 +290,10 @@ def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int 
     ``score_field`` (the CLI's ``--doc-field``, ``--system-field``, ``--score-field``; the old ``doc=``,
     ``system=``, ``score=`` still work this release, with a DeprecationWarning).
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
+    ``confidence``: the level of every CI (the means' and the differences').
     """
-    two_sided = check(alternative=alternative, alpha=alpha, seed=seed).alternative == "two-sided"
+    common = check(alternative=alternative, alpha=alpha, seed=seed, confidence=confidence)
+    two_sided, confidence = common.alternative == "two-sided", common.confidence
     counts = check(SYSTEM_OPTIONS, resamples=resamples, permutations=permutations, test=test, correction=correction)
     resamples, permutations = counts.resamples, counts.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
@@ -299,14 +304,15 @@ def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int 
     order = sorted(range(len(data.systems)), key=lambda j: -means[j])
     pairs = _oriented_pairs(data, order, baseline)
     with single_threaded_blas():
-        stats = _pair_statistics(filled, present, pairs, resamples, permutations, seed)
+        stats = _pair_statistics(filled, present, pairs, resamples, permutations, seed, confidence)
         system_boot = _document_bootstrap(filled, present, resamples, seed)
     adjusted, family = _adjusted(stats, test, two_sided, correction, one_direction_planned=baseline is not None)
     results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
                for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
-    ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results)
+    ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
     settings = {"baseline": baseline, "resamples": resamples, "permutations": permutations, "test": test,
                 "alternative": alternative, "correction": correction, "alpha": alpha, "seed": seed,
+                "confidence": confidence,
                 "documents": len(data.docs), "systems": len(data.systems)}
     return SystemComparison(ranking, results, settings,
                             list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
@@ -383,7 +389,7 @@ def _permutation_means(diffs: np.ndarray, n: np.ndarray, permutations: int, seed
 
 
 def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], resamples: int,
-                     permutations: int, seed: int) -> list[_PairStats]:
+                     permutations: int, seed: int, confidence: float) -> list[_PairStats]:
     """Every statistic of every pair, on the documents both systems scored; undefined below 2 of them."""
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
     shared = present[:, a] & present[:, b]
@@ -401,7 +407,7 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
         out.append(_PairStats(
             n=int(n[k]),
             delta=delta,
-            ci=percentile_interval(boot[:, k]).ci if resamples else None,
+            ci=percentile_interval(boot[:, k], percentiles_for(confidence)).ci if resamples else None,
             record=(int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())),
             p={"bootstrap": _bootstrap_p(boot[:, k], delta) if resamples else _no_p(),
                "permutation": _permutation_p(perm[:, k], delta) if permutations else _no_p(),
@@ -468,7 +474,7 @@ def _pair_result(systems: list[str], pair: tuple[int, int], s: _PairStats, two_s
 
 
 def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np.ndarray, order: list[int],
-             pairs: list[PairResult]) -> list[SystemResult]:
+             pairs: list[PairResult], confidence: float) -> list[SystemResult]:
     """Systems best first, each with its bootstrap CI (None below 2 documents) and the systems it beats."""
     beaten: dict[str, list[str]] = {name: [] for name in systems}
     for p in pairs:
@@ -477,7 +483,7 @@ def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np
     rank = {systems[j]: r for r, j in enumerate(order, start=1)}
     out = []
     for r, j in enumerate(order, start=1):
-        ci = percentile_interval(boot[:, j]).ci if counts[j] >= 2 else None
+        ci = percentile_interval(boot[:, j], percentiles_for(confidence)).ci if counts[j] >= 2 else None
         out.append(SystemResult(r, systems[j], float(means[j]), ci, int(counts[j]),
                                 sorted(beaten[systems[j]], key=rank.__getitem__)))
     return out

@@ -8,7 +8,7 @@ from typing import Any
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import CONFOUNDER_OPTIONS, add_options, checked, split_list
 
-OPTIONS = ("resamples", "seed", "correction", "first_person")
+OPTIONS = ("resamples", "seed", "correction", "first_person", "confidence")
 
 EPILOG = """\
 proxies (from the --generation-field text, no model):

@@ -8,7 +8,7 @@ from typing import Any
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import add_options, checked
 
-OPTIONS = ("resamples", "seed")
+OPTIONS = ("resamples", "seed", "confidence")
 GAP_OPTIONS = ("min_bucket_pairs",)
 
 EPILOG = """\

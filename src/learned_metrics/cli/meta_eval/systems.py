@@ -8,7 +8,7 @@ from typing import Any
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import SYSTEM_OPTIONS, add_options, checked
 
-OPTIONS = ("alternative", "alpha", "seed")
+OPTIONS = ("alternative", "alpha", "seed", "confidence")
 SYSTEM = ("test", "correction", "resamples", "permutations")
 
 EPILOG = """\
