@@ -42,7 +42,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.auc import auc_by_group, row_weights
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
-from learned_metrics.meta_eval.options import DEFAULTS, check, correction_words, interval_words
+from learned_metrics.meta_eval.options import DEFAULTS, baseline_names, check, correction_words, interval_words
 from learned_metrics.meta_eval.report import (
     MEAN_COLUMN,
     PairedAucTest,
@@ -61,7 +61,7 @@ from learned_metrics.meta_eval.resampling import (
 )
 from learned_metrics.meta_eval.significance import permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
-from learned_metrics.validate import numbers
+from learned_metrics.validate import numbers, renamed_keywords
 
 PERCENTILES = np.arange(0, 100, 0.2)  # SummaC's grid: 0, 0.2, ..., 99.8
 FIXED_GRID = np.arange(1001) / 1000  # AlignScore's grid: i / 1000 for i in 0..1000
@@ -440,12 +440,13 @@ def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported
     return PairedAucTest(names[0], names[1], delta_out, p, ci)
 
 
+@renamed_keywords(baselines="baseline")
 def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], splits: Sequence[str | None] | None = None,
               keys: Sequence[Any] | None = None, *, threshold_protocol: str | None = DEFAULTS.threshold_protocol,
               threshold: float | None = DEFAULTS.threshold, grid: str | None = DEFAULTS.grid,
               split: str | None = DEFAULTS.split, tune_split: str | None = DEFAULTS.tune_split,
               tune_scope: str | None = DEFAULTS.tune_scope, unseen_dataset: str | None = DEFAULTS.unseen_dataset,
-              baselines: Sequence[str] | None = None, resamples: int = DEFAULTS.resamples,
+              baseline: str | Sequence[str] | None = None, resamples: int = DEFAULTS.resamples,
               permutations: int = DEFAULTS.permutations, alpha: float = DEFAULTS.alpha,
               alternative: str = DEFAULTS.alternative, correction: str = DEFAULTS.correction,
               confidence: float = DEFAULTS.confidence, seed: int = DEFAULTS.seed,
@@ -455,8 +456,11 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     ``scores`` maps a metric name to its scores of the rows; ``labels`` are 0/1 (1 = supported/consistent);
     ``datasets`` name each row's dataset; ``splits`` each row's split (None: no split); ``keys`` an identity of each
     row's (grounding, generation) pair, to warn about rows in both the tuning and the judged split. Every metric
-    scores the same rows. See the module docstring for the protocols, grids and tie rules.
+    scores the same rows. ``baseline``: one metric name or a list (the CLI's repeatable ``--baseline``); markers say
+    which of them a metric beats (default: every other metric). See the module docstring for the protocols, grids
+    and tie rules.
     """
+    baselines = baseline_names(baseline)
     o = check(threshold_protocol=threshold_protocol, grid=grid, tune_scope=tune_scope, unseen_dataset=unseen_dataset,
               resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
               correction=correction, confidence=confidence, seed=seed)
@@ -479,7 +483,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     splits = list(splits) if splits is not None else [None] * n
     if len(datasets) != n or len(splits) != n or (keys is not None and len(keys) != n):
         raise UserError(f"datasets, splits and keys need one value per row ({n})")
-    unknown = [b for b in (baselines or []) if b not in values]
+    unknown = [b for b in baselines if b not in values]
     if unknown:
         raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(values)})")
     protocol = _protocol(o, threshold, split, tune_split, splits)
@@ -565,7 +569,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
 
     settings = {"resamples": o.resamples, "permutations": o.permutations, "alpha": o.alpha,
                 "alternative": o.alternative, "correction": o.correction, "confidence": o.confidence, "seed": o.seed,
-                "baselines": list(baselines or [])}
+                "baselines": list(baselines)}
     names = list(values)
     bacc_table = auc_table = None
     tests: dict[str, list[PairedAucTest]] = {}

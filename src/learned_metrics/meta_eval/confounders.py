@@ -427,8 +427,8 @@ class ConfounderReport(Tabular):
     @property
     def caption(self) -> str:
         """What the correlation tables hold (plain text)."""
-        resamples = self.settings["resamples"]
-        ci = f"{self.settings['confidence']:.0%} percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
+        resamples, level = self.settings["resamples"], f"{self.settings['confidence']:.0%}"
+        ci = f"{level} percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
             if resamples else "no CIs (0 resamples)"
         return f"Kendall tau-b of each score with each proxy, {ci}."
 
@@ -473,8 +473,8 @@ class ConfounderReport(Tabular):
             for column in self.columns_of(scope):
                 rows.append([column, *(Cell(tau.value, tau.ci) for tau in
                                        (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
-        resamples = self.settings["resamples"]
-        title = ("Kendall tau-b with proxies · " + (f"{self.settings['confidence']:.0%} CI from {resamples} bootstrap resamples, seed "
+        resamples, level = self.settings["resamples"], f"{self.settings['confidence']:.0%}"
+        title = ("Kendall tau-b with proxies · " + (f"{level} CI from {resamples} bootstrap resamples, seed "
                                                     f"{self.settings['seed']}" if resamples else "no CI"))
         out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],
                      rows, title=title, caption=self.caption, key="correlations", groups=groups)]

@@ -156,6 +156,20 @@ def split_list(text: str | None) -> list[str] | None:
     return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
 
 
+def baseline_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``--baseline``/``baseline=``: what the others are compared against, the same in ``report``, ``benchmark`` and
+    ``systems``. One name or an ordered sequence of distinct names; () = every pair."""
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else value
+    if isinstance(names, (set, frozenset)) or not isinstance(names, Sequence) \
+            or not all(isinstance(name, str) and name for name in names):
+        raise UserError(f"--baseline: expected a name or a list of names, got {value!r:.80}")
+    if len(set(names)) != len(names):
+        raise UserError(f"--baseline names a metric or system twice: {list(names)}")
+    return tuple(names)
+
+
 def _declare(*options: Option) -> dict[str, Option]:
     return {option.name: option for option in options}
 
@@ -189,6 +203,9 @@ OPTIONS = _declare(
            "or on signed r", choices=WILLIAMS_MODES, noun="Williams mode"),
     Option("test", "permutation", "the test behind the significance markers", choices=CORRELATION_TESTS),
     Option("alpha", 0.05, "significance level of the markers", kind="fraction"),
+    Option("baseline", None, "compare against this one only (repeatable): report and benchmark mark significant "
+           "improvements over it, systems tests every system against it (default: every pair)", kind="text",
+           metavar="NAME", extra={"action": "append"}),
     Option("workers", None, "processes for the metric pairs (and report columns) run side by side; results do not "
            "depend on it (default: every core this process may use)", kind="int", minimum=1),
     # reading the files

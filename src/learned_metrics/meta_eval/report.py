@@ -23,6 +23,7 @@ from learned_metrics.meta_eval.correlations import correlations
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
     DEFAULTS,
+    baseline_names,
     check,
     coefficient_words,
     correction_words,
@@ -33,6 +34,7 @@ from learned_metrics.meta_eval.options import (
 from learned_metrics.meta_eval.resampling import ci_columns, percentile_interval, percentiles_for
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.validate import renamed_keywords
 from learned_metrics.workers import run_jobs
 
 
@@ -283,13 +285,15 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     return PairedAucTest(names[0], names[1], delta, p, ci)
 
 
-def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None,
+@renamed_keywords(baselines="baseline")
+def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None = None,
                resamples: int = DEFAULTS.resamples, permutations: int = DEFAULTS.permutations,
                alpha: float = DEFAULTS.alpha, alternative: str = DEFAULTS.alternative,
                correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence,
                seed: int = DEFAULTS.seed) -> tuple[ReportTable, list]:
     """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
-    for a significant improvement over each baseline (every other metric when none are named).
+    for a significant improvement over each ``baseline`` (one name or a list, the CLI's repeatable ``--baseline``;
+    every other metric when none are named).
 
     ``scored`` maps a metric name to its :class:`~.data.LabelledScores`; all of them must hold the same rows
     (the same files scored by every metric): labels and corpora are checked row by row. ``correction``
@@ -305,7 +309,8 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
     first = scored[names[0]]
     for name in names[1:]:
         _check_same_rows(names[0], first, name, scored[name])
-    unknown = [b for b in (baselines or []) if b not in scored]
+    baselines = baseline_names(baseline)
+    unknown = [b for b in baselines if b not in scored]
     if unknown:
         raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(names)})")
     cells: dict[tuple[str, str], ReportCell] = {}
@@ -331,7 +336,7 @@ def auc_report(scored: dict[str, Any], *, baselines: Sequence[str] | None = None
                f"randomization, scores of the two metrics swapped per row, {permutations} rounds, "
                f"{correction_words(correction)}p < {alpha}).")
     settings = {"mode": "auc", "resamples": resamples, "permutations": permutations, "alpha": alpha, "seed": seed,
-                "baselines": list(baselines or []), "alternative": alternative, "correction": correction,
+                "baselines": list(baselines), "alternative": alternative, "correction": correction,
                 "confidence": confidence}
     title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
     return ReportTable(names, columns, cells, caption, settings, title), tests

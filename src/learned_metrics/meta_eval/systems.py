@@ -18,8 +18,9 @@ by mean score and test every pair on the documents both scored.
   for the number of comparisons (Holm by default) and decide the significance
   markers. Without a baseline, A is the system with the higher mean on the shared
   documents and the family holds both one-sided directions of every pair
-  (k(k-1) tests), since the direction was read off the data; with a baseline,
-  the k-1 tests "system better than the baseline".
+  (k(k-1) tests), since the direction was read off the data; with baselines
+  (``--baseline``, repeatable, as in ``report`` and ``benchmark``: compare
+  against these only), the tests "system better than the baseline" for each.
 
 One bootstrap serves everything: a resample redraws the N documents with
 replacement, and every system mean and pair difference runs over the drawn
@@ -45,7 +46,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import numbered_rows
 from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, key_grid, read_metric_scores
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, check
+from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, baseline_names, check
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
     ci_columns,
@@ -208,11 +209,13 @@ class SystemComparison(Tabular):
     def caption(self) -> str:
         s = self.settings
         direction = "two-sided" if s["alternative"] == "two-sided" else "one-sided"
-        against = (f"each system against the baseline {s['baseline']}" if s["baseline"]
+        against = (f"each system against the baseline{'s' if len(s['baseline']) > 1 else ''} "
+                   f"{', '.join(s['baseline'])}" if s["baseline"]
                    else "every pair, A the better on shared documents, both directions counted in the correction")
         rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
                   "t": ""}[s["test"]]
-        return (f"Mean score per system with {s['confidence']:.0%} bootstrap CIs ({s['resamples']} resamples, documents redrawn); "
+        return (f"Mean score per system with {s['confidence']:.0%} bootstrap CIs ({s['resamples']} resamples, "
+                "documents redrawn); "
                 f"better than: the systems (by rank) it beats significantly ({direction} "
                 f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
                 f"p < {s['alpha']}; {against}).")
@@ -245,7 +248,7 @@ class SystemComparison(Tabular):
              for r in self.systems],
             title=f"{s['systems']} systems x {s['documents']} documents · {s['resamples']} bootstrap resamples, "
             f"seed {s['seed']}", caption=self.caption, key="systems")
-        against = f"against {s['baseline']}" if s["baseline"] else "all pairs"
+        against = f"against {', '.join(s['baseline'])}" if s["baseline"] else "all pairs"
         sided = "two-sided" if s["alternative"] == "two-sided" else "one-sided, A better than B"
         pairs = Table(
             [Column("a", "A", kind="text"), Column("b", "B", kind="text"), Column("n", kind="count"),
@@ -278,13 +281,15 @@ class _PairStats:
 
 
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
-def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int = SYSTEM_DEFAULTS.resamples,
+def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
+                    resamples: int = SYSTEM_DEFAULTS.resamples,
                     permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
                     alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
                     alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed,
                     confidence: float = DEFAULTS.confidence, doc_field: str = "doc_id",
                     system_field: str = "system_id", score_field: str = "score") -> SystemComparison:
-    """Rank systems by mean score and test every pair (or every system against ``baseline``) on shared documents.
+    """Rank systems by mean score and test every pair (or every system against each ``baseline``: one name or a
+    list, the CLI's repeatable ``--baseline``) on shared documents.
 
     ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc_field``, ``system_field`` and
     ``score_field`` (the CLI's ``--doc-field``, ``--system-field``, ``--score-field``; the old ``doc=``,
@@ -297,6 +302,7 @@ def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int 
     counts = check(SYSTEM_OPTIONS, resamples=resamples, permutations=permutations, test=test, correction=correction)
     resamples, permutations = counts.resamples, counts.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
+    baseline = baseline_names(baseline)
     _check_settings(data, baseline, resamples, permutations, test)
     present = ~np.isnan(data.grid)
     filled = np.where(present, data.grid, 0.0)
@@ -306,11 +312,11 @@ def compare_systems(scores: Any, *, baseline: str | None = None, resamples: int 
     with single_threaded_blas():
         stats = _pair_statistics(filled, present, pairs, resamples, permutations, seed, confidence)
         system_boot = _document_bootstrap(filled, present, resamples, seed)
-    adjusted, family = _adjusted(stats, test, two_sided, correction, one_direction_planned=baseline is not None)
+    adjusted, family = _adjusted(stats, test, two_sided, correction, one_direction_planned=bool(baseline))
     results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
                for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
-    settings = {"baseline": baseline, "resamples": resamples, "permutations": permutations, "test": test,
+    settings = {"baseline": list(baseline) or None, "resamples": resamples, "permutations": permutations, "test": test,
                 "alternative": alternative, "correction": correction, "alpha": alpha, "seed": seed,
                 "confidence": confidence,
                 "documents": len(data.docs), "systems": len(data.systems)}
@@ -335,27 +341,28 @@ def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemS
                     f"got {type(scores).__name__}")
 
 
-def _check_settings(data: SystemScores, baseline: str | None, resamples: int, permutations: int, test: str) -> None:
+def _check_settings(data: SystemScores, baseline: tuple[str, ...], resamples: int, permutations: int,
+                    test: str) -> None:
     if len(data.systems) < 2:
         found = f" ({data.systems[0]!r})" if data.systems else ""
         raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
                         "--system-field")
     if len(set(data.systems)) != len(data.systems):
         raise UserError("system names must be distinct")
-    if baseline is not None and baseline not in data.systems:
-        raise UserError(f"--baseline {baseline!r} is not one of the systems ({', '.join(data.systems)})")
+    for name in baseline:
+        if name not in data.systems:
+            raise UserError(f"--baseline {name!r} is not one of the systems ({', '.join(data.systems)})")
     if (test == "bootstrap" and resamples < 1) or (test == "permutation" and permutations < 1):
         count = "--resamples" if test == "bootstrap" else "--permutations"
         raise UserError(f"the {TEST_NAMES[test]} decides significance: {count} must be >= 1")
 
 
-def _oriented_pairs(data: SystemScores, order: list[int], baseline: str | None) -> list[tuple[int, int]]:
-    """(A, B) column pairs: (system, baseline) in rank order with a baseline; else every pair, A the system with
+def _oriented_pairs(data: SystemScores, order: list[int], baseline: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(A, B) column pairs: (system, baseline) in rank order for each baseline; else every pair, A the system with
     the higher mean on the documents both scored (ties: the higher-ranked), so "A better than B" is the direction
     the data point to (the same as the ranking when every system scored every document)."""
-    if baseline is not None:
-        b = data.systems.index(baseline)
-        return [(a, b) for a in order if a != b]
+    if baseline:
+        return [(a, b) for b in map(data.systems.index, baseline) for a in order if a != b]
     pairs = []
     for i, a in enumerate(order):
         for b in order[i + 1:]:

@@ -59,8 +59,7 @@ def register(commands: Any) -> None:
                         help="score field: once for all, or once per --metric (default: score)")
     add_options(parser, "names", *OPTIONS[:4])
     add_options(parser, "threshold", "split", "tune_split", BENCHMARK_GROUP_FIELD, *READING)
-    parser.add_argument("--baseline", action="append", metavar="NAME",
-                        help="mark significant improvements over this metric (repeatable; default: every other metric)")
+    add_options(parser, "baseline")
     add_options(parser, *OPTIONS[4:])
     common.add_outputs(parser, json="every number, the protocol, the thresholds, the tests and the settings as JSON",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
@@ -77,5 +76,5 @@ def run(args: argparse.Namespace) -> int:
     rows = read_benchmark(args.metric, common.metric_names(args), score_fields=args.metric_field or ["score"],
                           group_field=args.group_field, **checked(args, *READING))
     report = evaluate_benchmark(rows, threshold=args.threshold, split=args.split, tune_split=args.tune_split,
-                                baselines=args.baseline, **options)
+                                baseline=args.baseline, **options)
     return common.finish(args, report, notes=report.notes, warnings=report.warnings)

@@ -41,8 +41,7 @@ def register(commands: Any) -> None:
                      help="rows = metrics, columns = corpora + their unweighted mean, ROC AUC against --label-field; "
                      "a --metric may be a folder of scored corpora (the corpus is the file name)")
     add_options(auc, "label_field", "group_field", "format")
-    auc.add_argument("--baseline", action="append", metavar="NAME",
-                     help="mark significant improvements over this metric (repeatable; default: every other metric)")
+    add_options(auc, "baseline")
     common.add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
                        csv="the table as CSV", json="the table, the tests and the settings as JSON")
     parser.set_defaults(func=run)
@@ -75,5 +74,5 @@ def _run_auc(args: argparse.Namespace) -> int:
     common.check_command_outputs(args)
     scored = read_scored_corpora(args.metric, common.metric_names(args), score_fields=args.metric_field or ["score"],
                                  label_field=args.label_field, group_field=args.group_field, fmt=args.format)
-    table, tests = auc_report(scored, baselines=args.baseline, **options)
+    table, tests = auc_report(scored, baseline=args.baseline, **options)
     return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})

@@ -49,7 +49,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--input", required=True, action="append", type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet); repeat to concatenate several files")
     add_options(parser, "score_field", "system_field", "doc_field", "on_missing")
-    parser.add_argument("--baseline", metavar="NAME", help="test every system against this one only")
+    add_options(parser, "baseline")
     add_options(parser, *OPTIONS, *(SYSTEM_OPTIONS[name] for name in SYSTEM))
     common.add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
                        latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
