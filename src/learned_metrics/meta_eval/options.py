@@ -13,6 +13,7 @@ Holm by default) are separate declarations here, not overrides written in a comm
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from collections.abc import Sequence
@@ -174,7 +175,7 @@ def _declare(*options: Option) -> dict[str, Option]:
     return {option.name: option for option in options}
 
 
-RESAMPLES_HELP = "bootstrap resamples behind every CI; 0 = no CI"
+RESAMPLES_HELP = "bootstrap resamples behind every CI and the paired bootstrap test; 0 = neither"
 
 OPTIONS = _declare(
     # what is computed
@@ -277,7 +278,6 @@ SYSTEM_OPTIONS = _declare(
     Option("test", "permutation", "the test whose p decides significance", choices=SYSTEM_TESTS),
     Option("correction", "holm", "multiple-comparison correction of the p-values over all tests",
            choices=CORRECTIONS),
-    Option("resamples", 1000, "bootstrap resamples; 0 = no CIs and no p boot", kind="int", minimum=0),
     Option("permutations", 10000, "permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which the "
            "correction multiplies by the number of tests", kind="int", minimum=0),
 )
@@ -298,13 +298,13 @@ CONFOUNDER_OPTIONS = _declare(
 BENCHMARK_GROUP_FIELD = Option("group_field", None, "field naming each row's dataset (default: dataset; AggreFact: "
                                "origin, as its CNN/DM and XSum tables; TRUE: the file name)", kind="field")
 
-# ``meta-eval compare``: its bootstrap was ``--bootstrap-resamples`` before every command used ``--resamples``.
-COMPARE_RESAMPLES = Option("resamples", 1000, "resamples of the paired bootstrap test and the CI of delta; 0 = skip "
-                           "it", kind="int", minimum=0, deprecated=("--bootstrap-resamples",))
+# ``meta-eval compare``: its bootstrap was ``--bootstrap-resamples`` before every command used ``--resamples``; the
+# same declaration with the old spelling kept one release.
+COMPARE_RESAMPLES = dataclasses.replace(OPTIONS["resamples"], deprecated=("--bootstrap-resamples",))
 
 # The defaults as attributes, for API signatures: ``def correlations(..., resamples: int = DEFAULTS.resamples)``.
 DEFAULTS = SimpleNamespace(**{name: option.default for name, option in OPTIONS.items()})
-SYSTEM_DEFAULTS = SimpleNamespace(**{name: option.default for name, option in SYSTEM_OPTIONS.items()})
+SYSTEM_DEFAULTS = SimpleNamespace(**{name: option.default for name, option in {**OPTIONS, **SYSTEM_OPTIONS}.items()})
 
 
 def check(table: dict[str, Option] | None = None, **values: Any) -> SimpleNamespace:

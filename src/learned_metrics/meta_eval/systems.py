@@ -299,8 +299,8 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     """
     common = check(alternative=alternative, alpha=alpha, seed=seed, confidence=confidence)
     two_sided, confidence = common.alternative == "two-sided", common.confidence
-    counts = check(SYSTEM_OPTIONS, resamples=resamples, permutations=permutations, test=test, correction=correction)
-    resamples, permutations = counts.resamples, counts.permutations
+    counts = check(SYSTEM_OPTIONS, permutations=permutations, test=test, correction=correction)
+    resamples, permutations = check(resamples=resamples).resamples, counts.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
     baseline = baseline_names(baseline)
     _check_settings(data, baseline, resamples, permutations, test)

@@ -8,8 +8,8 @@ from typing import Any
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import SYSTEM_OPTIONS, add_options, checked
 
-OPTIONS = ("alternative", "alpha", "seed", "confidence")
-SYSTEM = ("test", "correction", "resamples", "permutations")
+OPTIONS = ("alternative", "alpha", "seed", "confidence", "resamples")
+SYSTEM = ("test", "correction", "permutations")
 
 EPILOG = """\
 input: .jsonl, .csv or .parquet rows, one per (document, system), with a document key, a system key and a
