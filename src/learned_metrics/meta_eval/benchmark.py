@@ -567,9 +567,8 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
                      f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
 
-    settings = {"resamples": o.resamples, "permutations": o.permutations, "alpha": o.alpha,
-                "alternative": o.alternative, "correction": o.correction, "confidence": o.confidence, "seed": o.seed,
-                "baselines": list(baselines)}
+    settings = o.record("threshold_protocol", "grid", "tune_scope", "unseen_dataset",  # in the protocol's record
+                        baselines=list(baselines))
     names = list(values)
     bacc_table = auc_table = None
     tests: dict[str, list[PairedAucTest]] = {}

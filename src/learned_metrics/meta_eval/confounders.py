@@ -354,7 +354,8 @@ def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: 
             correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    confidence = check(resamples=resamples, seed=seed, correction=correction, confidence=confidence).confidence
+    o = check(resamples=resamples, seed=seed, correction=correction, confidence=confidence)
+    confidence = o.confidence
     masks = _scope_masks(data)
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
@@ -366,7 +367,7 @@ def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: 
         tests += williams_tests(data, scope, rows)
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
-    settings = {"resamples": resamples, "seed": seed, "correction": correction, "confidence": confidence}
+    settings = o.record()
     return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
                             {(c.scope, c.column, c.proxy): c for c in correlations},
                             _corrected(tests, correction), notes, settings,

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -307,10 +308,26 @@ DEFAULTS = SimpleNamespace(**{name: option.default for name, option in OPTIONS.i
 SYSTEM_DEFAULTS = SimpleNamespace(**{name: option.default for name, option in {**OPTIONS, **SYSTEM_OPTIONS}.items()})
 
 
-def check(table: dict[str, Option] | None = None, **values: Any) -> SimpleNamespace:
+class Checked(SimpleNamespace):
+    """Option values checked by their declarations: read as attributes (``o.resamples``); the settings block of a
+    result and the keywords of the functions an analysis calls come from here, so no analysis lists them again."""
+
+    def record(self, *leave_out: str, **extra: Any) -> dict[str, Any]:
+        """The ``settings`` block: every checked value (lists as lists) but ``leave_out``, then ``extra``."""
+        values = {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()
+                  if name not in leave_out}
+        return {**values, **extra}
+
+    def keywords_for(self, function: Callable[..., Any], **overrides: Any) -> dict[str, Any]:
+        """The checked values ``function`` takes as keywords (by its signature), then ``overrides``."""
+        accepted = inspect.signature(function).parameters
+        return {**{name: value for name, value in vars(self).items() if name in accepted}, **overrides}
+
+
+def check(table: dict[str, Option] | None = None, **values: Any) -> Checked:
     """Every value checked by its declaration (``table``: :data:`OPTIONS` or :data:`SYSTEM_OPTIONS`)."""
     declared = OPTIONS if table is None else table
-    return SimpleNamespace(**{name: declared[name].check(value) for name, value in values.items()})
+    return Checked(**{name: declared[name].check(value) for name, value in values.items()})
 
 
 def checked(args: argparse.Namespace, *names: str, table: dict[str, Option] | None = None) -> dict[str, Any]:

@@ -136,17 +136,14 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
         raise UserError("report needs at least one metric")
     names = list(metrics)
     cells: dict[tuple[str, str], ReportCell] = {}
-    job = {"coefficient": o.coefficient, "stats": o.stats, "resamples": o.resamples, "resample": o.resample,
-           "seed": o.seed, "confidence": o.confidence, "ci_method": o.ci_method}
+    job = o.keywords_for(correlations)
     reports = run_jobs(_correlations_job, [(human, values, job) for values in metrics.values()], o.workers)
     for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
             cells[(name, statistic)] = ReportCell(result.value, result.ci)
     if len(names) > 1:
-        tests = compare(human, metrics, coefficient=o.coefficient, stats=o.stats, permutations=o.permutations,
-                        swap=o.swap, resamples=o.resamples if o.test == "bootstrap" else 0, resample=o.resample,
-                        alternative=o.alternative, correction=o.correction, confidence=o.confidence,
-                        williams=o.williams, seed=o.seed, workers=o.workers)
+        bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
+        tests = compare(human, metrics, **o.keywords_for(compare, resamples=bootstrap))
         for statistic, items in tests.comparisons.items():
             for c in items:
                 p = c.p(o.test)
@@ -161,11 +158,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
     caption = (f"{coefficient_words(o.coefficient)} correlations with {intervals}; "
                f"superscript numbers: the metrics this one is significantly better than "
                f"({tested}, {correction_words(o.correction)}p < {o.alpha}).")
-    settings = {"coefficient": o.coefficient, "resamples": o.resamples, "resample": o.resample,
-                "permutations": o.permutations, "swap": o.swap, "alpha": o.alpha, "seed": o.seed, "test": o.test,
-                "alternative": o.alternative, "correction": o.correction, "confidence": o.confidence,
-                "ci_method": o.ci_method, "williams": o.williams, "documents": human.shape[0],
-                "systems": human.shape[1]}
+    settings = o.record("stats", "workers", documents=human.shape[0], systems=human.shape[1])
     title = f"{human.shape[1]} systems x {human.shape[0]} documents"
     return ReportTable(names, list(o.stats), cells, caption, settings, title)
 
@@ -303,8 +296,8 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
 
     if not scored:
         raise UserError("report needs at least one metric")
-    check(resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
-          correction=correction, confidence=confidence, seed=seed)
+    o = check(resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
+              correction=correction, confidence=confidence, seed=seed)
     names = list(scored)
     first = scored[names[0]]
     for name in names[1:]:
@@ -335,9 +328,7 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
                f"numbers: {against} (by row number) this metric is significantly better than ({sided} approximate "
                f"randomization, scores of the two metrics swapped per row, {permutations} rounds, "
                f"{correction_words(correction)}p < {alpha}).")
-    settings = {"mode": "auc", "resamples": resamples, "permutations": permutations, "alpha": alpha, "seed": seed,
-                "baselines": list(baselines), "alternative": alternative, "correction": correction,
-                "confidence": confidence}
+    settings = o.record(mode="auc", baselines=list(baselines))
     title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
     return ReportTable(names, columns, cells, caption, settings, title), tests
 

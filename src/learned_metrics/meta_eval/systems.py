@@ -316,9 +316,7 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
                for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
-    settings = {"baseline": list(baseline) or None, "resamples": resamples, "permutations": permutations, "test": test,
-                "alternative": alternative, "correction": correction, "alpha": alpha, "seed": seed,
-                "confidence": confidence,
+    settings = {"baseline": list(baseline) or None, "resamples": resamples, **counts.record(), **common.record(),
                 "documents": len(data.docs), "systems": len(data.systems)}
     return SystemComparison(ranking, results, settings,
                             list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
