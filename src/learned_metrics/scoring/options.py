@@ -28,11 +28,15 @@ NLI = ("faithfulness",)
 
 
 def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,
-            choices: Sequence[str] | None = None, flag: bool = False, check: Any = None) -> Any:
+            choices: Sequence[str] | None = None, flag: bool = False, check: Any = None,
+            scores: bool = True) -> Any:
     """A field with what the CLI needs to declare it: help, allowed values (or a ``check`` that parses and refuses),
-    the metric kinds it applies to."""
+    the metric kinds it applies to. ``scores=False`` declares that no value of it changes a score: only such a
+    field stays out of the ``--resume`` fingerprint (``scoring.runner.run_fingerprint``). Device and precision do
+    change scores (kernels and rounding differ), and so do max_tokens and batch_size (MC dropout masks are drawn per
+    batch)."""
     return field(default=default, metadata={"help": help, "kinds": kinds, "minimum": minimum, "choices": choices,
-                                            "flag": flag, "check": check})
+                                            "flag": flag, "check": check, "scores": scores})
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,13 @@ class ScoringOptions:
         None, "threads that tokenize ahead of the model, so a GPU does not wait for the CPU (default: on a GPU the "
         "cores available less one, at most 4; on CPU the cores torch's threads leave free, often none); 0 = "
         "tokenize, then run the model, one after the other; at most the cores available. Scores are identical either "
-        "way", minimum=0)
+        "way", minimum=0, scores=False)  # the same batches reach the model whoever tokenized them
     compile: bool = _option(False, "compile the model's forward with torch.compile (inductor; the first batches of "
                             "each shape wait for compilation; scores agree with the eager forward to about 1e-6, "
                             "MC masks come from torch's generator). See docs/scoring.md for when it pays", flag=True)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
-                                 "files only)", flag=True)
+                                 "files only)", flag=True,
+                                 scores=False)  # decides only whether a pickle may load; the weights are hashed
 
     def __post_init__(self) -> None:
         for spec in fields(self):
