@@ -5,12 +5,15 @@ and CI) and is imported only when a plot is asked for. Every ``plot_*``
 writes .png, .pdf or .svg by the file's suffix (checked before drawing);
 files are written through a temporary file and renamed, so a failed plot
 leaves nothing behind. ``*_figure`` functions return the matplotlib figure
-instead, for notebooks.
+instead, for notebooks. Every text is drawn literally (:func:`literal_text`): a group called ``$^$`` is a name,
+not mathtext.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,30 @@ def _pyplot() -> Any:
     return plt
 
 
+# names are user data: never mathtext (``$...$``) or LaTeX, whatever the user's matplotlibrc says
+_LITERAL = {"text.parse_math": False, "text.usetex": False}
+
+
+def literal_text(build: Callable[..., Any]) -> Callable[..., Any]:
+    """Every text of the figure ``build`` returns is drawn as written: built under ``text.parse_math`` off, then
+    each text switched off too (matplotlib reads the setting when a text is made; a notebook draws the figure
+    later, outside this block). The one place figures decide how names are drawn."""
+
+    @functools.wraps(build)
+    def literal(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+        from matplotlib.text import Text
+
+        with matplotlib.rc_context(_LITERAL):
+            fig = build(*args, **kwargs)
+        for text in fig.findobj(Text):
+            text.set_parse_math(False)
+            text.set_usetex(False)
+        return fig
+
+    return literal
+
+
 def _save(fig: Any, path: str | Path) -> Path:
     path = check_plot_path(path)
     plt = _pyplot()
@@ -48,7 +75,7 @@ def _save(fig: Any, path: str | Path) -> Path:
 
     try:
         # TrueType (42) instead of Type 3 fonts in PDF/PS: what conference checks (ACL, IEEE PDF eXpress) require
-        with atomic_file(path) as tmp, matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
+        with atomic_file(path) as tmp, matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, **_LITERAL}):
             fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=150, bbox_inches="tight")
     finally:
         plt.close(fig)
@@ -79,6 +106,7 @@ def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) ->
     return _save(bias_matrix_figure(matrix, title), path)
 
 
+@literal_text
 def bias_matrix_figure(matrix: Any, title: str | None = None) -> Any:
     """The figure of :func:`plot_bias_matrix`, returned for notebooks and inspection."""
     plt = _pyplot()
@@ -124,6 +152,7 @@ def _grid_shape(panels: int) -> tuple[int, int]:
 CLASSES = ((1, "faithful", "tab:blue"), (0, "unfaithful", "tab:red"))
 
 
+@literal_text
 def score_histogram_figure(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -189,6 +218,7 @@ def plot_score_histograms(
     return _save(score_histogram_figure(scores, labels, groups, aucs, score_label=score_label), path)
 
 
+@literal_text
 def roc_figure(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -201,13 +231,15 @@ def roc_figure(
     plt = _pyplot()
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     fig, ax = plt.subplots(figsize=(7.5, 5.0), layout="constrained")
-    ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="Chance")
+    lines = ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1)
+    names = ["Chance"]
     for name, in_group in _rows_of_each_group(groups):
         if len(set(labels[in_group].tolist())) < 2:
             continue  # AUC undefined: the table says so
         fpr, tpr = roc_points(scores[in_group], labels[in_group])
         auc = (aucs or {}).get(name)
-        ax.plot(fpr, tpr, linewidth=1.5, label=name if auc is None else f"{name} (AUC {auc:.3f})")
+        lines += ax.plot(fpr, tpr, linewidth=1.5)
+        names.append(name if auc is None else f"{name} (AUC {auc:.3f})")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.01)
     ax.set_aspect("equal")
@@ -215,7 +247,8 @@ def roc_figure(
     ax.set_ylabel("True positive rate (share of faithful rows accepted)")
     ax.set_title("ROC curves by corpus")
     # beside the axes: a curve below the diagonal (AUC < 0.5) runs through the lower right corner
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    # labels given with their lines: matplotlib would hide a group whose name starts with "_"
+    ax.legend(lines, names, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
@@ -255,6 +288,7 @@ def bucket_span(bucket: Any) -> int:
     return (last - first) // BUCKET_WIDTH + 1
 
 
+@literal_text
 def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> Any:
     """The figure of :func:`plot_length_gap`, returned for notebooks (``fig.savefig``) and inspection.
 
