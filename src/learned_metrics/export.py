@@ -165,7 +165,9 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: 
                       overwrite: bool = False, tokenizer: str | Path | None = None) -> Path:
     """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing."""
     from learned_metrics.safety import check_model_folder
+    from learned_metrics.validate import flag
 
+    allow_pickle = flag(allow_pickle, "allow_pickle", also="--allow-pickle")
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
     if tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
         check_model_folder(tokenizer, need_config=False, what="tokenizer")

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from learned_metrics.errors import UserError
+from learned_metrics.validate import ordered
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 COHERENCE_LABELS = ("incoherent", "coherent")
@@ -47,9 +48,10 @@ def is_generic(id2label: Mapping[int | str, str]) -> bool:
 
 
 def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
-    """``"entailment,neutral,contradiction"`` (or e,n,c) -> canonical names in class-index order; one line when a
-    name is unknown or repeated."""
-    names = [part.strip() for part in order.split(",")] if isinstance(order, str) else [str(p) for p in order]
+    """``"entailment,neutral,contradiction"`` (or e,n,c), or a list/tuple of names -> canonical names in class-index
+    order; one line when a name is unknown or repeated, or when the names come as a set (its order is not the
+    model card's: the classes would be mapped in set-iteration order)."""
+    names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
     canon = [canonical_label(name) for name in names]
     if not names or None in canon or len(set(canon)) != len(canon):
         raise UserError(f"--label-order: expected distinct class names in index order such as "

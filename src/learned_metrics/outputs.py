@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from learned_metrics import validate
 from learned_metrics.errors import UserError
 
 MARKER_NAME = ".learned-metrics-output.json"
@@ -318,6 +319,7 @@ def _check_existing_folder(output: Output, overwrite: bool) -> None:
 def check_outputs(outputs: Sequence[Output], *, inputs: Iterable[str | os.PathLike | None] = (),
                   overwrite: bool = False) -> None:
     """Every rule of this module for every output of a command, before any work: one line for the first broken one."""
+    overwrite = validate.flag(overwrite, "overwrite", also="--overwrite")  # "no" would replace a folder
     sources = [Path(p).expanduser() for p in inputs if p is not None and str(p) and Path(p).expanduser().exists()]
     seen: dict[Path, Output] = {}
     for output in outputs:

@@ -12,7 +12,8 @@ import json
 import math
 import os
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, MappingView, Sequence, Set
+from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from learned_metrics.errors import UserError
@@ -190,21 +191,76 @@ def sentence_lists(values: Any, name: str) -> list[list[str]]:
     return [sentences(value, row=i, field=name) for i, value in enumerate(values, start=1)]
 
 
-def one_of(value: Any, choices: Sequence[str], what: str) -> Any:
+def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = None) -> Any:
     """``value`` if it is one of ``choices``, else a one-line error naming ``what`` and the choices (every option
     with a fixed set of values: scoring and meta-eval alike)."""
-    if value not in choices:
-        raise UserError(f"unknown {what} '{value}', expected one of: {', '.join(choices)}")
+    if not isinstance(value, str) or value not in choices:
+        raise UserError(f"unknown {what} '{value}', expected one of: {', '.join(choices)}{_also(also)}")
     return value
 
 
-def int_at_least(value: Any, minimum: int, what: str) -> int:
-    """An integer setting (API or config) that must be >= ``minimum``; bools and floats with a fraction refused."""
-    if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, float) and value.is_integer()):
-        raise UserError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
-        raise UserError(f"{what} must be an integer >= {minimum}, got {value!r}")
+# --- option values: the strict parsers every settings declaration uses -----------------------------
+# ``what`` is the name the message starts with (a keyword, or a --flag where the message always named it), ``also``
+# the option's other spelling, added in brackets, so a refusal names both the API keyword and the flag.
+
+
+def _also(also: str | None) -> str:
+    return f" ({also})" if also else ""
+
+
+def flag(value: Any, what: str, *, also: str | None = None) -> bool:
+    """True or False only: ``"false"``, ``"no"``, ``0`` and ``None`` are refused, never read by their truthiness
+    (``allow_pickle="false"`` once loaded a pickle). numpy's bool counts as a bool."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+        return bool(value)
+    raise UserError(f"{what} takes True or False, got {_shown(value)}{_also(also)}")
+
+
+def ordered(value: Any, what: str, *, also: str | None = None) -> tuple[Any, ...]:
+    """The items of an option whose order means something (class names in index order, statistics, names): text is
+    comma-separated (blank parts dropped); a list, tuple, array or Series as given; a generator is read once. Sets,
+    dicts and dict views are refused: their iteration order is not the user's."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if not isinstance(value, (Set, Mapping, MappingView)) and hasattr(value, "tolist"):
+        value = value.tolist()  # a numpy array, a pandas Series or Index
+    if isinstance(value, (Set, Mapping, MappingView)) or not isinstance(value, (Sequence, Iterator)):
+        raise UserError(f"{what} takes an ordered list (a list, a tuple or comma-separated text), got "
+                        f"{type(value).__name__} {_shown(value)}: a set or a dict has no order of yours{_also(also)}")
+    return tuple(value)
+
+
+def int_at_least(value: Any, minimum: int, what: str, *, maximum: int | None = None, also: str | None = None) -> int:
+    """An integer setting (API or config) in ``[minimum, maximum]``; bools, text, NaN/inf and floats with a fraction
+    refused, numpy integers and whole floats taken as ints."""
+    allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+    whole = isinstance(value, Integral) or (isinstance(value, Real) and math.isfinite(value)
+                                                    and float(value).is_integer())
+    if isinstance(value, bool) or not whole or int(value) < minimum or maximum is not None and int(value) > maximum:
+        raise UserError(f"{what} must be an integer {allowed}, got {_shown(value)}{_also(also)}")
     return int(value)
+
+
+def finite(value: Any, what: str, *, also: str | None = None) -> float:
+    """A finite number as float; bools, text, NaN and infinities refused."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise UserError(f"{what} must be a finite number, got {_shown(value)}{_also(also)}")
+    return float(value)
+
+
+def fraction(value: Any, what: str, *, also: str | None = None) -> float:
+    """A level strictly between 0 and 1 (alpha, confidence); bools, text and NaN refused."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise UserError(f"{what} must be in (0, 1), got {_shown(value)}{_also(also)}")
+    return float(value)
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the message quotes it: its repr, cut at 60 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def numbers(values: Any, what: str) -> np.ndarray:

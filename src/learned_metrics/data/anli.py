@@ -381,6 +381,7 @@ def build_anli_augmented(
     appears only when everything is written, so a bad row leaves no half-written folder behind.
     """
     kind, root = parse_source(source)
+    augment = validate.flag(augment, "augment", also="--no-augment")
     _check_options(position, phrase_subset, augment)
     validate.int_at_least(seed, 0, "--seed")
     settings = augmentation_settings(phrases, position, phrase_subset, seed, augment)

@@ -461,9 +461,9 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     and tie rules.
     """
     baselines = baseline_names(baseline)
-    o = check(threshold_protocol=threshold_protocol, grid=grid, tune_scope=tune_scope, unseen_dataset=unseen_dataset,
-              resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
-              correction=correction, confidence=confidence, seed=seed)
+    o = check(threshold_protocol=threshold_protocol, threshold=threshold, grid=grid, tune_scope=tune_scope,
+              unseen_dataset=unseen_dataset, resamples=resamples, permutations=permutations, alpha=alpha,
+              alternative=alternative, correction=correction, confidence=confidence, seed=seed)
     if not isinstance(scores, dict) or not scores:
         raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")
     labels = np.asarray(labels)
@@ -567,7 +567,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
                      f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
 
-    settings = o.record("threshold_protocol", "grid", "tune_scope", "unseen_dataset",  # in the protocol's record
+    settings = o.record("threshold_protocol", "threshold", "grid", "tune_scope", "unseen_dataset",  # the protocol's
                         baselines=list(baselines))
     names = list(values)
     bacc_table = auc_table = None

@@ -42,7 +42,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import binary_label, is_missing, key, number
+from learned_metrics.validate import binary_label, is_missing, key, number, ordered
 
 
 @dataclass(frozen=True)
@@ -288,7 +288,8 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
     ``<Metric>``; ``sota`` keeps AggreFact's SOTA subset. All paths must hold the same rows in the same order (the
     same benchmark scored by every metric): labels, datasets and splits are compared row by row.
     """
-    check(on_missing=on_missing, layout=layout)
+    check(on_missing=on_missing, layout=layout, sota=sota, published_scores=published_scores)
+    names = None if names is None else ordered(names, "--names", also="names=")
     if not metrics:
         raise UserError("give at least one --metric")
     fields = per_metric_fields(score_fields, metrics)

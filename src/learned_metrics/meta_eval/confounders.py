@@ -68,7 +68,7 @@ from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, es
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.text.proxies import PROXIES, text_proxies
-from learned_metrics.validate import number, row_label, row_score, row_text
+from learned_metrics.validate import flag, number, ordered, row_label, row_score, row_text
 
 HUMAN = "human"
 ALL_ROWS = "all"
@@ -169,6 +169,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
                path: object = None, first_person: str = DEFAULTS.first_person) -> ConfounderData:
     """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
     check(first_person=first_person)
+    by_label = flag(by_label, "by_label", also="--by-label")
     iterator = iter(rows)
     first = next(iterator, None)
     if first is None:
@@ -389,7 +390,8 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
     proxy the data allow (``overlap`` only with a grounding field); ``proxy_fields`` adds numeric columns.
     ``first_person``: ``"all"`` (default) counts every first-person pronoun, ``"i"`` the word I only (the paper's).
     """
-    fields = ConfounderFields(tuple(metric_fields), tuple(names) if names else None, human_field, generation_field,
+    names = None if names is None else ordered(names, "names", also="--names")
+    fields = ConfounderFields(tuple(metric_fields), names or None, human_field, generation_field,
                               grounding_field, tuple(proxy_fields), label_field)
     parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
                         first_person=first_person)

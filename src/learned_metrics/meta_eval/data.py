@@ -27,7 +27,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
+from learned_metrics.validate import number, ordered, row_key, row_label, row_number_value, row_score
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -319,7 +319,9 @@ def align(
 
 
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
-    """Display names for metric files: given names, else file stems (made unique)."""
+    """Display names for metric files: given names (in their order: a set is refused), else file stems (made
+    unique)."""
+    names = None if names is None else ordered(names, "--names", also="names=")
     if names:
         if len(names) != len(paths):
             raise UserError(f"--names gives {len(names)} name(s) for {len(paths)} metric file(s)")
@@ -352,10 +354,11 @@ def load_grid(
 ) -> ScoreGrid:
     """Read a human file and one or more metric files and align them (what the CLI commands share)."""
     fields = per_metric_fields(metric_fields, metric_paths)
+    wanted = metric_names(metric_paths, names)  # before any file is read
     human = read_human_scores(human_path, human_field, keys, fmt=human_format, on_missing=on_missing)
     metrics = {
         name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
-        for name, path, score_field in zip(metric_names(metric_paths, names), metric_paths, fields, strict=True)
+        for name, path, score_field in zip(wanted, metric_paths, fields, strict=True)
     }
     return align(human, metrics, keys, on_missing=on_missing)
 

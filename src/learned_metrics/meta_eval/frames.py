@@ -24,7 +24,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
-from learned_metrics.validate import number, numbers
+from learned_metrics.validate import flag, number, numbers
 
 DOC, SYSTEM = "doc_id", "system_id"
 AXES = ("documents x systems", "systems x documents")
@@ -80,6 +80,7 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
                    ) -> tuple[np.ndarray, dict[str, np.ndarray], list[str] | None, list[str] | None]:
     """:func:`input_grids` with the documents' and systems' names: a long frame's ``doc_id``/``system_id`` values
     in first-seen order, a wide DataFrame's index and columns; None for plain arrays."""
+    annotators = flag(annotators, "annotators")
     if not isinstance(metrics, Mapping):
         raise UserError(f"metrics must be a mapping of name -> scores, e.g. {{'bleu': matrix}}, got "
                         f"{type(metrics).__name__}")

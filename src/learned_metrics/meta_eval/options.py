@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from learned_metrics import validate
 from learned_metrics.errors import UserError
 from learned_metrics.text.proxies import FIRST_PERSON_FORMS
 from learned_metrics.text.sentences import SPLITTERS
-from learned_metrics.validate import int_at_least, int_option, one_of
+from learned_metrics.validate import int_option, one_of
 
 COEFFICIENTS = ("kendall", "pearson", "spearman")
 STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
@@ -57,8 +58,9 @@ COEFFICIENT_NAMES = {"kendall": ("Kendall tau-b", "tau", r"\tau"), "pearson": ("
 class Option:
     """One option: ``name`` is the API keyword (``--name-with-dashes`` on the command line).
 
-    ``kind``: ``choice`` (one of ``choices``), ``list`` (comma-separated, each one of ``choices``), ``int``
-    (>= ``minimum``), ``fraction`` (strictly between 0 and 1), ``field`` (a field name), ``text``, ``flag``.
+    ``kind``: ``choice`` (one of ``choices``), ``list`` (comma-separated or an ordered sequence, each one of
+    ``choices``), ``int`` (>= ``minimum``), ``fraction`` (strictly between 0 and 1), ``number`` (finite), ``field``
+    (a field name), ``text``, ``flag`` (True or False).
     ``noun`` names the setting in messages; ``deprecated`` are old spellings that still work one release, with
     a line on standard error.
     """
@@ -83,24 +85,28 @@ class Option:
         return self.noun or self.name.replace("_", " ")
 
     def check(self, value: Any) -> Any:
-        """The value if allowed (ints normalized, lists as tuples), else a one-line :class:`UserError`."""
+        """The value if allowed (ints normalized, lists as tuples), else a one-line :class:`UserError` naming the
+        flag and the keyword: every kind goes through its strict parser in :mod:`learned_metrics.validate`."""
         if value is None and (self.default is None or self.kind in ("field", "text")):
             return value
+        keyword = f"{self.name}="
         if self.kind == "choice":
             return one_of(value, self.choices, self.what)
         if self.kind == "list":
-            items = tuple(split_list(value)) if isinstance(value, str) else tuple(value)
+            items = validate.ordered(value, self.flag, also=keyword)
             unknown = [item for item in items if item not in self.choices]
             if unknown or not items:
                 raise UserError(f"unknown {self.what} {unknown or list(items)}, expected some of: "
                                 f"{', '.join(self.choices)}")
             return items
         if self.kind == "int":
-            return int_at_least(value, self.minimum, self.flag)
+            return validate.int_at_least(value, self.minimum, self.flag, also=keyword)
         if self.kind == "fraction":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-                raise UserError(f"{self.flag} must be in (0, 1), got {value}")
-            return float(value)
+            return validate.fraction(value, self.flag, also=keyword)
+        if self.kind == "number":
+            return validate.finite(value, self.flag, also=keyword)
+        if self.kind == "flag":
+            return validate.flag(value, self.flag, also=keyword)
         return value
 
     def add_to(self, parser: Any) -> None:
@@ -234,7 +240,7 @@ OPTIONS = _declare(
            "judged on (SummaC's code: optimistic)", choices=THRESHOLD_PROTOCOLS, noun="threshold protocol",
            extra={"required": True}),
     Option("threshold", None, "the fixed threshold T: a row is predicted supported when its score > T (default "
-           "with --threshold-protocol fixed: 0.5)", kind="text", metavar="T", extra={"type": float}),
+           "with --threshold-protocol fixed: 0.5)", kind="number", metavar="T", extra={"type": float}),
     Option("grid", None, "thresholds a tuning protocol tries (default: percentile): percentile = the score "
            "percentiles 0, 0.2, ..., 99.8 of the tuning rows, ties to the later threshold (SummaC, AggreFact); "
            "fixed-0.001 = 0, 0.001, ..., 1, ties to the lowest (AlignScore)", choices=THRESHOLD_GRIDS,

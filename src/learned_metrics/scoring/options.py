@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from learned_metrics import validate
 from learned_metrics.errors import UserError
 from learned_metrics.labels import parse_label_order
-from learned_metrics.validate import int_at_least, int_option, one_of
+from learned_metrics.validate import int_option
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
@@ -29,14 +30,35 @@ NLI = ("faithfulness",)
 
 def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,
             choices: Sequence[str] | None = None, flag: bool = False, check: Any = None,
-            scores: bool = True) -> Any:
+            scores: bool = True, kind: str | None = None, **metadata: Any) -> Any:
     """A field with what the CLI needs to declare it: help, allowed values (or a ``check`` that parses and refuses),
     the metric kinds it applies to. ``scores=False`` declares that no value of it changes a score: only such a
     field stays out of the ``--resume`` fingerprint (``scoring.runner.run_fingerprint``). Device and precision do
     change scores (kernels and rounding differ), and so do max_tokens and batch_size (MC dropout masks are drawn per
-    batch)."""
+    batch). ``kind`` is the strict parser of :mod:`learned_metrics.validate` a value goes through (``flag``,
+    ``int``, ``choice``, ``list``; ``text`` as given), derived from the rest unless named."""
+    kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
     return field(default=default, metadata={"help": help, "kinds": kinds, "minimum": minimum, "choices": choices,
-                                            "flag": flag, "check": check, "scores": scores})
+                                            "flag": flag, "check": check, "scores": scores, "kind": kind,
+                                            **metadata})
+
+
+def _parsed(spec: Any, value: Any) -> Any:
+    """One field's value through the strict parser of its kind; refusals name the keyword and the --flag."""
+    meta, name, flag = spec.metadata, spec.name, "--" + spec.name.replace("_", "-")
+    if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
+        return None
+    if meta["kind"] == "flag":
+        value = validate.flag(value, name, also=flag)
+    elif meta["kind"] == "int":
+        value = validate.int_at_least(value, meta["minimum"], name, also=flag)
+    elif meta["kind"] == "choice":
+        value = validate.one_of(value, meta["choices"], name.replace("_", " "), also=flag)
+    elif meta["kind"] == "list":
+        value = validate.ordered(value, name, also=flag)
+    elif value is None:
+        raise UserError(f"{name} takes a value, got None ({flag})")
+    return meta["check"](value) if meta["check"] is not None else value
 
 
 @dataclass(frozen=True)
@@ -66,7 +88,7 @@ class ScoringOptions:
     label_order: tuple[str, ...] | None = _option(
         None, "class names in index order for a model whose config has generic labels (LABEL_0, LABEL_1, ...), as "
         "its model card states, e.g. entailment,neutral,contradiction (docs/scoring.md lists common checkpoints)",
-        kinds=NLI, check=parse_label_order)
+        kinds=NLI, check=parse_label_order, kind="list")
     tokenizer_workers: int | None = _option(
         None, "threads that tokenize ahead of the model, so a GPU does not wait for the CPU (default: on a GPU the "
         "cores available less one, at most 4; on CPU the cores torch's threads leave free, often none); 0 = "
@@ -81,15 +103,7 @@ class ScoringOptions:
 
     def __post_init__(self) -> None:
         for spec in fields(self):
-            value = getattr(self, spec.name)
-            if value is None:
-                continue
-            if spec.metadata["minimum"] is not None:
-                int_at_least(value, spec.metadata["minimum"], spec.name)
-            if spec.metadata["choices"] is not None:
-                one_of(value, spec.metadata["choices"], spec.name.replace("_", " "))
-            if spec.metadata["check"] is not None:
-                object.__setattr__(self, spec.name, spec.metadata["check"](value))
+            object.__setattr__(self, spec.name, _parsed(spec, getattr(self, spec.name)))
 
     @classmethod
     def from_keywords(cls, **keywords: Any) -> ScoringOptions:

@@ -43,7 +43,7 @@ from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_details
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
-from learned_metrics.validate import int_at_least, one_of, sentence_lists, text_list
+from learned_metrics.validate import flag, int_at_least, one_of, sentence_lists, text_list
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
@@ -274,6 +274,7 @@ class Scorer:
         errors name the argument and position. ``result.provenance`` is the call's
         record (:meth:`provenance`).
         """
+        details = flag(details, "details")  # True or False: 'no' is truthy
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
         index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
         if hasattr(texts, "columns"):  # a DataFrame with named columns, as the CLI reads a file
