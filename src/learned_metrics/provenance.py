@@ -128,6 +128,23 @@ def input_record(path: str | os.PathLike | None, *, hashed: bool = True) -> dict
     return {**record, "sha256": sha256_of([file])} if hashed else record
 
 
+def scoring_settings(options: Any, metric: str) -> dict[str, Any]:
+    """What made the scores: every field of a scorer's resolved options
+    (:class:`~learned_metrics.scoring.options.ScoringOptions`) that can change a score, as JSON values in declaration
+    order, so that a field added there is recorded (and checked by ``--resume``) without another edit. Null where the
+    field does not apply to ``metric`` (mode for coherence). A field declared ``scores=False`` is left out: runs that
+    differ only in it give the same bytes."""
+    from dataclasses import fields
+
+    settings = {}
+    for spec in fields(options):
+        if not spec.metadata.get("scores", True):
+            continue
+        value = getattr(options, spec.name) if metric in spec.metadata.get("kinds", (metric,)) else None
+        settings[spec.name] = list(value) if isinstance(value, tuple) else value
+    return settings
+
+
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 

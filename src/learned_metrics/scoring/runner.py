@@ -202,28 +202,26 @@ class FileRun:
 
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
-    """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint."""
+    """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint. The
+    scoring settings are those of its provenance (:func:`learned_metrics.provenance.scoring_settings`): every field
+    of the scorer's resolved options not declared ``scores=False``, so a new option is in it without an edit here."""
     stdin = is_stdio(input_path)
     return {
         "input": "-" if stdin else str(Path(input_path).resolve()),
         "input_file": None if stdin else files_stamp(input_path),
-        "model": scorer.source, "model_files": files_stamp(scorer.source), "fields": asdict(fields),
-        "chunk_size": run.chunk_size, "processes": world,
-        "formats": formats,
-        "mode": scorer.mode, "mc_samples": scorer.mc_samples, "seed": scorer.dropout_stream.seed,
-        "premise_strategy": scorer.premise_strategy, "granularity": getattr(scorer, "granularity", None),
-        "details": run.details, "max_length": scorer.max_length,
-        "max_tokens": scorer.max_tokens, "batch_size": scorer.batch_size, "precision": str(scorer.dtype),
-        "device": scorer.device.type, "compiled": scorer.compiled, "version": __version__,
+        "model": scorer.source, "model_files": files_stamp(scorer.source), "labels": scorer.label_ids,
+        "fields": asdict(fields), "chunk_size": run.chunk_size, "processes": world, "formats": formats,
+        "details": run.details, **provenance.scoring_settings(scorer.options, scorer.kind),
+        "version": __version__,
     }
 
 
 def run_provenance(scorer: Scorer, input_path: str | Path, run: FileRun, world: int) -> dict[str, Any]:
     """The provenance record of a file run as it starts: the scorer's (model, weights, resolved settings), the
-    input file and the batching that MC dropout masks depend on. ``fields`` and ``created`` come at the end."""
-    return scorer.provenance(input=provenance.input_record(input_path), batching={
-        "max_tokens": scorer.max_tokens, "batch_size": scorer.batch_size, "chunk_size": run.chunk_size,
-        "processes": world})
+    input file and the batching that MC dropout masks depend on (with the settings' ``max_tokens`` and
+    ``batch_size``). ``fields`` and ``created`` come at the end."""
+    return scorer.provenance(input=provenance.input_record(input_path),
+                             batching={"chunk_size": run.chunk_size, "processes": world})
 
 
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,

@@ -13,6 +13,7 @@ Scores come back in input order whatever the internal batching.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import warnings
@@ -164,6 +165,8 @@ class Scorer:
     def __init__(self, model, tokenizer, *, kind: str, label_ids: dict[str, int], card: dict[str, Any] | None,
                  device: torch.device, dtype: torch.dtype, max_length: int, source: str,
                  options: ScoringOptions | None = None, model_dir: str | os.PathLike | None = None):
+        from learned_metrics.provenance import precision_name
+
         options = options or ScoringOptions()
         self.model = model
         self.tokenizer = tokenizer
@@ -172,7 +175,6 @@ class Scorer:
         self.card = card
         self.device = device
         self.dtype = dtype
-        self.max_length = check_max_length(max_length, tokenizer, pair=kind == "faithfulness", what="max_length")
         self.source = source
         self.model_dir = Path(model_dir) if model_dir is not None else Path(source).expanduser()
         self._weights: tuple[str | None, list[str]] | None = None  # (sha256, files), hashed once when first asked
@@ -180,20 +182,35 @@ class Scorer:
         self.splitter = preprocessing.get("splitter")
         self.joiner = preprocessing.get("joiner")
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
-        self.mode = one_of(options.mode or card_mode or "e-c", MODES, "mode") if kind == "faithfulness" else None
-        self.mc_samples = self._check_passes(options.mc_samples)
-        self.premise_strategy = options.premise_strategy
-        self.granularity = options.granularity
-        self.max_tokens = options.max_tokens or default_max_tokens(model.config, device)
-        self.batch_size = options.batch_size
-        self.dropout_stream = DropoutStream(options.seed, device)
-        self.tokenizer_workers = tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads(),
-                                                   processes_on_this_machine())
-        self.compiled = bool(options.compile)
+        nli = kind == "faithfulness"
+        # The one resolved settings object: every default decided (mode from the card, label order, length,
+        # precision, budget, workers); provenance, the resume fingerprint and the accessors below read it.
+        self.options = dataclasses.replace(
+            options, device=device.type, precision=precision_name(dtype),
+            mode=one_of(options.mode or card_mode or "e-c", MODES, "mode") if nli else None,
+            mc_samples=self._check_passes(options.mc_samples),
+            max_length=check_max_length(max_length, tokenizer, pair=nli, what="max_length"),
+            max_tokens=options.max_tokens or default_max_tokens(model.config, device),
+            label_order=tuple(sorted(label_ids, key=label_ids.__getitem__)) if nli else options.label_order,
+            tokenizer_workers=tokenizer_workers(options.tokenizer_workers, device.type, torch.get_num_threads(),
+                                                processes_on_this_machine()))
+        self.max_tokens = self.options.max_tokens  # halved after an out-of-memory error, for the scorer's lifetime
+        self.dropout_stream = DropoutStream(self.options.seed, device)
         # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
         self._tokenizers = TokenizerCopies(tokenizer)
         self.timings = Timings()  # the last call's
+
+    # -- resolved settings (read from :attr:`options`) --------------------------------------------
+
+    mode = property(lambda self: self.options.mode)
+    mc_samples = property(lambda self: self.options.mc_samples)
+    premise_strategy = property(lambda self: self.options.premise_strategy)
+    granularity = property(lambda self: self.options.granularity)
+    max_length = property(lambda self: self.options.max_length)
+    batch_size = property(lambda self: self.options.batch_size)
+    tokenizer_workers = property(lambda self: self.options.tokenizer_workers)
+    compiled = property(lambda self: self.options.compile)
 
     # -- settings checks -----------------------------------------------------------------------
 
@@ -229,15 +246,15 @@ class Scorer:
         if self._weights is None:
             self._weights = provenance.weights_sha256(self.model_dir) if self.model_dir.is_dir() else (None, [])
         model, revision = provenance.model_identity(self.source, self.model_dir)
+        calls = {"mode": mode, "premise_strategy": premise_strategy, "granularity": granularity,
+                 "mc_samples": None if mc_samples is None else self._check_passes(mc_samples),
+                 "seed": self.dropout_stream.seed if seed is None else seed}
+        settings = provenance.scoring_settings(self.options, self.kind)
+        settings.update({name: value for name, value in calls.items() if value is not None and name in settings})
         return provenance.build_record(
             metric=self.kind, model=model, revision=revision, weights_sha256=self._weights[0],
             weights_files=self._weights[1], labels={label: self.label_ids[label] for label in self.label_names},
-            mode=mode or self.mode, mc_samples=self._check_passes(mc_samples if mc_samples is not None
-                                                                  else self.mc_samples),
-            seed=seed if seed is not None else self.dropout_stream.seed,
-            granularity=granularity or self.granularity, premise_strategy=premise_strategy or self.premise_strategy,
-            max_length=self.max_length, precision=provenance.precision_name(self.dtype), device=self.device.type,
-            **({"compiled": True} if self.compiled else {}), **extra)
+            **settings, **extra)
 
     # -- preprocessing -------------------------------------------------------------------------
 
