@@ -66,7 +66,7 @@ def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) ->
         raise UserError(f"--label-order names {len(order)} classes; the model has {len(id2label)} ({dict(id2label)})")
     if not is_generic(id2label):
         named = {int(i): canonical_label(name) for i, name in id2label.items()}
-        clash = [i for i, name in enumerate(order) if named.get(i) not in (None, name)]
+        clash = [i for i, name in enumerate(order) if named.get(i) != name]
         if clash:
             i = clash[0]
             raise UserError(f"--label-order says class {i} is {order[i]}, but the model's config calls it "

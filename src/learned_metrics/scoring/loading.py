@@ -24,6 +24,8 @@ KINDS = ("coherence", "faithfulness")
 DEFAULT_MAX_LENGTH = 512
 # Hub files a scorer needs: config, weights, tokenizer and the learned-metrics card.
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.vocab", "*.merges"]
+# Two-class heads (RTE, WNLI, some fact checkers): the second class is neutral and contradiction together.
+_NOT_ENTAILMENT = {"not_entailment", "non_entailment", "not_entailed"}
 # Architectures whose position ids start after the padding index (``max_position_embeddings - 2`` usable).
 _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm",
                      "data2vec-text", "xmod", "ibert"}
@@ -85,6 +87,12 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
     """Canonical label -> class id, by name. NLI needs entailment and contradiction; neutral is kept if present.
     ``label_order`` names the classes of a head with generic labels (``LABEL_0``...), in index order."""
     id2label = config.id2label if label_order is None else ordered_id2label(config.id2label, label_order)
+    names = {str(name).strip().lower().replace("-", "_") for name in id2label.values()}
+    if kind == "faithfulness" and names & _NOT_ENTAILMENT:
+        raise UserError(f"the model's classes {dict(id2label)} are entailment against not entailment: "
+                        "not_entailment is not contradiction (it holds neutral too), so the e-c score cannot be "
+                        "computed from them and no class is renamed; score with a three-class NLI model (entailment, "
+                        "neutral, contradiction)")
     if kind == "coherence":
         return resolve_label_ids(id2label, COHERENCE_LABELS)
     required = resolve_label_ids(id2label, ("entailment", "contradiction"))
