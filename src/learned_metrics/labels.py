@@ -61,7 +61,8 @@ def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
 
 def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) -> dict[int, str]:
     """The model's classes named by ``--label-order``; refused when the count differs, or when the config already
-    names its classes and disagrees (the config wins: a wrong order would swap entailment and contradiction)."""
+    names its classes and disagrees (the config wins: a wrong order would swap entailment and contradiction). A
+    config name that is none of ours disagrees too: ``not_entailment`` is not contradiction."""
     if len(order) != len(id2label):
         raise UserError(f"--label-order names {len(order)} classes; the model has {len(id2label)} ({dict(id2label)})")
     if not is_generic(id2label):
