@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import dump_json
 
 FORMAT = "learned-metrics/provenance"
 VERSION = 1
@@ -134,15 +135,7 @@ def scoring_settings(options: Any, metric: str) -> dict[str, Any]:
     order, so that a field added there is recorded (and checked by ``--resume``) without another edit. Null where the
     field does not apply to ``metric`` (mode for coherence). A field declared ``scores=False`` is left out: runs that
     differ only in it give the same bytes."""
-    from dataclasses import fields
-
-    settings = {}
-    for spec in fields(options):
-        if not spec.metadata.get("scores", True):
-            continue
-        value = getattr(options, spec.name) if metric in spec.metadata.get("kinds", (metric,)) else None
-        settings[spec.name] = list(value) if isinstance(value, tuple) else value
-    return settings
+    return options.applying(metric)
 
 
 def now() -> str:
@@ -199,12 +192,12 @@ def outputs(output: str | os.PathLike, fmt: str) -> list:
 
 
 def sidecar_text(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(record) + "\n"
 
 
 def parquet_metadata(record: Mapping[str, Any]) -> dict[str, str]:
     """Schema metadata for a Parquet writer: the record as JSON under :data:`PARQUET_KEY`."""
-    return {PARQUET_KEY: json.dumps(record, ensure_ascii=False, separators=(",", ":"))}
+    return {PARQUET_KEY: dump_json(record, indent=None, compact=True)}
 
 
 def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None = None, *,

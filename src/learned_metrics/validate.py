@@ -250,6 +250,13 @@ def finite(value: Any, what: str, *, also: str | None = None) -> float:
     return float(value)
 
 
+def share(value: Any, what: str, *, also: str | None = None) -> float:
+    """A share in ``[0, 1)`` (a split's fraction of the documents); bools, text and NaN refused."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < 1:
+        raise UserError(f"{what} must be in [0, 1), got {_shown(value)}{_also(also)}")
+    return float(value)
+
+
 def fraction(value: Any, what: str, *, also: str | None = None) -> float:
     """A level strictly between 0 and 1 (alpha, confidence); bools, text and NaN refused."""
     if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:

@@ -1,22 +1,19 @@
 """Every scoring option, declared once: the CLI flags, ``load_scorer`` keywords and ``Scorer`` settings.
 
-:class:`ScoringOptions` is the single declaration: each field carries its
-default, its allowed values (checked in ``__post_init__``, so the Python API
-refuses what the parser refuses) and the ``--flag`` help text the CLI builds
-its arguments from. Importable without torch so that ``learned-metrics --help``
+:class:`ScoringOptions` is the single declaration, a :class:`~learned_metrics.settings.Settings`: each field
+carries its default, its allowed values (parsed strictly in ``__post_init__``, so the Python API refuses what the
+parser refuses) and the ``--flag`` help text the CLI builds its arguments from; provenance and the ``--resume``
+fingerprint take every field that can change a score. Importable without torch so that ``learned-metrics --help``
 stays fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
-from learned_metrics import validate
-from learned_metrics.errors import UserError
 from learned_metrics.labels import parse_label_order
-from learned_metrics.validate import int_option
+from learned_metrics.settings import Settings, setting
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
@@ -28,41 +25,16 @@ BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
 
 
-def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, minimum: int | None = None,
-            choices: Sequence[str] | None = None, flag: bool = False, check: Any = None,
-            scores: bool = True, kind: str | None = None, **metadata: Any) -> Any:
-    """A field with what the CLI needs to declare it: help, allowed values (or a ``check`` that parses and refuses),
-    the metric kinds it applies to. ``scores=False`` declares that no value of it changes a score: only such a
-    field stays out of the ``--resume`` fingerprint (``scoring.runner.run_fingerprint``). Device and precision do
-    change scores (kernels and rounding differ), and so do max_tokens and batch_size (MC dropout masks are drawn per
-    batch). ``kind`` is the strict parser of :mod:`learned_metrics.validate` a value goes through (``flag``,
-    ``int``, ``choice``, ``list``; ``text`` as given), derived from the rest unless named."""
-    kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
-    return field(default=default, metadata={"help": help, "kinds": kinds, "minimum": minimum, "choices": choices,
-                                            "flag": flag, "check": check, "scores": scores, "kind": kind,
-                                            **metadata})
-
-
-def _parsed(spec: Any, value: Any) -> Any:
-    """One field's value through the strict parser of its kind; refusals name the keyword and the --flag."""
-    meta, name, flag = spec.metadata, spec.name, "--" + spec.name.replace("_", "-")
-    if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
-        return None
-    if meta["kind"] == "flag":
-        value = validate.flag(value, name, also=flag)
-    elif meta["kind"] == "int":
-        value = validate.int_at_least(value, meta["minimum"], name, also=flag)
-    elif meta["kind"] == "choice":
-        value = validate.one_of(value, meta["choices"], name.replace("_", " "), also=flag)
-    elif meta["kind"] == "list":
-        value = validate.ordered(value, name, also=flag)
-    elif value is None:
-        raise UserError(f"{name} takes a value, got None ({flag})")
-    return meta["check"](value) if meta["check"] is not None else value
+def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, **declaration: Any) -> Any:
+    """A :func:`~learned_metrics.settings.setting` that also names the metric kinds it applies to (a flag of
+    ``score KIND`` only for those). ``scores=False`` declares that no value of it changes a score: only such a
+    field stays out of provenance and the ``--resume`` fingerprint. Device and precision do change scores (kernels
+    and rounding differ), and so do max_tokens and batch_size (MC dropout masks are drawn per batch)."""
+    return setting(default, help, kinds=kinds, **declaration)
 
 
 @dataclass(frozen=True)
-class ScoringOptions:
+class ScoringOptions(Settings):
     """How a scorer runs. Every field is a ``load_scorer`` keyword and a ``learned-metrics score`` flag."""
 
     device: str = _option("auto", f"one of {', '.join(DEVICES)} or cuda:N")
@@ -101,39 +73,16 @@ class ScoringOptions:
                                  "files only)", flag=True,
                                  scores=False)  # decides only whether a pickle may load; the weights are hashed
 
-    def __post_init__(self) -> None:
-        for spec in fields(self):
-            object.__setattr__(self, spec.name, _parsed(spec, getattr(self, spec.name)))
-
-    @classmethod
-    def from_keywords(cls, **keywords: Any) -> ScoringOptions:
-        """Options from ``load_scorer`` keywords; an unknown name is one line listing the known ones."""
-        known = {spec.name for spec in fields(cls)}
-        unknown = sorted(set(keywords) - known)
-        if unknown:
-            raise UserError(f"unknown scoring option(s) {unknown}; known: {', '.join(sorted(known))}")
-        return cls(**keywords)
+    def applying(self, metric: str) -> dict[str, Any]:
+        """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""
+        return self.affecting(where=lambda spec: metric in spec.metadata["kinds"])
 
 
 def add_scoring_arguments(parser: Any, kind: str) -> None:
     """The ``learned-metrics score KIND`` flags, one per :class:`ScoringOptions` field that applies to ``kind``."""
-    for spec in fields(ScoringOptions):
-        meta = spec.metadata
-        if kind not in meta["kinds"]:
-            continue
-        flag = "--" + spec.name.replace("_", "-")
-        if meta["flag"]:
-            parser.add_argument(flag, action="store_true", help=meta["help"])
-            continue
-        kwargs: dict[str, Any] = {"default": spec.default, "help": meta["help"]}
-        if meta["choices"] is not None:
-            kwargs["choices"] = meta["choices"]
-        elif meta["minimum"] is not None:
-            kwargs["type"] = int_option(meta["minimum"])
-        parser.add_argument(flag, **kwargs)
+    ScoringOptions.add_arguments(parser, where=lambda spec: kind in spec.metadata["kinds"])
 
 
 def options_from_arguments(args: Any, **overrides: Any) -> ScoringOptions:
     """The options a parsed ``learned-metrics score`` command line asks for."""
-    values = {spec.name: getattr(args, spec.name) for spec in fields(ScoringOptions) if hasattr(args, spec.name)}
-    return ScoringOptions(**{**values, **overrides})
+    return ScoringOptions.from_arguments(args, **overrides)

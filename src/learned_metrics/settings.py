@@ -1,0 +1,137 @@
+"""One settings object per surface: a frozen dataclass whose fields are declared once, with :func:`setting`.
+
+A surface (``score``, ``prep shuffle-set``, ``prep anli``, ``export``) declares its options as the fields of a
+:class:`Settings` subclass. Everything else comes from that declaration, so adding a field is the only step for it
+to appear everywhere:
+
+- the CLI flags: :meth:`Settings.add_arguments` (name, type, default, choices, help);
+- the API keywords and their strict parsing: :meth:`Settings.from_keywords` refuses unknown names, and
+  ``__post_init__`` puts every value through the parser of its kind in :mod:`learned_metrics.validate` (a bool is
+  True or False, never ``"false"``; an ordered list never a set; a number finite and in range);
+- the JSON ``settings`` block and provenance: :meth:`Settings.to_json`;
+- what changes results (a resume fingerprint, a data set's cache key): :meth:`Settings.affecting`, every field
+  not declared ``scores=False``.
+
+Importable without torch, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+from learned_metrics import validate
+from learned_metrics.errors import UserError
+
+KINDS = ("flag", "int", "choice", "list", "share", "text")
+S = TypeVar("S", bound="Settings")
+
+
+def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int | None = None,
+            choices: Sequence[str] | None = None, flag: bool = False, check: Callable[[Any], Any] | None = None,
+            scores: bool = True, kind: str | None = None, cli: bool = True, metavar: str | None = None,
+            **metadata: Any) -> Any:
+    """A field and what every face of the surface needs: help; allowed values (``choices``, ``minimum``/``maximum``)
+    or a ``check`` that parses and refuses; ``kind``, the strict parser a value goes through (``flag``, ``int``,
+    ``choice``, ``list``, ``share`` in [0, 1); ``text`` as given, derived from the rest unless named);
+    ``scores=False`` when no value of it changes a result (left out of :meth:`Settings.affecting`); ``cli=False``
+    for a keyword with no flag. Other ``metadata`` is kept for the surface (e.g. the metric kinds a scoring
+    option applies to)."""
+    kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
+    if kind not in KINDS:
+        raise ValueError(f"setting kind {kind!r} is not one of {KINDS}")
+    return field(default=default, metadata={"help": help, "minimum": minimum, "maximum": maximum,
+                                            "choices": choices, "flag": flag, "check": check, "scores": scores,
+                                            "kind": kind, "cli": cli, "metavar": metavar, **metadata})
+
+
+def flag_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def parse_setting(spec: Any, value: Any) -> Any:
+    """One field's value through the strict parser of its kind; refusals name the keyword and the --flag."""
+    meta, name, flag = spec.metadata, spec.name, flag_name(spec.name)
+    if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
+        return None
+    kind = meta["kind"]
+    if kind == "flag":
+        value = validate.flag(value, name, also=flag)
+    elif kind == "int":
+        value = validate.int_at_least(value, meta["minimum"], name, maximum=meta["maximum"], also=flag)
+    elif kind == "choice":
+        value = validate.one_of(value, meta["choices"], name.replace("_", " "), also=flag)
+    elif kind == "list":
+        value = validate.ordered(value, name, also=flag)
+    elif kind == "share":
+        value = validate.share(value, name, also=flag)
+    elif value is None:
+        raise UserError(f"{name} takes a value, got None ({flag})")
+    return meta["check"](value) if meta["check"] is not None else value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Base of every surface's settings object (see the module docstring)."""
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            object.__setattr__(self, spec.name, parse_setting(spec, getattr(self, spec.name)))
+
+    @classmethod
+    def from_keywords(cls: type[S], **keywords: Any) -> S:
+        """Settings from API keywords; an unknown name is one line listing the known ones."""
+        known = [spec.name for spec in fields(cls)]
+        unknown = sorted(set(keywords) - set(known))
+        if unknown:
+            raise UserError(f"unknown {cls.surface()} option(s) {unknown}; known: {', '.join(sorted(known))}")
+        return cls(**keywords)
+
+    @classmethod
+    def surface(cls) -> str:
+        """How messages name the surface: ``ScoringOptions`` -> ``scoring``, ``ExportSettings`` -> ``export``."""
+        name = cls.__name__.removesuffix("Options").removesuffix("Settings")
+        return {"Scoring": "scoring"}.get(name, "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip())
+
+    @classmethod
+    def add_arguments(cls, parser: Any, where: Callable[[Any], bool] | None = None) -> None:
+        """One ``--flag`` per field (those ``where`` keeps): type, default and choices from the declaration."""
+        for spec in fields(cls):
+            meta = spec.metadata
+            if not meta["cli"] or (where is not None and not where(spec)):
+                continue
+            if meta["flag"]:
+                parser.add_argument(flag_name(spec.name), action="store_true", help=meta["help"])
+                continue
+            kwargs: dict[str, Any] = {"default": spec.default, "help": meta["help"]}
+            if meta["choices"] is not None:
+                kwargs["choices"] = meta["choices"]
+            elif meta["kind"] == "int":
+                kwargs["type"] = validate.int_option(meta["minimum"], meta["maximum"])
+            elif meta["kind"] == "share":
+                kwargs["type"] = validate.fraction_option
+            if meta["metavar"]:
+                kwargs["metavar"] = meta["metavar"]
+            parser.add_argument(flag_name(spec.name), **kwargs)
+
+    @classmethod
+    def from_arguments(cls: type[S], args: argparse.Namespace, **overrides: Any) -> S:
+        """The settings a parsed command line asks for (fields the parser does not have keep their defaults)."""
+        values = {spec.name: getattr(args, spec.name) for spec in fields(cls) if hasattr(args, spec.name)}
+        return cls(**{**values, **overrides})
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field as a JSON value, in declaration order (tuples as lists)."""
+        return {spec.name: _plain(getattr(self, spec.name)) for spec in fields(self)}
+
+    def affecting(self, where: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+        """The fields that can change a result (not declared ``scores=False``), as JSON values; ``where`` may map a
+        field to None where it does not apply (provenance records None for it)."""
+        return {spec.name: _plain(getattr(self, spec.name)) if where is None or where(spec) else None
+                for spec in fields(self) if spec.metadata["scores"]}
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
