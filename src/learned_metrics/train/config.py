@@ -4,6 +4,8 @@
   a PyPI package (the offline demo's MiniLM), resolved from the installed package.
 - ``${auto_precision:}``: ``bf16-mixed`` on GPUs that support it, else ``16-mixed``.
 - ``${mul:a,b}``: integer product (validation interval in batches from optimizer steps).
+- ``${if_set:${x},a,b}``: ``a`` when ``x`` is set (not null or empty), else ``b`` (the checkpoint monitor
+  follows ``faithfulness_benchmark``).
 """
 
 from __future__ import annotations
@@ -42,9 +44,15 @@ def multiply(a: int, b: int) -> int:
     return int(a) * int(b)
 
 
+def if_set(value: object, then: object, otherwise: object) -> object:
+    """``${if_set:${faithfulness_benchmark},val/faithfulness_auc,val/loss}``: a choice that follows an option."""
+    return otherwise if value is None or (isinstance(value, str) and not value.strip()) else then
+
+
 def register_resolvers() -> None:
     """Idempotent: safe to call from train.py, tests and notebooks."""
-    resolvers = (("package_model_dir", package_model_dir), ("auto_precision", auto_precision), ("mul", multiply))
+    resolvers = (("package_model_dir", package_model_dir), ("auto_precision", auto_precision), ("mul", multiply),
+                 ("if_set", if_set))
     for name, fn in resolvers:
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

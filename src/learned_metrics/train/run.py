@@ -9,7 +9,7 @@
 4. **best**: the best checkpoint (the monitored metric, ``callbacks.model_checkpoint``) is validated,
    and tested with ``test=true``;
 5. **export**: that checkpoint file is loaded explicitly and written to ``RUN/export/`` by the same code
-   as ``learned-metrics export``;
+   as ``learned-metrics export``; its card's ``selection`` names the metric, mode, value and step that chose it;
 6. **report**: the sweep objective, the ``latest`` link and a summary table.
 """
 
@@ -87,10 +87,11 @@ def _run(cfg: DictConfig) -> dict[str, float]:
 
     if trainer.is_global_zero:
         # 5. export: the best checkpoint file itself, as `learned-metrics export` reads it
-        best_model = model_from_checkpoint(load_checkpoint(best_path, allow_pickle), best_path) if best_path \
-            else model.model
+        best_checkpoint = load_checkpoint(best_path, allow_pickle) if best_path else None
+        best_model = model_from_checkpoint(best_checkpoint, best_path) if best_checkpoint else model.model
         export_dir = output_dir / "export"
-        write_export(best_model, output_dir / TOKENIZER_FOLDER, record.card, export_dir, best_path, results=results,
+        card = {**record.card, "selection": selection_record(callbacks, best_checkpoint)}
+        write_export(best_model, output_dir / TOKENIZER_FOLDER, card, export_dir, best_path, results=results,
                      overwrite=True)  # a run resumed in place replaces its own earlier export
         # 6. report
         log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
@@ -147,6 +148,18 @@ def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
         log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
         return None
     return monitored.best_model_path
+
+
+def selection_record(callbacks: list[Any], best_checkpoint: dict[str, Any] | None) -> dict[str, Any]:
+    """What chose the exported weights, for the card: the monitored metric, its mode, the best value and the
+    optimizer step of that checkpoint (``monitor`` None: no validation ran, the final weights)."""
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    monitored = next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+    if monitored is None or best_checkpoint is None or monitored.best_model_score is None:
+        return {"monitor": None, "mode": None, "best_value": None, "step": None, "note": "final weights"}
+    return {"monitor": monitored.monitor, "mode": monitored.mode, "best_value": float(monitored.best_model_score),
+            "step": int(best_checkpoint.get("global_step", -1))}
 
 
 def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | None, test: bool,
