@@ -54,9 +54,9 @@ def test_auc_and_benchmark_align_labels_groups_and_scores_by_index():
     assert [g.auc.value for g in moved.groups] == [g.auc.value for g in aligned.groups]
     assert auc_by_group(scores.to_numpy(), _reordered(labels).to_numpy(), resamples=0).mean.value != \
         auc_by_group(scores, labels, resamples=0).mean.value  # control: by position it is another AUC
-    base = benchmark({"m": scores}, labels, groups, threshold_protocol="fixed", resamples=0, permutations=0)
+    base = benchmark({"m": scores}, labels, groups, threshold_protocol="fixed", resamples=0, permutations=1)
     other = benchmark({"m": _reordered(scores)}, labels, _reordered(groups), threshold_protocol="fixed",
-                      resamples=0, permutations=0)
+                      resamples=0, permutations=1)
     assert other.results["m"].mean["bacc"].value == base.results["m"].mean["bacc"].value
 
 

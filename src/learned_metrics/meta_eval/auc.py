@@ -21,6 +21,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
+from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
 
@@ -212,6 +213,8 @@ def auc_by_group(
     the systems that have both classes (the others are skipped and counted).
     """
     check(resamples=resamples, seed=seed, confidence=confidence)
+    scores, labels, groups, systems = by_index(("scores", scores), ("labels", labels), ("groups", groups),
+                                               ("systems", systems))
     scores = numbers(scores, "scores")
     labels = np.asarray(labels)
     if scores.ndim != 1 or labels.shape != scores.shape or scores.size == 0:

@@ -59,6 +59,7 @@ from learned_metrics.meta_eval.resampling import (
     percentile_interval,
     percentiles_for,
 )
+from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.meta_eval.significance import permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers, renamed_keywords
@@ -466,6 +467,10 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
               alternative=alternative, correction=correction, confidence=confidence, seed=seed)
     if not isinstance(scores, dict) or not scores:
         raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")
+    labels, datasets, splits, keys, *columns = by_index(
+        ("labels", labels), ("datasets", datasets), ("splits", splits), ("keys", keys),
+        *((f"scores[{name!r}]", column) for name, column in scores.items()))
+    scores = dict(zip(scores, columns, strict=True))
     labels = np.asarray(labels)
     n = len(labels)
     if n == 0 or labels.ndim != 1 or not np.isin(labels, (0, 1)).all():

@@ -29,7 +29,6 @@ without a score) stops too, unless ``on_missing="drop"``, which leaves it out an
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,8 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import binary_label, is_missing, key, number, ordered
+from learned_metrics.meta_eval.rows import ScoredRows, check_paired, distinct_names, duplicates, text_digest
+from learned_metrics.validate import binary_label, is_missing, key, number
 
 
 @dataclass(frozen=True)
@@ -139,15 +139,6 @@ def split_of_name(path: str | Path) -> str | None:
     return found[-1] if found else None
 
 
-def pair_key(premise: Any, hypothesis: Any) -> bytes:
-    """A short digest of a (grounding, generation) pair: the same pair in two splits is a duplicate."""
-    digest = hashlib.blake2b(digest_size=16)
-    for text in (premise, hypothesis):
-        digest.update(str(text).encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.digest()
-
-
 @dataclass
 class BenchmarkRows:
     """Rows of a benchmark scored by one or more metrics: the same rows, in the same order, for every metric."""
@@ -156,25 +147,9 @@ class BenchmarkRows:
     labels: np.ndarray  # 0/1
     datasets: list[str]
     splits: list[str | None]
-    keys: list[bytes]  # pair_key of each row
+    keys: list[bytes]  # digest of each row's (grounding, generation) pair
     scores: dict[str, np.ndarray]
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Source:
-    """Everything read from one --metric path: per row its label (None = missing), dataset, split, key, model name,
-    the scores of each requested field (None = missing) and where the row came from."""
-
-    path: str
-    layout: Layout
-    labels: list[int | None] = field(default_factory=list)
-    datasets: list[str] = field(default_factory=list)
-    splits: list[str | None] = field(default_factory=list)
-    keys: list[bytes] = field(default_factory=list)
-    models: list[str | None] = field(default_factory=list)
-    scores: dict[str, list[float | None]] = field(default_factory=dict)
-    where: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _first_row(path: Path) -> dict[str, Any]:
@@ -202,9 +177,10 @@ def _missing(what: str, path: object, row: int, name: str) -> UserError:
 
 
 def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
-                 on_missing: str, published: bool) -> tuple[_Source, list[str]]:
+                 on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
     """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
-    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows and the fields read."""
+    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows, the fields read and
+    the layout."""
     files = scored_files(source)
     found = _layout_of(files[0], layout)
     fields = list(dict.fromkeys(fields))
@@ -220,7 +196,7 @@ def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, grou
     dataset_field = group_field or found.dataset_field
     required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
     corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
-    out = _Source(str(source), found, scores={f: [] for f in fields})
+    out = ScoredRows(str(source), found.premise, found.hypothesis, scores={f: [] for f in fields})
     for index, file in enumerate(files):
         check_columns(file, list(dict.fromkeys(required)), found.name)
         named_split = None if not found.has_splits else split_of_name(file)
@@ -230,9 +206,9 @@ def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, grou
             if out.labels[-1] is None and on_missing == "error":
                 raise _missing("label", file, row_number, "label")
             if corpora is not None:
-                out.datasets.append(corpora[index])
+                out.groups.append(corpora[index])
             else:
-                out.datasets.append(key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
+                out.groups.append(key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
             split = named_split
             if found.has_splits:
                 for name in SPLIT_FIELDS:
@@ -240,15 +216,16 @@ def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, grou
                         split = key(row[name], path=file, row=row_number, field=name)
                         break
             out.splits.append(split)
-            out.keys.append(pair_key(row.get(found.premise), row.get(found.hypothesis)))
+            out.documents.append(text_digest(row.get(found.premise)))
+            out.texts.append(text_digest(row.get(found.hypothesis)))
             model = row.get("model_name")
-            out.models.append(None if is_missing(model) else str(model))
+            out.systems.append(None if is_missing(model) else str(model))
             for name in fields:
                 value = number(row.get(name), path=file, row=row_number, field=name)
                 if value is None and on_missing == "error":
                     raise _missing("score", file, row_number, name)
                 out.scores[name].append(value)
-    return out, fields
+    return out, fields, found
 
 
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:
@@ -266,19 +243,6 @@ def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[s
     return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]
 
 
-def _check_same_rows(first: _Source, other: _Source) -> None:
-    if len(first.labels) != len(other.labels):
-        raise UserError(f"{other.path} has {len(other.labels)} rows and {first.path} {len(first.labels)}: score the "
-                        "same benchmark files with every metric")
-    for i in range(len(first.labels)):
-        a = (first.labels[i], first.datasets[i], first.splits[i])
-        b = (other.labels[i], other.datasets[i], other.splits[i])
-        if a != b:
-            path, row = other.where[i]
-            raise UserError(f"differs from {first.path} (label, dataset, split {b} vs {a}): score the same files, in "
-                            "the same order, with every metric", path=path, row=row)
-
-
 def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = None, *,
                    score_fields: Sequence[str] = ("score",), layout: str = "auto", group_field: str | None = None,
                    on_missing: str = "error", sota: bool = False, published_scores: bool = False) -> BenchmarkRows:
@@ -289,32 +253,32 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
     same benchmark scored by every metric): labels, datasets and splits are compared row by row.
     """
     check(on_missing=on_missing, layout=layout, sota=sota, published_scores=published_scores)
-    names = None if names is None else ordered(names, "--names", also="names=")
     if not metrics:
         raise UserError("give at least one --metric")
     fields = per_metric_fields(score_fields, metrics)
-    if names is not None and len(names) != len(metrics):
-        raise UserError(f"--names gives {len(names)} name(s) for {len(metrics)} metric input(s)")
-    wanted = list(names) if names is not None else _default_names(metrics, fields)
+    wanted = distinct_names(names, len(metrics)) or _default_names(metrics, fields)
     # Each path is read once, for all the fields asked of it.
     by_path: dict[str, list[str]] = {}
     for path, name in zip(metrics, fields, strict=True):
         by_path.setdefault(str(path), []).append(name)
-    sources: dict[str, _Source] = {}
+    sources: dict[str, ScoredRows] = {}
     read_fields: dict[str, list[str]] = {}
+    layouts: dict[str, Layout] = {}
     for index, (path, path_fields) in enumerate(by_path.items()):
-        sources[path], read_fields[path] = _read_source(path, path_fields, layout=layout, group_field=group_field,
-                                                        on_missing=on_missing, published=published_scores and not index)
+        sources[path], read_fields[path], layouts[path] = _read_source(
+            path, path_fields, layout=layout, group_field=group_field, on_missing=on_missing,
+            published=published_scores and not index)
     first = sources[str(metrics[0])]
     for source in sources.values():
-        if source.layout != first.layout:
-            raise UserError(f"{source.path} is {source.layout.name} but {first.path} is {first.layout.name}")
-        _check_same_rows(first, source)
+        if layouts[source.path] != layouts[first.path]:
+            raise UserError(f"{source.path} is {layouts[source.path].name} but {first.path} is "
+                            f"{layouts[first.path].name}")
+        check_paired(first, source)
     columns: dict[str, list[float | None]] = {}
     for name, path, score_field in zip(wanted, metrics, fields, strict=True):
         if score_field in read_fields[str(path)]:
             columns[name] = sources[str(path)].scores[score_field]
-    notes: list[str] = []
+    keep, notes = duplicates(first, on_missing)
     if published_scores:
         dropped = [n for n, p, f in zip(wanted, metrics, fields, strict=True) if f not in read_fields[str(p)]]
         if dropped:
@@ -325,17 +289,17 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
                 if name in columns:
                     raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
                 columns[name] = first.scores[score_field]
-    keep = np.array([label is not None for label in first.labels], dtype=bool)
-    missing_labels = int((~keep).sum())
+    keep &= np.array([label is not None for label in first.labels], dtype=bool)
+    missing_labels = sum(label is None for label in first.labels)
     missing_scores = {}
     for name, values in columns.items():
         absent = np.array([value is None for value in values], dtype=bool)
         missing_scores[name] = int((absent & keep).sum())
         keep &= ~absent
     if sota:
-        if first.layout.key != "aggrefact":
-            raise UserError(f"--sota is AggreFact's SOTA subset; these files are {first.layout.name}")
-        sota_rows = np.array([model in AGGREFACT_SOTA for model in first.models], dtype=bool)
+        if layouts[first.path].key != "aggrefact":
+            raise UserError(f"--sota is AggreFact's SOTA subset; these files are {layouts[first.path].name}")
+        sota_rows = np.array([model in AGGREFACT_SOTA for model in first.systems], dtype=bool)
         notes.append(f"AggreFact SOTA subset: {int((sota_rows & keep).sum())} of {int(keep.sum())} rows (model_name "
                      f"in {', '.join(AGGREFACT_SOTA)})")
         keep &= sota_rows
@@ -346,12 +310,13 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         raise UserError("no row left to judge (every row lacks a label or a score, or none is in the SOTA subset)",
                         path=first.path)
     index = np.flatnonzero(keep)
+    pair_keys = first.pair_keys()
     return BenchmarkRows(
-        layout=first.layout,
+        layout=layouts[first.path],
         labels=np.array([first.labels[i] for i in index], dtype=np.int64),
-        datasets=[first.datasets[i] for i in index],
+        datasets=[first.groups[i] for i in index],
         splits=[first.splits[i] for i in index],
-        keys=[first.keys[i] for i in index],
+        keys=[pair_keys[i] for i in index],
         scores={name: np.array([values[i] for i in index], dtype=np.float64) for name, values in columns.items()},
         notes=notes,
     )

@@ -27,7 +27,8 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import number, ordered, row_key, row_label, row_number_value, row_score
+from learned_metrics.meta_eval.rows import distinct_names
+from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -321,13 +322,9 @@ def align(
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
     """Display names for metric files: given names (in their order: a set is refused), else file stems (made
     unique)."""
-    names = None if names is None else ordered(names, "--names", also="names=")
-    if names:
-        if len(names) != len(paths):
-            raise UserError(f"--names gives {len(names)} name(s) for {len(paths)} metric file(s)")
-        if len(set(names)) != len(names):
-            raise UserError(f"--names must be distinct, got {list(names)}")
-        return list(names)
+    names = distinct_names(names, len(paths), inputs="metric file")
+    if names is not None:
+        return names
     stems = [Path(p).stem for p in paths]
     return [stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
 

@@ -24,15 +24,10 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
+from learned_metrics.meta_eval.rows import DOC, SYSTEM, by_index, is_long_frame
 from learned_metrics.validate import flag, number, numbers
 
-DOC, SYSTEM = "doc_id", "system_id"
 AXES = ("documents x systems", "systems x documents")
-
-
-def is_long_frame(obj: Any) -> bool:
-    columns = getattr(obj, "columns", None)
-    return columns is not None and DOC in columns and SYSTEM in columns
 
 
 def _score_column(frame: Any, name: str) -> str:
@@ -91,8 +86,9 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
     if all(frames):
         grids, docs, systems = _frames_to_grids(named, annotators)
     else:
-        grids = [_matrix(value, name, axes) for name, value in named]
-        docs, systems = _axis_labels(human, axes)
+        values = by_index(*named)  # wide DataFrames: the same documents and systems, whatever their order
+        grids = [_matrix(value, name, axes) for (name, _), value in zip(named, values, strict=True)]
+        docs, systems = _axis_labels(values[0], axes)
     if metrics and all(grid.shape == grids[0].shape for grid in grids):
         present = ~np.isnan(grids[0])
         for grid in grids[1:]:

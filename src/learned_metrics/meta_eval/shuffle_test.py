@@ -33,6 +33,7 @@ from learned_metrics.meta_eval.resampling import (
     percentile_interval,
     percentiles_for,
 )
+from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
 
@@ -266,6 +267,8 @@ def shuffle_test(
     """
     o = check(resamples=resamples, seed=seed, min_bucket_pairs=min_bucket_pairs, confidence=confidence)
     min_bucket_pairs, confidence = o.min_bucket_pairs, o.confidence
+    original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
+                                                          ("pair_index", pair_index), ("length_gap", length_gap))
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
         raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
