@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +126,37 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     return config
 
 
-def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = True, need_config: bool = True,
-                       what: str = "model") -> str | os.PathLike:
+@dataclass(frozen=True)
+class ModelFolder:
+    """A model source checked once (:func:`check_model_folder`): the loaders below take it as it is, without a
+    second look at the folder, when it was checked for what they need."""
+
+    source: str | os.PathLike  # what transformers loads: the folder (``~`` expanded) or a Hub id
+    given: str | os.PathLike  # as the caller named it: the path error messages show
+    tokenizer: bool  # its tokenizer files were required
+    config: bool  # its config.json was required
+
+    def covers(self, *, need_tokenizer: bool, need_config: bool) -> bool:
+        return (self.tokenizer or not need_tokenizer) and (self.config or not need_config)
+
+
+def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_tokenizer: bool = True,
+                       need_config: bool = True, what: str = "model") -> ModelFolder:
     """Refuse, before transformers reads it, a missing local folder, or one that would run code or has no tokenizer.
 
     ``need_config=False``: a tokenizer-only folder (a run's ``tokenizer/``) is fine without ``config.json``.
-    A Hub id passes (transformers fetches it with ``trust_remote_code=False``). Returns the source to load
-    (:func:`check_source`).
+    A Hub id passes (transformers fetches it with ``trust_remote_code=False``). Returns the checked
+    :class:`ModelFolder` (its ``source`` from :func:`check_source`) to hand to the loaders; one already checked for
+    as much is returned as it is.
     """
-    source = check_source(model_dir, what)
+    if isinstance(model_dir, ModelFolder):
+        if model_dir.covers(need_tokenizer=need_tokenizer, need_config=need_config):
+            return model_dir
+        model_dir = model_dir.given
+    folder = ModelFolder(check_source(model_dir, what), model_dir, need_tokenizer, need_config)
     model_dir = Path(model_dir).expanduser()
     if not model_dir.is_dir():
-        return source
+        return folder
     config = read_json_object(model_dir / "config.json")
     if config is None and need_config:
         raise UserError("not a transformers model folder (no config.json)", path=model_dir)
@@ -151,25 +171,25 @@ def check_model_folder(model_dir: str | os.PathLike, *, need_tokenizer: bool = T
         raise UserError("no tokenizer files (tokenizer.json, vocab.json, vocab.txt, *.model ...); without them "
                         "transformers would invent a fallback tokenizer and every score would be meaningless",
                         path=model_dir)
-    return source
+    return folder
 
 
-def load_config(name_or_path: str | os.PathLike, **kwargs: Any):
+def load_config(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any):
     from transformers import AutoConfig
 
-    source = check_model_folder(name_or_path, need_tokenizer=False)
+    folder = check_model_folder(name_or_path, need_tokenizer=False)
     try:
-        return AutoConfig.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
+        return AutoConfig.from_pretrained(folder.source, **kwargs, **NO_REMOTE_CODE)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"cannot load the model config ({first_line(exc)})", path=name_or_path) from None
+        raise UserError(f"cannot load the model config ({first_line(exc)})", path=folder.given) from None
 
 
-def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
+def load_tokenizer(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any):
     from transformers import AutoTokenizer
 
-    source = check_model_folder(name_or_path, need_config=False, what="tokenizer")
+    folder = check_model_folder(name_or_path, need_config=False, what="tokenizer")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs, **NO_REMOTE_CODE)
+        tokenizer = AutoTokenizer.from_pretrained(folder.source, **kwargs, **NO_REMOTE_CODE)
         if hasattr(tokenizer, "deprecation_warnings"):
             # "Token indices sequence length is longer than the specified maximum ...": we count tokens of whole
             # texts on purpose (chunking, --granularity) and truncate ourselves (text.encoding), reporting it
@@ -177,9 +197,9 @@ def load_tokenizer(name_or_path: str | os.PathLike, **kwargs: Any):
             tokenizer.deprecation_warnings[LONG_INPUT_WARNING] = True
         return tokenizer
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
+        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
     except Exception as exc:  # tokenizers raises plain Exceptions for a corrupt tokenizer.json
-        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=name_or_path) from None
+        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
 
 
 # transformers' key for its one-time "sequence length is longer than the maximum" tokenizer warning
@@ -213,20 +233,20 @@ def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
                 hf_logging.enable_progress_bar()
 
 
-def load_classifier(name_or_path: str | os.PathLike, *, allow_pickle: bool = False, flag: str = "--allow-pickle",
-                    **kwargs: Any):
+def load_classifier(name_or_path: str | os.PathLike | ModelFolder, *, allow_pickle: bool = False,
+                    flag: str = "--allow-pickle", **kwargs: Any):
     """``AutoModelForSequenceClassification.from_pretrained`` under every rule above."""
     from transformers import AutoModelForSequenceClassification
 
-    source = check_model_folder(name_or_path, need_tokenizer=False)
-    check_weights_are_safe(name_or_path, allow_pickle, flag)
+    folder = check_model_folder(name_or_path, need_tokenizer=False)
+    check_weights_are_safe(folder.given, allow_pickle, flag)
     try:
         with quiet_transformers():
             return AutoModelForSequenceClassification.from_pretrained(
-                source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
+                folder.source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
             )
     except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
-        raise UserError(f"cannot load the model weights ({first_line(exc)})", path=name_or_path) from None
+        raise UserError(f"cannot load the model weights ({first_line(exc)})", path=folder.given) from None
 
 
 def classifier_from_config_dict(config: dict[str, Any], where: object):

@@ -39,8 +39,9 @@ def load_pretrained_classifier(
     head and label order as they are; the labels must resolve by name.
     """
     flag = "model.allow_pickle=true"
-    check_model_folder(name_or_path)  # a local folder: no custom code, tokenizer present, before any loading
-    config = load_config(name_or_path)
+    # a local folder: no custom code, tokenizer present, checked once before any loading; the loaders take it as is
+    folder = check_model_folder(name_or_path)
+    config = load_config(folder)
     required = METRIC_KINDS[metric_kind]
     if head_labels is not None:
         unknown = [label for label in head_labels if label not in required]
@@ -49,7 +50,7 @@ def load_pretrained_classifier(
         if not _has_labels(config.id2label, required):
             labels = id2label_for(head_labels)
             return load_classifier(
-                name_or_path,
+                folder,
                 allow_pickle=allow_pickle,
                 flag=flag,
                 num_labels=len(labels),
@@ -60,7 +61,7 @@ def load_pretrained_classifier(
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required)  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
-    return load_classifier(name_or_path, allow_pickle=allow_pickle, flag=flag)
+    return load_classifier(folder, allow_pickle=allow_pickle, flag=flag)
 
 
 def _has_labels(id2label: dict, required) -> bool:

@@ -109,12 +109,14 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
     return ids
 
 
-def load_classifier(model_dir: Path, config, dtype: torch.dtype, allow_pickle: bool = False):
+def load_classifier(folder: safety.ModelFolder, config, dtype: torch.dtype, allow_pickle: bool = False):
     """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head.
 
-    Weights load from safetensors; a pickle-only folder is refused unless ``allow_pickle``.
+    Weights load from safetensors; a pickle-only folder is refused unless ``allow_pickle``. ``folder`` was checked
+    once by the caller (:func:`learned_metrics.safety.check_model_folder`).
     """
-    model, info = safety.load_classifier(model_dir, allow_pickle=allow_pickle, config=config, dtype=dtype,
+    model_dir = folder.given
+    model, info = safety.load_classifier(folder, allow_pickle=allow_pickle, config=config, dtype=dtype,
                                          output_loading_info=True)
     missing = sorted(info.get("missing_keys", []))
     if missing:

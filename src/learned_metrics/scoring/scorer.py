@@ -495,16 +495,17 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     """
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
-    safety.check_model_folder(model_dir)  # before anything reads it: no custom code, tokenizer files present
+    # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is
+    folder = safety.check_model_folder(model_dir)
     card = read_card(model_dir)
-    config = safety.load_config(model_dir)
+    config = safety.load_config(folder)
     metric_kind = loading.decide_kind(card, kind, model_dir)
     loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind, settings.label_order)
-    tokenizer = safety.load_tokenizer(model_dir)
+    tokenizer = safety.load_tokenizer(folder)
     target = resolve_device(settings.device, _accelerate_device())
     dtype = resolve_dtype(settings.precision, target)
-    classifier = loading.load_classifier(model_dir, config, dtype, settings.allow_pickle).to(target)
+    classifier = loading.load_classifier(folder, config, dtype, settings.allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
     trained_length = loading.preprocessing_of(card).get("max_length")
     length = min(settings.max_length or trained_length or limit, limit)
