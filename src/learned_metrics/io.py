@@ -29,6 +29,7 @@ import decimal
 import errno
 import io
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -259,9 +260,62 @@ def writing(target: str | os.PathLike | None = None, *, needed: int | None = Non
         raise
 
 
+def _shown_character(character: str) -> str:
+    code = ord(character)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}" if 0xD800 <= code <= 0xDFFF else character
+
+
+def display_text(text: str) -> str:
+    """A name or path as every output writes it: valid UTF-8 unchanged; each byte of a file name that is not UTF-8
+    (which ``os.fsdecode`` keeps as a lone surrogate) as ``\\xNN``, any other lone surrogate as ``\\udNNN``. The one
+    rule for JSON, provenance, tables and captions (docs/safety.md), so no UTF-8 file or terminal refuses it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(map(_shown_character, text))
+    return text
+
+
+def _strict(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as None, text through :func:`display_text`, numpy values as Python ones."""
+    if isinstance(obj, str):
+        return display_text(obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {_strict(k if isinstance(k, (str, int, float, bool)) or k is None else str(k)): _strict(v)
+                for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    if hasattr(obj, "tolist"):  # numpy and torch values
+        return _strict(obj.tolist())
+    if isinstance(obj, os.PathLike):
+        return display_text(os.fspath(obj))
+    return obj
+
+
+def dump_json(obj: Any, *, indent: int | None = 2, compact: bool = False) -> str:
+    """The one JSON encoder of everything the project writes: strict JSON (NaN and infinities as null, never the
+    ``NaN``/``Infinity`` tokens other parsers refuse), names that are not UTF-8 as :func:`display_text` writes
+    them, values readers hand over spelled exactly (:func:`_json_default`). Plain values take the fast path."""
+    options: dict[str, Any] = {"ensure_ascii": False, "allow_nan": False, "default": _json_default,
+                               "indent": indent, "separators": (",", ":") if compact else None}
+    try:
+        text = json.dumps(obj, **options)
+        if not text.isascii():
+            text.encode("utf-8")
+        return text
+    except ValueError:  # a non-finite number, or a lone surrogate (UnicodeEncodeError)
+        return json.dumps(_strict(obj), **options)
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    """Write JSON atomically (indent 2, UTF-8)."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    """Write JSON atomically (indent 2, UTF-8, :func:`dump_json`)."""
+    text = dump_json(obj) + "\n"
     with atomic_file(path) as tmp, writing(path, needed=len(text.encode("utf-8"))):
         tmp.write_text(text, encoding="utf-8")
 
@@ -296,12 +350,14 @@ def _json_default(obj: Any) -> Any:
         return obj.tolist()
     if hasattr(obj, "isoformat"):  # dates and times read from Parquet
         return obj.isoformat()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
     raise _NotText(f"a {type(obj).__name__} value, which has no JSON form")
 
 
 def json_line(row: dict[str, Any]) -> str:
     """One JSON object per line, as every ``.jsonl`` output writes it."""
-    return json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
+    return dump_json(row, indent=None) + "\n"
 
 
 def text_value(value: Any) -> Any:
@@ -310,9 +366,9 @@ def text_value(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float)):
         return value
     if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
+        return dump_json(value, indent=None)
     plain = _json_default(value)
-    return json.dumps(plain, ensure_ascii=False) if isinstance(plain, (list, dict)) else plain
+    return dump_json(plain, indent=None) if isinstance(plain, (list, dict)) else plain
 
 
 # -- Parquet: every field of every row, one schema for a file written in parts -------------------------
@@ -482,7 +538,7 @@ class RowSink:
             except (TypeError, ValueError):
                 for field, value in row.items():
                     try:
-                        json.dumps(value, default=_json_default)
+                        dump_json(value, indent=None)
                     except (TypeError, ValueError) as exc:
                         raise UserError(f"holds {exc}", path=self.path, row=self._row(index), field=field) from None
                 raise

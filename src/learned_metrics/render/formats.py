@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from learned_metrics.io import display_text
+
 MISSING = "—"
 
 
@@ -49,7 +51,7 @@ _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "
 
 def latex_escape(text: str) -> str:
     """Plain text (metric names, captions) safe inside a LaTeX table: specials escaped, line breaks as spaces."""
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in display_text(text))
 
 
 def latex_number(text: str) -> str:
@@ -59,5 +61,5 @@ def latex_number(text: str) -> str:
 
 def markdown_escape(text: str) -> str:
     """A name inside a Markdown table cell: ``|`` escaped, line breaks as spaces, HTML brackets as entities."""
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-            .replace("<", "&lt;").replace(">", "&gt;"))
+    return (display_text(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
+            .replace("\r", " ").replace("<", "&lt;").replace(">", "&gt;"))

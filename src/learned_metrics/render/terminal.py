@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from learned_metrics.io import display_text
 from learned_metrics.render.model import Table, caption_text
 from learned_metrics.render.text import cell_text, interval_text
 
@@ -20,7 +21,21 @@ def console(*, stderr: bool = False, width: int | None = None):
     stream = sys.stderr if stderr else sys.stdout
     if width is None and not stream.isatty():
         width = PIPE_WIDTH
-    return Console(file=stream, highlight=False, width=width, soft_wrap=False)
+    return Console(file=_Shown(stream), highlight=False, width=width, soft_wrap=False)
+
+
+class _Shown:
+    """A text stream that writes names that are not UTF-8 as every output does (:func:`display_text`): a strict
+    UTF-8 terminal or pipe would refuse them."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(display_text(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def rich_table(table: Table):

@@ -1,7 +1,8 @@
 """The file renderers of the table model: Markdown, LaTeX (booktabs), CSV and JSON, one of each.
 
-Every user-supplied name is escaped (``|`` and line breaks in Markdown; ``& % _ # $ { }`` and the rest in LaTeX);
-LaTeX numbers carry a real minus sign, every table a ``\\label``, and a table too wide for one column of a
+Names that are not UTF-8 are written as :func:`learned_metrics.io.display_text` says (``\\xNN`` per byte) in every
+format. Every user-supplied name is escaped (``|`` and line breaks in Markdown; ``& % _ # $ { }`` and the rest in
+LaTeX); LaTeX numbers carry a real minus sign, every table a ``\\label``, and a table too wide for one column of a
 two-column paper becomes ``table*``. CSV keeps numbers in full precision: an ``estimate`` column ``k`` is written
 as ``k, k_ci_low, k_ci_high`` (and ``k_better_than`` when the table marks rows it beats), a ``ci`` column ``k``
 as ``k_low, k_high``.
@@ -11,12 +12,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from learned_metrics.io import display_text, dump_json
 from learned_metrics.render.formats import (
     format_ci,
     format_count,
@@ -105,7 +105,7 @@ def markdown_table(table: Table) -> str:
 
 def markdown(tables: Sequence[Table]) -> str:
     """Every table in order, a blank line between them."""
-    return "\n".join(markdown_table(table) for table in tables)
+    return display_text("\n".join(markdown_table(table) for table in tables))
 
 
 # --- LaTeX -------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def _label(key: str) -> str:
 
 
 def latex(tables: Sequence[Table]) -> str:
-    return "\n".join(latex_table(table) for table in tables)
+    return display_text("\n".join(latex_table(table) for table in tables))
 
 
 # --- CSV and JSON ------------------------------------------------------------------------------
@@ -201,20 +201,7 @@ def csv_text(table: Table) -> str:
     writer.writerow([header for header, _ in columns])
     for row in table.rows:
         writer.writerow([value(row) for _, value in columns])
-    return buffer.getvalue()
-
-
-def json_safe(obj: Any) -> Any:
-    """NaN and infinities as null, numpy scalars and arrays as Python values, tuples as lists."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if hasattr(obj, "tolist"):
-        return json_safe(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+    return display_text(buffer.getvalue())
 
 
 def json_text(payload: dict[str, Any], settings: dict[str, Any] | None = None) -> str:
@@ -222,4 +209,4 @@ def json_text(payload: dict[str, Any], settings: dict[str, Any] | None = None) -
     document = dict(payload)
     if settings is not None:
         document["settings"] = {**document.get("settings", {}), **settings}
-    return json.dumps(json_safe(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return dump_json(document) + "\n"
