@@ -158,3 +158,26 @@ def test_a_benchmark_row_present_twice_is_refused_or_dropped_as_documented(tmp_p
     assert main([*arguments, str(tmp_path / "y.json"), "--metric", str(without)]) == 0
     got, expected = (json.loads((tmp_path / name).read_text()) for name in ("x.json", "y.json"))
     assert got["results"] == expected["results"]
+
+
+def _true_folder(folder: Path, **change: str) -> Path:
+    """TRUE files as published (one CSV per corpus); ``change`` replaces one field of frank's second row."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for corpus in ("frank", "paws"):
+        rows = [{"grounding": f"{corpus} source {i}", "generated_text": f"{corpus} output {i}", "label": i % 2,
+                 "score": round(0.2 + 0.6 * (i % 2) + 0.03 * i, 2)} for i in range(8)]
+        if corpus == "frank":
+            rows[1].update(change)
+        pd.DataFrame(rows).to_csv(folder / f"{corpus}_download.csv")
+    return folder
+
+
+def test_auc_report_pairs_true_rows_only_when_their_texts_agree(tmp_path, capsys):
+    first, same = _true_folder(tmp_path / "a"), _true_folder(tmp_path / "same")
+    arguments = ["meta-eval", "report", "--auc", "--format", "true", *FAST, "--metric", str(first), "--metric"]
+    assert main([*arguments, str(same), "--names", "a,b"]) == 0  # control
+    capsys.readouterr()
+    other = _true_folder(tmp_path / "b", generated_text="another output")
+    assert main([*arguments, str(other), "--names", "a,b"]) != 0
+    error = capsys.readouterr().err.strip()
+    assert "'generated_text'" in error and "frank_download.csv" in error and "row 2" in error and "\n" not in error

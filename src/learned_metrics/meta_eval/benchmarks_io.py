@@ -196,7 +196,7 @@ def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, grou
     dataset_field = group_field or found.dataset_field
     required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
     corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
-    out = ScoredRows(str(source), found.premise, found.hypothesis, scores={f: [] for f in fields})
+    out = ScoredRows(str(source), (found.premise, found.hypothesis), scores={f: [] for f in fields})
     for index, file in enumerate(files):
         check_columns(file, list(dict.fromkeys(required)), found.name)
         named_split = None if not found.has_splits else split_of_name(file)

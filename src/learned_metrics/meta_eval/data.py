@@ -27,7 +27,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.meta_eval.rows import distinct_names
+from learned_metrics.meta_eval.rows import distinct_names, text_digest
 from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
@@ -365,12 +365,18 @@ def load_grid(
 
 @dataclass(frozen=True)
 class LabelledScores:
-    """Rows of a faithfulness (AUC) file: score, 0/1 label, group and optional system per row."""
+    """Rows of a faithfulness (AUC) file: score, 0/1 label, group and optional system per row; where each row came
+    from, and (read with ``text_fields``) the digests of its grounding and generation, so two metrics' rows are
+    paired only when their texts agree (:func:`~.rows.check_paired`)."""
 
     scores: np.ndarray
     labels: np.ndarray
     groups: list[str]
     systems: list[str] | None
+    where: list[tuple[str, int]] | None = None
+    text_fields: tuple[str, str] | None = None
+    documents: list[bytes] | None = None
+    texts: list[bytes] | None = None
 
 
 def read_labelled_scores(
@@ -379,16 +385,22 @@ def read_labelled_scores(
     label_field: str = "label",
     group_field: str | None = None,
     system_field: str | None = None,
+    text_fields: tuple[str, str] | None = None,
 ) -> LabelledScores:
     """Read an AUC input; without a group field every row belongs to one group, ``all``."""
-    scores, labels, groups, systems = [], [], [], []
+    scores, labels, groups, systems, where, documents, texts = [], [], [], [], [], [], []
     for row_number, row in iter_rows(path):
         scores.append(row_score(row, score_field, path=path, row_number=row_number))
         labels.append(row_label(row, label_field, path=path, row_number=row_number))
         groups.append(row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
         if system_field:
             systems.append(row_key(row, system_field, path=path, row_number=row_number))
-    return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None)
+        where.append((str(path), row_number))
+        if text_fields:
+            documents.append(text_digest(row.get(text_fields[0])))
+            texts.append(text_digest(row.get(text_fields[1])))
+    return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None, where,
+                          text_fields, documents if text_fields else None, texts if text_fields else None)
 
 
 SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
@@ -475,12 +487,17 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                 check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
         by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
-        parts = [read_labelled_scores(file, field_name, label_field, group_field, system_field) for file in files]
+        text_fields = TRUE_TEXT_FIELDS if fmt == "true" else None
+        parts = [read_labelled_scores(file, field_name, label_field, group_field, system_field, text_fields)
+                 for file in files]
         groups = [[corpora[i]] * len(part.scores) if corpora else part.groups for i, part in enumerate(parts)]
         systems = [s for part in parts for s in part.systems] if system_field else None
         scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
                                       np.concatenate([p.labels for p in parts]),
-                                      [g for part_groups in groups for g in part_groups], systems)
+                                      [g for part_groups in groups for g in part_groups], systems,
+                                      [w for p in parts for w in p.where], text_fields,
+                                      [d for p in parts for d in p.documents] if text_fields else None,
+                                      [t for p in parts for t in p.texts] if text_fields else None)
     return scored
 
 

@@ -32,6 +32,7 @@ from learned_metrics.meta_eval.options import (
     test_words,
 )
 from learned_metrics.meta_eval.resampling import ci_columns, percentile_interval, percentiles_for
+from learned_metrics.meta_eval.rows import check_paired
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import renamed_keywords
@@ -301,7 +302,7 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
     names = list(scored)
     first = scored[names[0]]
     for name in names[1:]:
-        _check_same_rows(names[0], first, name, scored[name])
+        check_paired(first, scored[name], (names[0], name))
     baselines = baseline_names(baseline)
     unknown = [b for b in baselines if b not in scored]
     if unknown:
@@ -346,12 +347,3 @@ def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[P
     for cell in cells.values():
         cell.beats.sort()
 
-
-def _check_same_rows(name_a: str, a: Any, name_b: str, b: Any) -> None:
-    if len(a.scores) != len(b.scores):
-        raise UserError(f"{name_b} has {len(b.scores)} rows and {name_a} {len(a.scores)}: score the same files with "
-                        "every metric")
-    for i, (la, lb, ga, gb) in enumerate(zip(a.labels, b.labels, a.groups, b.groups, strict=True)):
-        if la != lb or ga != gb:
-            raise UserError(f"{name_b} differs from {name_a} at row {i + 1} (label {lb} vs {la}, corpus {gb!r} vs "
-                            f"{ga!r}): score the same files, in the same order, with every metric")

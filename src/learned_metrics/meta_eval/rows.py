@@ -101,12 +101,11 @@ def text_digest(text: Any) -> bytes:
 @dataclass
 class ScoredRows:
     """Rows of one scored input, a column per role: label (None = missing), group (dataset/corpus), split, system
-    (model), the digests of the document and of the generated text, the scores per field (None = missing) and
-    where each row came from (file, row number)."""
+    (model), the digests of the document and of the generated text (named by ``text_fields``), the scores per field
+    (None = missing) and where each row came from (file, row number)."""
 
     path: str
-    document_field: str
-    text_field: str
+    text_fields: tuple[str, str] | None
     labels: list[int | None] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
     splits: list[str | None] = field(default_factory=list)
@@ -129,24 +128,31 @@ class ScoredRows:
                                                                                  strict=True)]
 
 
-def check_paired(first: ScoredRows, other: ScoredRows) -> None:
-    """Rows of two inputs are paired only when their keys (label, group, split) and their texts agree."""
-    if len(first) != len(other):
-        raise UserError(f"{other.path} has {len(other)} rows and {first.path} {len(first)}: score the same "
-                        "benchmark files with every metric")
-    for i in range(len(first)):
-        a = (first.labels[i], first.groups[i], first.splits[i])
-        b = (other.labels[i], other.groups[i], other.splits[i])
-        path, row = other.where[i]
+def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -> None:
+    """Rows of two inputs (:class:`ScoredRows` or :class:`~.data.LabelledScores`) are paired only when their keys
+    (label, group, split) and, where both carry them, their texts agree; ``names`` name them (default: paths)."""
+    name_a, name_b = names or (first.path, other.path)
+    if len(first.labels) != len(other.labels):
+        raise UserError(f"{name_b} has {len(other.labels)} rows and {name_a} {len(first.labels)}: score the same "
+                        "files with every metric")
+    splits_a, splits_b = getattr(first, "splits", None), getattr(other, "splits", None)
+    texts = first.text_fields is not None and other.text_fields is not None
+    for i in range(len(first.labels)):
+        a = (first.labels[i], first.groups[i], splits_a[i] if splits_a else None)
+        b = (other.labels[i], other.groups[i], splits_b[i] if splits_b else None)
+        path, row = other.where[i] if other.where else (None, None)
+        at = f"{first.where[i][0]}, row {first.where[i][1]}" if first.where else f"{name_a}, row {i + 1}"
         if a != b:
-            raise UserError(f"differs from {first.path} (label, dataset, split {b} vs {a}): score the same files, in "
+            raise UserError(f"{name_b} differs from {at} (label, group, split {b} vs {a}): score the same files, in "
                             "the same order, with every metric", path=path, row=row)
-        for name, mine, theirs in ((other.document_field, other.documents, first.documents),
-                                   (other.text_field, other.texts, first.texts)):
+        if not texts:
+            continue
+        for name, mine, theirs in zip(other.text_fields, (other.documents, other.texts), (first.documents, first.texts),
+                                      strict=True):
             if mine[i] != theirs[i]:
-                raise UserError(f"its '{name}' text differs from {first.where[i][0]}, row {first.where[i][1]} (rows "
-                                "of two metrics are paired only when their keys and texts agree): score the same "
-                                "files, in the same order, with every metric", path=path, row=row)
+                raise UserError(f"its '{name}' text differs from {at} (rows of two metrics are paired only when their "
+                                "keys and texts agree): score the same files, in the same order, with every metric",
+                                path=path, row=row)
 
 
 def duplicates(rows: ScoredRows, on_missing: str) -> tuple[np.ndarray, list[str]]:
@@ -160,8 +166,9 @@ def duplicates(rows: ScoredRows, on_missing: str) -> tuple[np.ndarray, list[str]
             if on_missing == "error":
                 (path, row), (first_path, first_row) = rows.where[i], rows.where[first_at[identity]]
                 at = f"row {first_row}" if first_path == path else f"{first_path}, row {first_row}"
+                document, text = rows.text_fields or ("document", "text")
                 raise UserError(f"duplicate row (dataset {rows.groups[i]!r}, split {rows.splits[i]!r}, the same "
-                                f"'{rows.document_field}' and '{rows.text_field}'), first at {at} (a benchmark row is "
+                                f"'{document}' and '{text}'), first at {at} (a benchmark row is "
                                 "judged once; --on-missing drop skips duplicated rows)", path=path, row=row)
             copies.setdefault(identity, [first_at[identity]]).append(i)
         else:
