@@ -20,19 +20,34 @@ architecture transformers provides (no custom code).
 
 from __future__ import annotations
 
-import json
 import pickle
 import zipfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from learned_metrics.card import CARD_NAME, complete_card
 from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import dump_json
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
+from learned_metrics.settings import Settings, setting
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
+
+
+@dataclass(frozen=True)
+class ExportSettings(Settings):
+    """How ``learned-metrics export`` (:func:`export_checkpoint`) writes a checkpoint's transformers folder: every
+    flag of the command and keyword of the function."""
+
+    tokenizer: str | None = setting(None, "folder with the tokenizer (default: the run's tokenizer/ beside "
+                                    "checkpoints/, else the model the run started from)", metavar="DIR")
+    overwrite: bool = setting(False, "replace an earlier export in OUTPUT atomically (a folder holding anything else "
+                              "is never touched)", flag=True, scores=False)
+    allow_pickle: bool = setting(False, "allow loading pickled objects from the checkpoint (only for trusted files)",
+                                 flag=True, scores=False)
 
 
 def write_export(
@@ -60,8 +75,7 @@ def write_export(
     with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp, quiet_transformers():
         model.save_pretrained(tmp, safe_serialization=True)
         loaded_tokenizer.save_pretrained(tmp)
-        (tmp / CARD_NAME).write_text(json.dumps(full_card, indent=2, ensure_ascii=False, default=str) + "\n",
-                                     encoding="utf-8")
+        (tmp / CARD_NAME).write_text(dump_json(full_card) + "\n", encoding="utf-8")
     return out_dir
 
 
@@ -161,13 +175,15 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
     return model.eval()
 
 
-def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, allow_pickle: bool = False,
-                      overwrite: bool = False, tokenizer: str | Path | None = None) -> Path:
-    """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing."""
-    from learned_metrics.safety import check_model_folder
-    from learned_metrics.validate import flag
+def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, **settings: Any) -> Path:
+    """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing.
 
-    allow_pickle = flag(allow_pickle, "allow_pickle", also="--allow-pickle")
+    ``settings``: the keywords of :class:`ExportSettings` (``tokenizer``, ``overwrite``, ``allow_pickle``).
+    """
+    from learned_metrics.safety import check_model_folder
+
+    s = ExportSettings.from_keywords(**settings)
+    tokenizer, overwrite, allow_pickle = s.tokenizer, s.overwrite, s.allow_pickle
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
     if tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
         check_model_folder(tokenizer, need_config=False, what="tokenizer")

@@ -37,8 +37,9 @@ def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int
     or a ``check`` that parses and refuses; ``kind``, the strict parser a value goes through (``flag``, ``int``,
     ``choice``, ``list``, ``share`` in [0, 1); ``text`` as given, derived from the rest unless named);
     ``scores=False`` when no value of it changes a result (left out of :meth:`Settings.affecting`); ``cli=False``
-    for a keyword with no flag. Other ``metadata`` is kept for the surface (e.g. the metric kinds a scoring
-    option applies to)."""
+    for a keyword with no flag; ``from_text`` decodes what the command line types differently (a joiner's escapes).
+    A ``flag`` whose default is True is turned off with ``--no-NAME``. Other ``metadata`` is kept for the surface
+    (e.g. the metric kinds a scoring option applies to)."""
     kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
     if kind not in KINDS:
         raise ValueError(f"setting kind {kind!r} is not one of {KINDS}")
@@ -102,8 +103,10 @@ class Settings:
             meta = spec.metadata
             if not meta["cli"] or (where is not None and not where(spec)):
                 continue
-            if meta["flag"]:
-                parser.add_argument(flag_name(spec.name), action="store_true", help=meta["help"])
+            if meta["flag"]:  # a flag on by default is turned off with --no-NAME
+                on = spec.default is True
+                parser.add_argument(flag_name(("no_" if on else "") + spec.name), dest=spec.name, help=meta["help"],
+                                    action="store_false" if on else "store_true")
                 continue
             kwargs: dict[str, Any] = {"default": spec.default, "help": meta["help"]}
             if meta["choices"] is not None:
@@ -119,7 +122,7 @@ class Settings:
     @classmethod
     def from_arguments(cls: type[S], args: argparse.Namespace, **overrides: Any) -> S:
         """The settings a parsed command line asks for (fields the parser does not have keep their defaults)."""
-        values = {spec.name: getattr(args, spec.name) for spec in fields(cls) if hasattr(args, spec.name)}
+        values = {spec.name: _typed(spec, getattr(args, spec.name)) for spec in fields(cls) if hasattr(args, spec.name)}
         return cls(**{**values, **overrides})
 
     def to_json(self) -> dict[str, Any]:
@@ -131,6 +134,13 @@ class Settings:
         field to None where it does not apply (provenance records None for it)."""
         return {spec.name: _plain(getattr(self, spec.name)) if where is None or where(spec) else None
                 for spec in fields(self) if spec.metadata["scores"]}
+
+
+def _typed(spec: Any, value: Any) -> Any:
+    """A command line's text as the API takes it, where the two differ (a joiner's backslash escapes): decoded here,
+    after argparse, so a refusal is the declaration's one line rather than argparse's "invalid value"."""
+    from_text = spec.metadata.get("from_text")
+    return from_text(value) if from_text is not None and isinstance(value, str) else value
 
 
 def _plain(value: Any) -> Any:

@@ -6,15 +6,16 @@ import argparse
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from learned_metrics.export import export_checkpoint
+    from learned_metrics.export import ExportSettings, export_checkpoint
 
-    out = export_checkpoint(args.checkpoint, args.output, allow_pickle=args.allow_pickle, overwrite=args.overwrite,
-                            tokenizer=args.tokenizer)
+    out = export_checkpoint(args.checkpoint, args.output, **ExportSettings.from_arguments(args).to_json())
     print(f"exported {args.checkpoint} -> {out}")
     return 0
 
 
 def register(subparsers) -> None:
+    from learned_metrics.export import ExportSettings
+
     parser = subparsers.add_parser(
         "export",
         help="export a Lightning checkpoint to a plain transformers folder",
@@ -26,15 +27,5 @@ def register(subparsers) -> None:
         "checkpoint", help="path to a .ckpt file (e.g. checkpoints/ccl_cnndm/<run>/checkpoints/last.ckpt)"
     )
     parser.add_argument("output", help="new or empty folder to write (never the checkpoint's own run folder)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an earlier export in OUTPUT atomically (a folder holding anything else is "
-                        "never touched)")
-    parser.add_argument("--tokenizer", metavar="DIR",
-                        help="folder with the tokenizer (default: the run's tokenizer/ beside checkpoints/, else the "
-                        "model the run started from)")
-    parser.add_argument(
-        "--allow-pickle",
-        action="store_true",
-        help="allow loading pickled objects from the checkpoint (only for trusted files)",
-    )
+    ExportSettings.add_arguments(parser)
     parser.set_defaults(func=_run_export)

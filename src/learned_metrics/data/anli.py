@@ -30,7 +30,7 @@ import pyarrow as pa
 from learned_metrics import validate
 from learned_metrics.data.choices import ANLI_HUB_ID as HUB_ID
 from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
-from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS
+from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS, AnliSettings
 from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.errors import UserError
@@ -328,64 +328,33 @@ def count_split(dataset: datasets.Dataset) -> dict[str, Any]:
     }
 
 
-def augmentation_settings(
-    phrases: str, position: str, phrase_subset: int | None, seed: int, augment: bool
-) -> dict[str, Any]:
+def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
     """The settings that describe the training data; training copies them into the model card."""
-    if not augment:
-        return {
-            "augment": False,
-            "phrases": None,
-            "position": None,
-            "phrase_subset": None,
-            "subset": None,
-            "phrase_list": [],
-            "seed": seed,
-        }
-    phrase_list = select_phrases(phrases, phrase_subset, seed)
-    return {
-        "augment": True,
-        "phrases": phrases,
-        "position": position,
-        "phrase_subset": phrase_subset,
-        "subset": phrase_list if phrase_subset is not None else None,
-        "phrase_list": phrase_list,
-        "seed": seed,
-    }
+    if not s.augment:
+        return {"augment": False, "phrases": None, "position": None, "phrase_subset": None, "subset": None,
+                "phrase_list": [], "seed": s.seed}
+    phrase_list = select_phrases(s.phrases, s.phrase_subset, s.seed)
+    return {"augment": True, "phrases": s.phrases, "position": s.position, "phrase_subset": s.phrase_subset,
+            "subset": phrase_list if s.phrase_subset is not None else None, "phrase_list": phrase_list,
+            "seed": s.seed}
 
 
 # ------------------------------------------------------------------ build ---
 
 
-def _check_options(position: str, phrase_subset: int | None, augment: bool) -> None:
-    if position not in POSITIONS:
-        raise UserError(f"unknown position '{position}', expected one of: {', '.join(POSITIONS)}")
-    if phrase_subset is not None and not augment:
-        raise UserError("--phrase-subset has no effect with --no-augment; drop one of them")
-
-
-def build_anli_augmented(
-    source: str,
-    output: str | Path,
-    phrases: str = "dialogue",
-    position: str = "prepend",
-    phrase_subset: int | None = None,
-    seed: int = 42,
-    augment: bool = True,
-    overwrite: bool = False,
-) -> dict[str, Any]:
+def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> dict[str, Any]:
     """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report.
 
+    ``settings``: the keywords of :class:`~learned_metrics.data.choices.AnliSettings` (``phrases``, ``position``,
+    ``phrase_subset``, ``seed``, ``augment``, ``overwrite``), parsed and checked there as the command's flags are.
     ``output`` is checked before any work (never the source folder or one holding it, never a
     folder of files we did not write; an earlier build is replaced only with ``overwrite``) and
     appears only when everything is written, so a bad row leaves no half-written folder behind.
     """
     kind, root = parse_source(source)
-    augment = validate.flag(augment, "augment", also="--no-augment")
-    _check_options(position, phrase_subset, augment)
-    validate.int_at_least(seed, 0, "--seed")
-    settings = augmentation_settings(phrases, position, phrase_subset, seed, augment)
-    check_dataset_output(output, OUTPUT_KIND, [root], overwrite)
+    s = AnliSettings.from_keywords(**settings)
+    augmentation = augmentation_settings(s)
+    check_dataset_output(output, OUTPUT_KIND, [root], s.overwrite)
     output = Path(output)
     with scratch_folder(output) as work:
         if kind == "jsonl":
@@ -394,7 +363,7 @@ def build_anli_augmented(
             base, dropped = read_anli_hub()
         built = datasets.DatasetDict(
             {
-                split: augment_split(ds, split, settings["phrase_list"], position, seed) if augment else ds
+                split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
                 for split, ds in base.items()
             }
         )
@@ -402,11 +371,11 @@ def build_anli_augmented(
             "builder": "anli_augmented",
             "source": source,
             "dataset": HUB_ID if kind == "anli" else str(root),
-            "seed": seed,
-            "augmentation": settings,
+            "seed": s.seed,
+            "augmentation": augmentation,
             "splits": {split: count_split(ds) for split, ds in built.items()},
             "dropped_unlabelled": dropped,
             "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
         }
-        save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
+        save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
     return report

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from learned_metrics import validate
-from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES
+from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
-from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter
+from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
 
 CNNDM_CONFIG = "3.0.0"
@@ -194,42 +194,28 @@ def _count_skipped(docs) -> int:
     return sum(distinct_sentence_count(s) < 2 for batch in docs.iter(batch_size=10_000) for s in batch["sentences"])
 
 
-def build_shuffle_set(
-    source: str,
-    output: str | os.PathLike,
-    shuffles_per_doc: int = 1,
-    seed: int = 42,
-    val_fraction: float = 0.1,
-    test_fraction: float = 0.1,
-    splitter: str = "newline",
-    joiner: str = DEFAULT_JOINER,
-    max_docs_per_split: int | None = None,
-    num_proc: int | None = None,
-    overwrite: bool = False,
-) -> dict[str, Any]:
+def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -> dict[str, Any]:
     """Build and save the shuffle set; returns the report written beside it.
 
-    ``output`` is checked before any work (see :mod:`learned_metrics.outputs`): never the
-    source or a folder holding it, never a folder of files we did not write; an earlier
-    shuffle set there is replaced only with ``overwrite``.
+    ``settings``: the keywords of :class:`~learned_metrics.data.choices.ShuffleSetSettings` (``shuffles_per_doc``,
+    ``seed``, ``val_fraction``, ``test_fraction``, ``splitter``, ``joiner``, ``max_docs_per_split``, ``num_proc``,
+    ``overwrite``), parsed and checked there as the command's flags are. ``output`` is checked before any work
+    (see :mod:`learned_metrics.outputs`): never the source or a folder holding it, never a folder of files we did
+    not write; an earlier shuffle set there is replaced only with ``overwrite``.
     """
     import datasets
 
-    validate.int_at_least(shuffles_per_doc, 1, "--shuffles-per-doc")
-    if max_docs_per_split is not None:
-        validate.int_at_least(max_docs_per_split, 1, "--max-docs-per-split")
-    if not isinstance(joiner, str) or not joiner:
-        raise UserError("--joiner must be a non-empty string")
-    get_splitter(splitter)
+    s = ShuffleSetSettings.from_keywords(**settings)
     kind, path = parse_source(source)
-    check_dataset_output(output, OUTPUT_KIND, [path], overwrite)
+    check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
     if kind == "cnn_dailymail":
-        docs = load_cnndm_documents(splitter)
+        docs = load_cnndm_documents(s.splitter)
     else:
-        docs = split_documents(_documents_from_generator(kind, path, splitter), val_fraction, test_fraction, seed)
-    if max_docs_per_split:
-        docs = datasets.DatasetDict({k: v.select(range(min(len(v), max_docs_per_split))) for k, v in docs.items()})
-    _check_documents_per_split(docs, val_fraction, test_fraction)
+        docs = split_documents(_documents_from_generator(kind, path, s.splitter), s.val_fraction, s.test_fraction,
+                               s.seed)
+    if s.max_docs_per_split:
+        docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split))) for k, v in docs.items()})
+    _check_documents_per_split(docs, s.val_fraction, s.test_fraction)
 
     features = datasets.Features(
         {
@@ -238,7 +224,7 @@ def build_shuffle_set(
             "label": datasets.ClassLabel(names=list(COHERENCE_LABELS)),
         }
     )
-    make_pairs = _make_pairs_fn(shuffles_per_doc, seed, joiner)
+    make_pairs = _make_pairs_fn(s.shuffles_per_doc, s.seed, s.joiner)
     with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
         built = datasets.DatasetDict(
             {
@@ -247,15 +233,15 @@ def build_shuffle_set(
                     batched=True,
                     remove_columns=split.column_names,
                     features=features,
-                    num_proc=num_proc,
+                    num_proc=s.num_proc,
                     desc=f"shuffling {name}",
                 )
                 for name, split in docs.items()
             }
         )
-    report = _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind)
+    report = _report(source, docs, built, s, kind)
     _check_rows_per_split(report)
-    save_dataset_with_report(built, report, output, OUTPUT_KIND, overwrite)
+    save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
     return report
 
 
@@ -284,7 +270,7 @@ def _check_rows_per_split(report: dict[str, Any]) -> None:
             )
 
 
-def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_fraction, splitter, joiner, kind) -> dict:
+def _report(source: str, docs, built, s: ShuffleSetSettings, kind: str) -> dict:
     rows = {}
     for name, split in built.items():
         labels = split.data.column("label").to_numpy()  # Arrow column: no Python list of every row
@@ -295,12 +281,12 @@ def _report(source, docs, built, shuffles_per_doc, seed, val_fraction, test_frac
         "kind": "shuffle_set",
         "source": source,
         "settings": {
-            "shuffles_per_doc": shuffles_per_doc,
-            "seed": seed,
-            "val_fraction": val_fraction if kind != "cnn_dailymail" else None,
-            "test_fraction": test_fraction if kind != "cnn_dailymail" else None,
+            "shuffles_per_doc": s.shuffles_per_doc,
+            "seed": s.seed,
+            "val_fraction": s.val_fraction if kind != "cnn_dailymail" else None,
+            "test_fraction": s.test_fraction if kind != "cnn_dailymail" else None,
         },
-        "preprocessing": {"splitter": splitter, "joiner": joiner},
+        "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
         "documents_read": sum(len(s) for s in docs.values()),
         "documents_per_split": {name: len(split) for name, split in docs.items()},
         "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
