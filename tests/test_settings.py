@@ -48,7 +48,8 @@ def cases():
 
 
 def test_the_walk_finds_every_surface():
-    assert {"ScoringOptions", "ShuffleSetSettings", "AnliSettings", "ExportSettings"} <= {c.__name__ for c in surfaces()}
+    names = {cls.__name__ for cls in surfaces()}
+    assert {"ScoringOptions", "ShuffleSetSettings", "AnliSettings", "ExportSettings"} <= names
 
 
 @pytest.mark.parametrize("cls, name, value", list(cases()))
