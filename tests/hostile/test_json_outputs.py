@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +166,17 @@ def test_provenance_sidecar_holds_any_input_name(tmp_path, name):
     provenance.write({"input": str(tmp_path / name)}, output)
     record = strict(provenance.sidecar_path(output).read_text(encoding="utf-8"))
     assert record == {"input": display_text(str(tmp_path / name))}
+
+
+# the project's own bookkeeping, read back and compared with the disk (a folder marker's entries, resume progress):
+# names stay exact there (JSON \u escapes) and no float is held; runner.py hashes rows (a fingerprint, never written)
+BOOKKEEPING = {"outputs.py", "scoring/resume.py", "scoring/runner.py"}
+
+
+def test_every_json_the_project_writes_goes_through_io_dump_json():
+    import learned_metrics
+
+    package = Path(learned_metrics.__file__).parent
+    encoders = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+                if re.search(r"\bjson\.dumps?\(", path.read_text(encoding="utf-8"))}
+    assert encoders - BOOKKEEPING == {"io.py"}

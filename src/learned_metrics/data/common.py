@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from learned_metrics.io import read_json_object
+from learned_metrics.io import dump_json, read_json_object
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 
 REPORT_NAME = "report.json"
@@ -31,7 +30,7 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
     output = Path(output)
     with atomic_folder(output, kind, overwrite) as tmp:
         dataset_dict.save_to_disk(str(tmp))
-        (tmp / REPORT_NAME).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (tmp / REPORT_NAME).write_text(dump_json(report) + "\n", encoding="utf-8")
     return output
 
 

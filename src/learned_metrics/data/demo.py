@@ -10,10 +10,11 @@ markers and by time, so an original can be told from a shuffle of it.
 
 from __future__ import annotations
 
-import json
 import random
 import tempfile
 from pathlib import Path
+
+from learned_metrics.io import json_line
 
 NAMES = ["Anna", "Ben", "Carla", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Kira", "Liam"]
 PLACES = ["market", "library", "station", "harbour", "museum", "bakery", "garden", "office", "stadium", "school"]
@@ -55,7 +56,7 @@ def write_coherence_documents(path: str | Path, n_docs: int, seed: int = 0) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for i in range(n_docs):
-            handle.write(json.dumps({"id": f"demo-{i:05d}", "sentences": coherent_document(rng)}) + "\n")
+            handle.write(json_line({"id": f"demo-{i:05d}", "sentences": coherent_document(rng)}))
     return path
 
 
@@ -100,7 +101,7 @@ def write_anli_layout(root: str | Path, sizes: dict[str, int] | None = None, see
             with (root / rnd / f"{split}.jsonl").open("w", encoding="utf-8") as handle:
                 for i in range(n_rows):
                     row = {"uid": f"{rnd.lower()}-{split}-{i:05d}", **nli_triple(rng)}
-                    handle.write(json.dumps(row) + "\n")
+                    handle.write(json_line(row))
     return root
 
 
