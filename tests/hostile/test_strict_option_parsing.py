@@ -123,7 +123,8 @@ def test_scoring_ordered_options_refuse_unordered_collections(unordered):
 
 
 @pytest.mark.parametrize("value", [NLI_ORDER, list(NLI_ORDER), "entailment, neutral,contradiction", "e,n,c",
-                                   (name for name in NLI_ORDER), np.array(NLI_ORDER)], ids=repr)
+                                   (name for name in NLI_ORDER), np.array(NLI_ORDER)],
+                         ids=["tuple", "list", "text", "letters", "generator", "array"])  # stable under xdist
 def test_label_order_accepts_ordered_values(value):
     assert ScoringOptions(label_order=value).label_order == NLI_ORDER
 

@@ -176,7 +176,7 @@ def _missing(what: str, path: object, row: int, name: str) -> UserError:
                      field=name)
 
 
-def _read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
+def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
                  on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
     """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
     ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows, the fields read and
@@ -265,7 +265,7 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
     read_fields: dict[str, list[str]] = {}
     layouts: dict[str, Layout] = {}
     for index, (path, path_fields) in enumerate(by_path.items()):
-        sources[path], read_fields[path], layouts[path] = _read_source(
+        sources[path], read_fields[path], layouts[path] = read_source(
             path, path_fields, layout=layout, group_field=group_field, on_missing=on_missing,
             published=published_scores and not index)
     first = sources[str(metrics[0])]

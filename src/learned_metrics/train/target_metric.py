@@ -62,7 +62,7 @@ def read_validation_rows(path: str | Path, *, layout: str = "auto", split: str |
     as TRUE). Per dataset at most ``max_rows_per_dataset`` rows, a seeded subsample kept in file order.
     """
     from learned_metrics.io import iter_rows
-    from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, _read_source
+    from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, read_source
     from learned_metrics.meta_eval.data import scored_files
     from learned_metrics.meta_eval.options import check
 
@@ -71,13 +71,13 @@ def read_validation_rows(path: str | Path, *, layout: str = "auto", split: str |
     if not Path(path).exists():
         raise UserError("no such file or folder (faithfulness_benchmark: a benchmark file or folder in a layout "
                         "meta-eval benchmark reads)", path=path)
-    source, _ = _read_source(path, [], layout=layout, group_field=None, on_missing="drop", published=False)
+    source, _, found = read_source(path, [], layout=layout, group_field=None, on_missing="drop", published=False)
     premises: list[Any] = []
     hypotheses: list[Any] = []
     for file in scored_files(path):  # the reader's files in the reader's order: row i is the reader's row i
         for _, row in iter_rows(file):
-            premises.append(row.get(source.layout.premise))
-            hypotheses.append(row.get(source.layout.hypothesis))
+            premises.append(row.get(found.premise))
+            hypotheses.append(row.get(found.hypothesis))
     present = list(dict.fromkeys(s for s in source.splits if s is not None))
     if split is None and present:
         split = next((s for s in TUNE_SPLITS if s in present), None)
@@ -89,21 +89,21 @@ def read_validation_rows(path: str | Path, *, layout: str = "auto", split: str |
     keep = [i for i, label in enumerate(source.labels) if label is not None and (split is None or
                                                                                  source.splits[i] == split)]
     if max_rows_per_dataset is not None:
-        keep = _subsample(keep, source.datasets, max_rows_per_dataset, seed)
+        keep = _subsample(keep, source.groups, max_rows_per_dataset, seed)
     if not keep:
         raise UserError(f"{where}: no labelled rows to validate on", path=path)
     labels = np.array([source.labels[i] for i in keep], dtype=np.int64)
-    datasets = [source.datasets[i] for i in keep]
+    datasets = [source.groups[i] for i in keep]
     if not any(len(set(labels[[d == name for d in datasets]])) == 2 for name in set(datasets)):
         raise UserError("no dataset has both labels in the validation rows: ROC AUC is undefined everywhere "
                         "(raise callbacks.faithfulness_validation.max_rows_per_dataset or choose another split)",
                         path=path)
     for i in keep:
-        for name, value in ((source.layout.premise, premises[i]), (source.layout.hypothesis, hypotheses[i])):
+        for name, value in ((found.premise, premises[i]), (found.hypothesis, hypotheses[i])):
             if not isinstance(value, str) or not value.strip():
                 file, row = source.where[i]
                 raise UserError("expected a non-empty text", path=file, row=row, field=name)
-    return ValidationRows(str(path), source.layout.key, split, [premises[i] for i in keep],
+    return ValidationRows(str(path), found.key, split, [premises[i] for i in keep],
                           [hypotheses[i] for i in keep], labels, datasets)
 
 
