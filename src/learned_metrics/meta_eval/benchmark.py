@@ -94,10 +94,23 @@ def _rates(tp, fn, tn, fp) -> dict[str, np.ndarray]:
 
 
 def threshold_grid(scores: np.ndarray, grid: str) -> np.ndarray:
-    """The thresholds a tuning protocol tries, in the order the reference code tries them."""
-    if grid == "percentile":
-        return np.percentile(np.asarray(scores, dtype=np.float64), PERCENTILES)
-    return FIXED_GRID.copy()
+    """The thresholds a tuning protocol tries, in the order the reference code tries them.
+
+    numpy's percentiles interpolate as ``a + (b - a) * t``, which overflows (inf, NaN) when two neighbouring
+    scores lie more than the float maximum apart (about -1e308 and 1e308); those few are interpolated as
+    ``a + d * t + d * t`` with ``d = b / 2 - a / 2``, which stays between ``a`` and ``b``."""
+    if grid != "percentile":
+        return FIXED_GRID.copy()
+    scores = np.asarray(scores, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        thresholds = np.percentile(scores, PERCENTILES)
+    wrong = ~np.isfinite(thresholds)
+    if wrong.any() and np.isfinite(scores).all():
+        low, high = (np.percentile(scores, PERCENTILES[wrong], method=m) for m in ("lower", "higher"))
+        position = PERCENTILES[wrong] / 100 * (scores.size - 1)
+        half_gap, fraction = high / 2 - low / 2, position - np.floor(position)
+        thresholds[wrong] = low + half_gap * fraction + half_gap * fraction
+    return thresholds
 
 
 def balanced_accuracies(scores: np.ndarray, labels: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
