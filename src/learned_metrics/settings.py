@@ -38,8 +38,8 @@ def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int
     ``choice``, ``list``, ``share`` in [0, 1); ``text`` as given, derived from the rest unless named);
     ``scores=False`` when no value of it changes a result (left out of :meth:`Settings.affecting`); ``cli=False``
     for a keyword with no flag; ``from_text`` decodes what the command line types differently (a joiner's escapes).
-    A ``flag`` whose default is True is turned off with ``--no-NAME``. Other ``metadata`` is kept for the surface
-    (e.g. the metric kinds a scoring option applies to)."""
+    A ``flag`` whose default is True is turned off by its name prefixed with no (``--no-augment``). Other
+    ``metadata`` is kept for the surface (e.g. the metric kinds a scoring option applies to)."""
     kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
     if kind not in KINDS:
         raise ValueError(f"setting kind {kind!r} is not one of {KINDS}")
@@ -103,7 +103,7 @@ class Settings:
             meta = spec.metadata
             if not meta["cli"] or (where is not None and not where(spec)):
                 continue
-            if meta["flag"]:  # a flag on by default is turned off with --no-NAME
+            if meta["flag"]:  # a flag on by default is turned off by its name with a no- prefix
                 on = spec.default is True
                 parser.add_argument(flag_name(("no_" if on else "") + spec.name), dest=spec.name, help=meta["help"],
                                     action="store_false" if on else "store_true")
