@@ -152,6 +152,28 @@ def _grid_shape(panels: int) -> tuple[int, int]:
 CLASSES = ((1, "faithful", "tab:blue"), (0, "unfaithful", "tab:red"))
 
 
+def histogram_edges(scores: np.ndarray, bins: int = 20) -> np.ndarray:
+    """``bins`` equal bins over the scores' range: numpy's edges, except where they need ``max - min`` past the
+    float maximum (scores near -1e308 and 1e308) or one value has no room for numpy's +-0.5 (all 1e308): then
+    ``low * (1 - f) + high * f``, each term finite, over the range (widened by a thousandth when it is one value)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            edges = np.histogram_bin_edges(scores, bins=bins)
+        if np.isfinite(edges).all() and np.all(np.diff(edges) > 0):
+            return edges
+    except ValueError:  # "too many bins for data range": the range overflowed
+        pass
+    low, high = float(scores.min()), float(scores.max())
+    if low == high:
+        room = abs(low) / 1000
+        low, high = max(low - room, -np.finfo(float).max), min(high + room, np.finfo(float).max)
+    share = np.linspace(0.0, 1.0, bins + 1)
+    edges = low * (1 - share) + high * share
+    edges[0], edges[-1] = low, high
+    return edges
+
+
 @literal_text
 def score_histogram_figure(
     scores: np.ndarray,
@@ -178,7 +200,11 @@ def score_histogram_figure(
     n_rows, columns = _grid_shape(len(panels))
     fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows + 0.6), squeeze=False,
                              layout="constrained")
-    bins = np.histogram_bin_edges(scores, bins=20)
+    bins = histogram_edges(scores)
+    # matplotlib's transforms take differences of axis limits: scores near the float maximum are drawn in units of
+    # a power of ten (the axis label says which), the same histogram
+    unit = 10.0 ** math.floor(math.log10(np.abs(bins).max())) if np.abs(bins).max() > 1e300 else 1.0
+    scores, bins = scores / unit, bins / unit
     for ax, (name, in_group) in zip(axes.ravel(), panels, strict=False):
         counts = []
         for label, what, colour in CLASSES:
@@ -193,7 +219,7 @@ def score_histogram_figure(
         ax.xaxis.set_major_locator(MaxNLocator(5))
     for ax in axes.ravel()[len(panels) :]:
         fig.delaxes(ax)
-    fig.supxlabel(score_label)
+    fig.supxlabel(score_label if unit == 1 else f"{score_label}, in units of {unit:.0e}")
     fig.supylabel("Density (share of rows per score unit)")
     fig.suptitle("Score distributions of faithful and unfaithful rows by corpus")
     handles = [Patch(color=colour, alpha=0.55, label=f"{what.capitalize()} (label {label})")
