@@ -196,27 +196,32 @@ class FaithfulnessValidation(Callback):
         return values
 
     def scores(self, model: Any, tokenizer: Any, card: dict[str, Any] | None = None) -> np.ndarray:
-        """e-c scores of the rows by ``learned-metrics score``'s scorer around the in-memory model; the model's
-        train/eval mode, dtype and device are left as they were, and no gradient is kept."""
-        import torch
+        """e-c scores of the rows by ``learned-metrics score``'s scorer around the in-memory model."""
+        return score_in_training(model, tokenizer, card, "faithfulness", self.options,
+                                 groundings=self.rows.groundings, generations=self.rows.generations)
 
-        from learned_metrics.scoring import loading
-        from learned_metrics.scoring.scorer import Scorer
 
-        parameter = next(model.parameters())
-        limit = loading.model_input_limit(model.config, tokenizer)
-        length = min(self.options.max_length or loading.preprocessing_of(card).get("max_length") or limit, limit)
-        scorer = Scorer(model, tokenizer, kind="faithfulness",
-                        label_ids=loading.resolve_labels(model.config, "faithfulness"), card=card or None,
-                        device=parameter.device, dtype=parameter.dtype, max_length=length, source="training",
-                        options=self.options)
-        was_training = model.training
-        try:
-            with torch.no_grad():
-                return scorer.score_validated(groundings=self.rows.groundings,
-                                              generations=self.rows.generations).scores
-        finally:
-            model.train(was_training)
+def score_in_training(model: Any, tokenizer: Any, card: dict[str, Any] | None, kind: str, options: Any,
+                      **inputs: Any) -> np.ndarray:
+    """Scores of ``inputs`` by ``learned-metrics score``'s scorer around the in-memory model being trained; the
+    model's train/eval mode, dtype and device are left as they were, and no gradient is kept."""
+    import torch
+
+    from learned_metrics.scoring import loading
+    from learned_metrics.scoring.scorer import Scorer
+
+    parameter = next(model.parameters())
+    limit = loading.model_input_limit(model.config, tokenizer)
+    length = min(options.max_length or loading.preprocessing_of(card).get("max_length") or limit, limit)
+    scorer = Scorer(model, tokenizer, kind=kind, label_ids=loading.resolve_labels(model.config, kind),
+                    card=card or None, device=parameter.device, dtype=parameter.dtype, max_length=length,
+                    source="training", options=options)
+    was_training = model.training
+    try:
+        with torch.no_grad():
+            return scorer.score_validated(**inputs).scores
+    finally:
+        model.train(was_training)
 
 
 def _value(estimate: Any) -> float:
@@ -248,3 +253,90 @@ def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: st
         raise UserError(f"faithfulness_benchmark={benchmark}: validation on a faithfulness benchmark is for NLI "
                         f"(faithfulness) models; this run trains a {metric_kind} model")
     return FaithfulnessValidation(benchmark, **options)
+
+
+# -- coherence: the paper's shuffle accuracy ----------------------------------------------------------------
+
+SHUFFLE_METRIC = "val/shuffle_acc"
+
+
+class ShuffleValidation(Callback):
+    """The coherence paper's shuffle test as a validation metric: after every validation (not the sanity check),
+    P(coherent) of the held-out originals and their shuffles (the shuffle set's validation split, documents the
+    model never trained on) by ``learned-metrics score``'s scorer, and the share of (original, shuffle) pairs of
+    the same document where the original scores higher (a tie counts 1/2), by ``meta-eval shuffle-test``'s own
+    :func:`~learned_metrics.meta_eval.shuffle_test.shuffle_test`. Logged as ``val/shuffle_acc`` beside ``val/f1``,
+    so ``ModelCheckpoint`` can monitor it; ``max_docs`` bounds the cost (a seeded subsample of documents, the same
+    every time), and ``val/shuffle_seconds`` says what it cost."""
+
+    def __init__(self, max_docs: int | None = 200, seed: int = 0):
+        self.max_docs = None if max_docs is None else int_at_least(max_docs, 1, "callbacks.shuffle_validation.max_docs")
+        self.seed = int_at_least(seed, 0, "callbacks.shuffle_validation.seed")
+        self._pairs: tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def on_validation_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        if trainer.sanity_checking:
+            return
+        start = time.perf_counter()
+        accuracy = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None),
+                                trainer.datamodule.path)
+        pl_module.log(SHUFFLE_METRIC, accuracy, on_step=False, on_epoch=True, sync_dist=False)
+        pl_module.log("val/shuffle_seconds", time.perf_counter() - start, on_step=False, on_epoch=True,
+                      sync_dist=False)
+
+    def measure(self, model: Any, tokenizer: Any, card: dict[str, Any] | None, data_path: str | Path) -> float:
+        from learned_metrics.meta_eval.shuffle_test import shuffle_test
+        from learned_metrics.scoring.options import ScoringOptions
+
+        texts, is_original, pair_of, original_of = self.pairs(data_path)
+        scores = score_in_training(model, tokenizer, card, "coherence", ScoringOptions(mc_samples=1), texts=texts)
+        shuffled = ~is_original
+        report = shuffle_test(scores[original_of[shuffled]], scores[shuffled], pair_index=pair_of[shuffled],
+                              resamples=0)
+        return float(report.accuracy.value)
+
+    def pairs(self, data_path: str | Path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """The validation rows scored (read once): texts, which are originals, each row's document number and the
+        row of its document's original."""
+        if self._pairs is None:
+            self._pairs = validation_pairs(data_path, self.max_docs, self.seed)
+        return self._pairs
+
+
+def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
+                     ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Documents of a shuffle set's validation split that have their original and at least one shuffle (at most
+    ``max_docs``, drawn with ``seed``): their texts, an original mask, the document number of each row and the row
+    of its document's original."""
+    import datasets
+
+    from learned_metrics.labels import COHERENCE_LABELS
+
+    split = datasets.load_from_disk(str(Path(data_path) / "validation"))
+    coherent = COHERENCE_LABELS.index("coherent")
+    by_doc: dict[str, list[int]] = {}
+    for i, doc in enumerate(list(split["doc_id"])):
+        by_doc.setdefault(doc, []).append(i)
+    labels = list(split["label"])
+    docs = [d for d, rows in by_doc.items() if sum(labels[i] == coherent for i in rows) == 1 and len(rows) > 1]
+    if not docs:
+        raise UserError("the validation split has no document with its original and a shuffle: no shuffle "
+                        "accuracy (null the callbacks.shuffle_validation entry)", path=data_path)
+    if max_docs is not None and len(docs) > max_docs:
+        keep = set(np.random.default_rng(seed).choice(len(docs), size=max_docs, replace=False).tolist())
+        docs = [d for i, d in enumerate(docs) if i in keep]
+    rows = [i for d in docs for i in by_doc[d]]
+    column = list(split["text"])
+    texts = [column[i] for i in rows]
+    position = {row: k for k, row in enumerate(rows)}
+    is_original = np.array([labels[i] == coherent for i in rows])
+    pair_of = np.array([k for k, d in enumerate(docs) for _ in by_doc[d]])
+    original_row = {k: position[next(i for i in by_doc[d] if labels[i] == coherent)] for k, d in enumerate(docs)}
+    original_of = np.array([original_row[k] for k in pair_of])
+    return texts, is_original, pair_of, original_of
+
+
+def shuffle_validation(metric_kind: str = "coherence", **options: Any) -> ShuffleValidation | None:
+    """The callback of ``conf/callbacks``: on for coherence runs, None for NLI runs (their monitor is the
+    faithfulness benchmark's)."""
+    return ShuffleValidation(**options) if metric_kind == "coherence" else None
