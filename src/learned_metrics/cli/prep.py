@@ -1,4 +1,4 @@
-"""``learned-metrics prep shuffle-set|anli`` and the ``data_prep/*.py`` scripts: one parser each, used by both.
+"""``learned-metrics prep shuffle-set|anli|nli`` and the ``data_prep/*.py`` scripts: one parser each, used by both.
 
 The work is in :mod:`learned_metrics.data.shuffle_set` and :mod:`learned_metrics.data.anli`;
 here are only the options, the call and the summary table.
@@ -95,11 +95,53 @@ def run_anli(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- any NLI data ------------------------------------------------------------------------------
+
+NLI_DESCRIPTION = ("Build an NLI training set from your own files, folders or Hugging Face datasets (several sources "
+                   "mixed, each with a cap or weight), plus one phrase-augmented copy of every row as `prep anli` "
+                   "does, saved as a datasets.DatasetDict with report.json.")
+NLI_EPILOG = """examples:
+  python data_prep/build_nli.py --source my_nli.csv --output data/my_nli
+  python data_prep/build_nli.py --source mine=data/nli_folder --source anli=hf:facebook/anli --cap anli=20000 \\
+      --output data/mix
+  python data_prep/build_nli.py --source rte.jsonl --premise-field sentence1 --hypothesis-field sentence2 \\
+      --label-order entailment,not_entailment --two-class neutral --output data/rte
+  python data_prep/build_nli.py --source anli_v1.0 --premise-field context --output data/anli_aug
+  (the same with `learned-metrics prep nli ...`; splits come from train/dev/test in file or folder names,
+  --split-field, or a seeded split by premise when a source names none)"""
+
+
+def add_nli_arguments(parser: argparse.ArgumentParser) -> None:
+    from learned_metrics.data.choices import NLI_SOURCES, NliSettings
+
+    parser.add_argument("--source", required=True, action="append", metavar="[NAME=]SOURCE",
+                        help=f"repeat for a mix: {NLI_SOURCES}")
+    parser.add_argument("--output", required=True,
+                        help="new or empty output folder; never a source or a folder holding one")
+    NliSettings.add_arguments(parser)
+    parser.set_defaults(func=run_nli)
+
+
+def run_nli(args: argparse.Namespace) -> int:
+    from learned_metrics.data.choices import NliSettings
+    from learned_metrics.data.nli import build_nli
+
+    settings = NliSettings.from_arguments(args)
+    report = build_nli(args.source, args.output, **settings.to_json())
+    title = f"NLI{' + augmented copies' if report['augmentation']['augment'] else ''} -> {args.output}"
+    rows = [(split, counts["rows"], counts["augmented"], *(counts["per_label"][label] for label in NLI_LABELS),
+             ", ".join(f"{name} {n}" for name, n in counts["per_source"].items()),
+             report["dropped_shared_pairs"].get(split, 0)) for split, counts in report["splits"].items()]
+    columns = ("split", "rows", "augmented", *NLI_LABELS, "per source", "shared pairs dropped")
+    console().print(table(title, columns, rows, left=("split", "per source")))
+    return 0
+
+
 # --- entry points --------------------------------------------------------------------------------
 
 
 def register(subparsers: Any) -> None:
-    prep = subparsers.add_parser("prep", help="build training sets (coherence shuffle set, augmented ANLI)",
+    prep = subparsers.add_parser("prep", help="build training sets (coherence shuffle set, augmented ANLI or any NLI)",
                                  description="Build the data sets training reads (the data_prep/ scripts run these).")
     commands = prep.add_subparsers(dest="prep_command", metavar="SET", required=True)
     add_shuffle_set_arguments(commands.add_parser(
@@ -108,6 +150,9 @@ def register(subparsers: Any) -> None:
     add_anli_arguments(commands.add_parser(
         "anli", help="ANLI plus phrase-augmented copies (faithfulness)", description=ANLI_DESCRIPTION,
         epilog=ANLI_EPILOG, formatter_class=help_formatter))
+    add_nli_arguments(commands.add_parser(
+        "nli", help="any NLI files/folders/Hub sets, mixed, plus phrase-augmented copies (faithfulness)",
+        description=NLI_DESCRIPTION, epilog=NLI_EPILOG, formatter_class=help_formatter))
 
 
 def shuffle_set_script(argv: Sequence[str] | None = None) -> int:
@@ -120,3 +165,8 @@ def anli_script(argv: Sequence[str] | None = None) -> int:
     """``python data_prep/build_anli_augmented.py``."""
     return script_main("build_anli_augmented.py", add_anli_arguments, argv, description=ANLI_DESCRIPTION,
                        epilog=ANLI_EPILOG)
+
+
+def nli_script(argv: Sequence[str] | None = None) -> int:
+    """``python data_prep/build_nli.py``."""
+    return script_main("build_nli.py", add_nli_arguments, argv, description=NLI_DESCRIPTION, epilog=NLI_EPILOG)

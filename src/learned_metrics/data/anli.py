@@ -128,7 +128,7 @@ def augment_split(
         batched=True,
         with_indices=True,
         fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
-        features=FEATURES,
+        features=dataset.features,  # ANLI's schema, or any NLI source's (learned_metrics.data.nli)
         desc=f"Augmenting {split}",
     )
     return datasets.concatenate_datasets([dataset, augmented])

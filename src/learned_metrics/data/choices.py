@@ -9,12 +9,15 @@ declaration.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from learned_metrics.errors import UserError
+from learned_metrics.labels import canonical_label, parse_label_order
 from learned_metrics.settings import Settings, setting
 from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, parse_joiner
+from learned_metrics.validate import ordered
 
 SHUFFLE_SET_SOURCES = "'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH'"
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
@@ -101,3 +104,94 @@ class AnliSettings(Settings):
         super().__post_init__()
         if self.phrase_subset is not None and not self.augment:
             raise UserError("--phrase-subset has no effect with --no-augment; drop one of them")
+
+
+NLI_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), or "
+               "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache); NAME=SOURCE names it")
+TWO_CLASS_TARGETS = ("neutral", "contradiction")
+SHARED_PAIRS = ("refuse", "drop")
+
+
+def _named_values(value: tuple[str, ...], what: str, number: type) -> tuple[str, ...]:
+    """``("mnli=5000", ...)``: each item is SOURCE=NUMBER; refused as one line naming the option."""
+    for item in value:
+        name, sep, text = str(item).partition("=")
+        try:
+            ok = bool(sep and name.strip()) and math.isfinite(number(text)) and number(text) > 0
+        except ValueError:
+            ok = False
+        if not ok or (number is int and str(int(text)) != text.strip()):
+            raise UserError(f"--{what} takes SOURCE=N items (N > 0{', whole' if number is int else ''}), "
+                            f"e.g. --{what} mnli=2; got {item!r}")
+    return tuple(str(item) for item in value)
+
+
+NOT_ENTAILMENT = "not_entailment"
+_NOT_ENTAILMENT_NAMES = {"not_entailment", "non_entailment", "not_entailed", "no_entailment", "not_entail"}
+
+
+def data_label(value: object) -> str | None:
+    """A data set's label name as canonical (:func:`~learned_metrics.labels.canonical_label`), or ``not_entailment``
+    for a two-class set's other class (RTE, FEVER-style sets); None when it is neither."""
+    name = str(value).strip().lower().replace("-", "_").replace(" ", "_")
+    return NOT_ENTAILMENT if name in _NOT_ENTAILMENT_NAMES else canonical_label(value)
+
+
+def parse_data_label_order(order: Any) -> tuple[str, ...]:
+    """``--label-order`` of a data set: scoring's rule and wording (:func:`~learned_metrics.labels.parse_label_order`),
+    with ``entailment,not_entailment`` also accepted for a two-class set."""
+    names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
+    if not any(data_label(name) == NOT_ENTAILMENT for name in names):
+        return parse_label_order(names)
+    canon = [data_label(name) for name in names]
+    if None in canon or len(set(canon)) != len(canon):
+        raise UserError(f"--label-order: expected distinct class names in index order such as "
+                        f"entailment,neutral,contradiction (or e,n,c), got {order!r}")
+    return tuple(str(name) for name in canon)
+
+
+def _label_order(value: tuple[str, ...]) -> tuple[str, ...]:
+    return parse_data_label_order(value)
+
+
+@dataclass(frozen=True)
+class NliSettings(AnliSettings):
+    """How ``prep nli`` (:func:`~learned_metrics.data.nli.build_nli`) reads any NLI data (files, folders, Hugging
+    Face datasets, several sources at once) and augments it as ``prep anli`` does: every keyword of the builder and
+    every flag of the command. A source given as a mapping in a config may override the field options for itself."""
+
+    augment: bool = setting(True, "write the originals only (ablation without augmentation)", flag=True)
+    premise_field: str = setting("premise", "field holding the premise (ANLI's files: context)")
+    hypothesis_field: str = setting("hypothesis", "field holding the hypothesis")
+    label_field: str = setting("label", "field holding the label: a name (entailment/neutral/contradiction, e/n/c, "
+                               "not_entailment) or an integer with --label-order")
+    id_field: str | None = setting(None, "field holding a row id (default: source, file and row number)")
+    label_order: tuple[str, ...] | None = setting(None, "class names of integer labels in index order, e.g. "
+                                                  "entailment,neutral,contradiction (or e,n,c; "
+                                                  "entailment,not_entailment for a two-class set)", kind="list",
+                                                  check=_label_order)
+    two_class: str | None = setting(None, "what a two-class set's not_entailment becomes: neutral (recommended "
+                                    "beside three-class sources) or contradiction (docs/nli_data.md says why)",
+                                    choices=TWO_CLASS_TARGETS)
+    split_field: str | None = setting(None, "field naming each row's split (train, dev/validation, test) instead "
+                                      "of the file names")
+    val_fraction: float = setting(0.1, "share of a source's premises for validation when its files name no split",
+                                  kind="share")
+    test_fraction: float = setting(0.0, "share of a source's premises for test when its files name no split",
+                                   kind="share")
+    cap: tuple[str, ...] | None = setting(None, "at most N rows per split of a source (seeded sample): "
+                                          "SOURCE=N,SOURCE=N", kind="list",
+                                          check=lambda v: _named_values(v, "cap", int), metavar="SOURCE=N,...")
+    weight: tuple[str, ...] | None = setting(None, "multiply a source's training rows by W (seeded sample below 1, "
+                                             "whole copies above): SOURCE=W,...", kind="list",
+                                             check=lambda v: _named_values(v, "weight", float),
+                                             metavar="SOURCE=W,...")
+    shared_pairs: str = setting("refuse", "a premise/hypothesis pair in two splits: refuse, or drop it from the "
+                                "lower split (train < validation < test) and count it in report.json",
+                                choices=SHARED_PAIRS)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.val_fraction + self.test_fraction >= 1:
+            raise UserError(f"--val-fraction + --test-fraction must be below 1, got {self.val_fraction} + "
+                            f"{self.test_fraction}")

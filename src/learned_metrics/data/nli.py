@@ -1,0 +1,470 @@
+"""Any NLI data as a training set for the faithfulness metric: files, folders and Hugging Face datasets, mixed.
+
+A source is a ``.jsonl``/``.csv``/``.parquet`` file or a folder of them, ``disk:DIR`` (a ``save_to_disk`` folder) or
+``hf:NAME[:CONFIG]`` (a Hugging Face dataset through the local cache), optionally named ``NAME=SOURCE``. Rows are
+read with the fields the settings name (:class:`~learned_metrics.data.choices.NliSettings`), labels by name (integers
+only through a declared ``--label-order`` or a ``ClassLabel``), and each row goes to the split its file, folder or
+Hub split names (train; dev/val/validation; test), its ``--split-field``, or, when a source names no split at all, a
+seeded split by premise (a premise's hypotheses stay together). Then per source a cap (every split) and a weight
+(training rows only); a pair found in two splits is refused or dropped from the lower split; and the dialogue-phrase
+augmentation of :mod:`learned_metrics.data.anli` with every ablation. The source stays a column and is counted in
+``report.json``. Rows stream into Arrow files, so a large mix stays out of memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+
+from learned_metrics import validate
+from learned_metrics.data.anli import augment_split, augmentation_settings
+from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
+from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
+from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import iter_rows, plain_value
+from learned_metrics.labels import NLI_LABELS
+from learned_metrics.outputs import scratch_folder
+
+OUTPUT_KIND = "nli_set"
+SPLIT_ORDER = ("train", "validation", "test")
+_SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
+                "valid": "validation", "validation": "validation", "test": "test"}
+_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+_CHUNK = 10_000
+_LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
+
+FEATURES = datasets.Features({
+    "premise": datasets.Value("string"),
+    "hypothesis": datasets.Value("string"),
+    "label": datasets.Value("string"),
+    "source": datasets.Value("string"),
+    "uid": datasets.Value("string"),
+    "augmented": datasets.Value("bool"),
+    "phrase": datasets.Value("string"),
+})
+"""The saved schema: ``label`` a canonical name (training maps it onto the model's classes), ``source`` the name of
+the source the row came from."""
+
+# Per-source overrides a config's mapping may give (the rest of the settings are the build's).
+_PER_SOURCE = ("premise_field", "hypothesis_field", "label_field", "id_field", "label_order", "two_class",
+               "split_field")
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """One source of a build: where it is, its name, its cap/weight and its own field settings."""
+
+    name: str
+    location: str
+    settings: NliSettings
+    cap: int | None = None
+    weight: float = 1.0
+
+
+# ---------------------------------------------------------------- sources ---
+
+
+def _default_name(location: str) -> str:
+    kind, _, rest = location.partition(":") if location.startswith(("hf:", "disk:")) else ("", "", location)
+    if kind == "hf":
+        return rest.split(":")[0].rstrip("/").split("/")[-1]
+    path = Path(rest)
+    return path.stem if path.suffix.lower() in _SUFFIXES else path.name
+
+
+def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:
+    """The build's sources: ``"[NAME=]SOURCE"`` texts, or mappings ``{location, name, cap, weight, <field
+    options>}`` from a config; caps and weights of ``settings`` by name; names distinct."""
+    items = [sources] if isinstance(sources, (str, Mapping)) else list(validate.ordered(sources, "sources",
+                                                                                        also="--source"))
+    if not items:
+        raise UserError(f"no --source given; expected {NLI_SOURCES}")
+    parsed = []
+    for item in items:
+        if isinstance(item, Mapping):
+            spec = {str(k): (list(v) if isinstance(v, (list, tuple)) or type(v).__name__ == "ListConfig" else v)
+                    for k, v in item.items()}
+            unknown = sorted(set(spec) - {"location", "name", "cap", "weight", *_PER_SOURCE})
+            if unknown or "location" not in spec:
+                raise UserError(f"a source mapping takes location (required), name, cap, weight and "
+                                f"{', '.join(_PER_SOURCE)}; got {sorted(spec)}")
+            location = str(spec.pop("location"))
+            name = str(spec.pop("name", None) or _default_name(location))
+            cap, weight = spec.pop("cap", None), spec.pop("weight", None)
+            own = dataclasses.replace(settings, **spec)
+        else:
+            text = str(item)
+            name, sep, location = text.partition("=")
+            if not sep or "/" in name or ":" in name or not name.strip():
+                name, location = _default_name(text), text
+            cap, weight, own = None, None, settings
+        if not location.strip():
+            raise UserError(f"--source {item!r}: empty location; expected {NLI_SOURCES}")
+        parsed.append(Source(name.strip(), location.strip(), own,
+                             None if cap is None else validate.int_at_least(cap, 1, f"cap of source {name}"),
+                             1.0 if weight is None else _weight(weight, name)))
+    names = [s.name for s in parsed]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UserError(f"two sources are named {repeated[0]!r}; name them with --source NAME=SOURCE")
+    caps, weights = _by_name(settings.cap, "cap", names), _by_name(settings.weight, "weight", names)
+    return [dataclasses.replace(s, cap=int(caps[s.name]) if s.name in caps else s.cap,
+                                weight=float(weights[s.name]) if s.name in weights else s.weight) for s in parsed]
+
+
+def _weight(value: Any, name: str) -> float:
+    weight = validate.finite(value, f"weight of source {name}")
+    if weight <= 0:
+        raise UserError(f"weight of source {name} must be above 0, got {weight}")
+    return weight
+
+
+def _by_name(items: tuple[str, ...] | None, what: str, names: list[str]) -> dict[str, str]:
+    found = dict(item.split("=", 1) for item in items or ())
+    unknown = sorted(set(found) - set(names))
+    if unknown:
+        raise UserError(f"--{what} names source {unknown[0]!r}; the sources are {', '.join(names)}")
+    return found
+
+
+def split_of_name(text: str, where: object) -> str | None:
+    """``"multinli_dev_matched"`` -> ``"validation"``, ``"R1/train.jsonl"`` -> ``"train"``; None when no word of
+    ``text`` names a split; refused when two do."""
+    found = {_SPLIT_WORDS[word] for word in re.split(r"[^a-z0-9]+", str(text).lower()) if word in _SPLIT_WORDS}
+    if len(found) > 1:
+        raise UserError(f"the name {text!r} names splits {sorted(found)}; rename it or pass --split-field",
+                        path=where)
+    return found.pop() if found else None
+
+
+def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
+    """The split of an unsplit source's row, drawn from its premise and the seed (same premise, same split)."""
+    digest = hashlib.blake2b(f"{seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    u = int.from_bytes(digest, "big") / 2**64
+    return "test" if u < test else "validation" if u < test + val else "train"
+
+
+# ------------------------------------------------------------------ reading ---
+
+
+@dataclasses.dataclass
+class _Part:
+    """Rows of one file or Hub split: where they are, the split they name (or None) and ClassLabel names."""
+
+    where: str
+    split: str | None
+    rows: Iterator[tuple[int, dict[str, Any]]]
+    columns: list[str] | None = None
+    names: list[str] | None = None
+
+
+def _file_parts(root: Path) -> list[_Part]:
+    if root.is_file():
+        return [_Part(str(root), split_of_name(root.name, root), iter_rows(root))]
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+    if not files:
+        raise UserError("no .jsonl, .csv or .parquet files in this folder", path=root)
+    return [_Part(str(p), split_of_name(str(p.relative_to(root)), p), iter_rows(p)) for p in files]
+
+
+def _dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
+    number = 0
+    for batch in ds.iter(batch_size=_CHUNK):
+        columns = list(batch)
+        for values in zip(*(batch[c] for c in columns), strict=True):
+            number += 1
+            yield number, {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
+
+
+def _class_names(ds: datasets.Dataset, field: str) -> list[str] | None:
+    feature = ds.features.get(field)
+    return list(feature.names) if isinstance(feature, datasets.ClassLabel) else None
+
+
+def _dataset_parts(loaded: Any, where: str, field: str) -> list[_Part]:
+    if isinstance(loaded, datasets.Dataset):
+        return [_Part(where, None, _dataset_rows(loaded), loaded.column_names, _class_names(loaded, field))]
+    return [_Part(f"{where}:{split}", split_of_name(split, where), _dataset_rows(ds), ds.column_names,
+                  _class_names(ds, field)) for split, ds in loaded.items()]
+
+
+def _load_hub(location: str) -> Any:
+    name, _, config = location.partition(":")
+    try:
+        return datasets.load_dataset(name, config or None)
+    except Exception as exc:  # any hub/network/cache failure is something the user must fix
+        raise UserError(f"cannot load the Hugging Face dataset {name!r} ({type(exc).__name__}: {first_line(exc)}); "
+                        "it must be in the local cache (HF_DATASETS_OFFLINE), or save it with save_to_disk and pass "
+                        "disk:DIR, or export it to files") from None
+
+
+def _load_disk(path: Path) -> Any:
+    try:
+        return datasets.load_from_disk(str(path))
+    except Exception as exc:  # datasets raises many types for a folder it cannot read
+        raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
+
+
+def source_parts(source: Source) -> list[_Part]:
+    """The parts of a source, by its form; an unknown form is one line listing the forms."""
+    location, field = source.location, source.settings.label_field
+    if location.startswith("hf:"):
+        return _dataset_parts(_load_hub(location[3:]), location, field)
+    if location.startswith("disk:"):
+        path = Path(location[5:]).expanduser()
+        return _dataset_parts(_load_disk(path), str(path), field)
+    path = Path(location).expanduser()
+    if path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file()):
+        return _dataset_parts(_load_disk(path), str(path), field)
+    if path.is_dir() or path.is_file():
+        return _file_parts(path)
+    raise UserError(f"source {source.name!r}: {location!r} is not a file or folder here; expected {NLI_SOURCES}")
+
+
+def _check_fields(part: _Part, fields_: Sequence[str], s: NliSettings) -> None:
+    """The first row (or the Hub columns) has every field asked for; else one line with the fields and the option."""
+    missing = [f for f in fields_ if f not in (part.columns or [])]
+    for field in missing:
+        option = next(name for name in _PER_SOURCE if getattr(s, name) == field)
+        raise UserError(f"no field '{field}' (fields: {', '.join(map(str, part.columns or [])) or 'none'}); "
+                        f"pass --{option.replace('_', '-')} NAME", path=part.where)
+
+
+def _label(value: Any, part: _Part, s: NliSettings, row: int) -> str | None:
+    """A row's canonical label; None for an unlabelled row (-1, as Hub test splits have)."""
+    where = {"path": part.where, "row": row, "field": s.label_field}
+    value = plain_value(value)
+    if validate.is_missing(value) or isinstance(value, bool):
+        raise UserError(f"label is {value!r}; expected {_LABEL_NAMES}", **where)
+    integer = isinstance(value, int) or (isinstance(value, float) and value.is_integer()) or \
+        (isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value) is not None)
+    if integer:
+        index = int(float(value))
+        if index == -1:
+            return None
+        order = s.label_order or part.names
+        if order is None:
+            raise UserError(f"integer label {index} needs --label-order: expected distinct class names in index "
+                            "order such as entailment,neutral,contradiction (or e,n,c)", **where)
+        if not 0 <= index < len(order):
+            raise UserError(f"label {index} is outside --label-order {','.join(order)}", **where)
+        value = order[index]
+    name = data_label(value)
+    if name == NOT_ENTAILMENT:
+        if s.two_class is None:
+            raise UserError(f"two-class label {value!r}: pass --two-class neutral or --two-class contradiction "
+                            "(what not_entailment becomes; docs/nli_data.md)", **where)
+        return s.two_class
+    if name not in NLI_LABELS:
+        raise UserError(f"unknown label {value!r}, expected {_LABEL_NAMES}", **where)
+    return name
+
+
+class _SplitWriter:
+    """One Arrow file per split of a source, written ``_CHUNK`` rows at a time."""
+
+    def __init__(self, work: Path, tag: str):
+        self.work, self.tag = work, tag
+        self.chunks: dict[str, list[dict[str, Any]]] = {}
+        self.writers: dict[str, Any] = {}
+        self.sinks: dict[str, Any] = {}
+
+    def path(self, split: str) -> Path:
+        return self.work / f"{self.tag}-{split}.arrow"
+
+    def add(self, split: str, record: dict[str, Any]) -> None:
+        chunk = self.chunks.setdefault(split, [])
+        chunk.append(record)
+        if len(chunk) >= _CHUNK:
+            self._flush(split)
+
+    def _flush(self, split: str) -> None:
+        if split not in self.writers:
+            self.sinks[split] = pa.OSFile(str(self.path(split)), "wb")
+            self.writers[split] = pa.ipc.new_stream(self.sinks[split], FEATURES.arrow_schema)
+        self.writers[split].write_table(pa.Table.from_pylist(self.chunks[split], schema=FEATURES.arrow_schema))
+        self.chunks[split] = []
+
+    def close(self) -> dict[str, datasets.Dataset]:
+        for split in list(self.chunks):
+            if self.chunks[split]:
+                self._flush(split)
+        for split in self.writers:
+            self.writers[split].close()
+            self.sinks[split].close()
+        info = datasets.DatasetInfo(features=FEATURES)
+        return {split: datasets.Dataset.from_file(str(self.path(split)), info=info) for split in self.writers}
+
+
+def read_source(source: Source, work: Path, seed: int, val: float, test: float,
+                tag: str = "0") -> tuple[dict[str, datasets.Dataset], dict[str, Any]]:
+    """A source's rows in :data:`FEATURES`, per split; and what was read (files, rows, unlabelled rows dropped)."""
+    s = source.settings
+    parts = source_parts(source)
+    named = [p for p in parts if p.split is not None]
+    if s.split_field is None and named and len(named) < len(parts):
+        unnamed = next(p for p in parts if p.split is None)
+        raise UserError("names no split (train, dev/validation, test) while other files of source "
+                        f"{source.name!r} do; rename it or pass --split-field", path=unnamed.where)
+    wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
+    writer, read, unlabelled = _SplitWriter(work, tag), Counter(), 0
+    for part in parts:
+        first = True
+        for number, row in part.rows:
+            if first:  # the first row names the fields of a file; a Hub split's columns are known
+                part.columns = part.columns or list(row)
+                _check_fields(part, wanted, s)
+                first = False
+            premise = validate.row_text(row, s.premise_field, path=part.where, row_number=number)
+            hypothesis = validate.row_text(row, s.hypothesis_field, path=part.where, row_number=number)
+            label = _label(validate.field_value(row, s.label_field, path=part.where, row_number=number), part, s,
+                           number)
+            if label is None:
+                unlabelled += 1
+                continue
+            if s.split_field is not None:
+                value = validate.row_text(row, s.split_field, path=part.where, row_number=number)
+                split = split_of_name(value, part.where)
+                if split is None:
+                    raise UserError(f"split {value!r} is none of train, dev/validation, test", path=part.where,
+                                    row=number, field=s.split_field)
+            else:
+                split = part.split or _seeded_split(premise, seed, val, test)
+            uid = (validate.row_key(row, s.id_field, path=part.where, row_number=number) if s.id_field
+                   else f"{Path(part.where).name}:{number}")
+            writer.add(split, {"premise": premise, "hypothesis": hypothesis, "label": label, "source": source.name,
+                               "uid": f"{source.name}:{uid}", "augmented": False, "phrase": None})
+            read[split] += 1
+    splits = writer.close()
+    if not splits:
+        raise UserError(f"source {source.name!r} has no labelled rows", path=source.location)
+    return splits, {"name": source.name, "location": source.location, "cap": source.cap, "weight": source.weight,
+                    "parts": [p.where for p in parts], "rows_read": dict(read), "dropped_unlabelled": unlabelled}
+
+
+# ----------------------------------------------------------------- mixing ---
+
+
+def _rng(seed: int, *names: str) -> np.random.Generator:
+    return np.random.default_rng([seed, *(int.from_bytes(hashlib.blake2b(n.encode(), digest_size=4).digest(), "big")
+                                          for n in names)])
+
+
+def cap_and_weight(ds: datasets.Dataset, split: str, source: Source, seed: int) -> datasets.Dataset:
+    """At most ``cap`` rows (seeded sample, order kept); training rows times ``weight`` (whole copies, then a
+    seeded sample for the fraction)."""
+    rng = _rng(seed, source.name, split)
+    if source.cap is not None and len(ds) > source.cap:
+        ds = ds.select(np.sort(rng.choice(len(ds), source.cap, replace=False)))
+    if split != "train" or source.weight == 1.0:
+        return ds
+    whole, fraction = int(source.weight), source.weight - int(source.weight)
+    indices = [np.arange(len(ds))] * whole
+    indices.append(np.sort(rng.choice(len(ds), int(round(fraction * len(ds))), replace=False)))
+    return ds.select(np.concatenate(indices))
+
+
+def _pair_key(premise: str, hypothesis: str) -> bytes:
+    text = f"{premise.strip()}\x00{hypothesis.strip()}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict[str, datasets.Dataset],
+                                                                            dict[str, int]]:
+    """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
+    lower split (train < validation < test) with a count per split."""
+    seen: dict[bytes, tuple[str, str]] = {}
+    kept, dropped = {}, {}
+    for split in reversed(SPLIT_ORDER):
+        if split not in splits:
+            continue
+        ds, keep = splits[split], []
+        for start in range(0, len(ds), _CHUNK):
+            batch = ds[start:start + _CHUNK]
+            for i, (p, h, uid) in enumerate(zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)):
+                key = _pair_key(p, h)
+                if key in seen and seen[key][0] != split:
+                    if action == "refuse":
+                        other_split, other_uid = seen[key]
+                        raise UserError(f"the pair of {uid} ({split}) is also in {other_split} ({other_uid}); pass "
+                                        "--shared-pairs drop to drop such pairs from the lower split, counted in "
+                                        "report.json")
+                    continue
+                seen.setdefault(key, (split, uid))
+                keep.append(start + i)
+        dropped[split] = len(ds) - len(keep)
+        kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
+    return {split: kept[split] for split in SPLIT_ORDER if split in kept}, dropped
+
+
+def count_split(ds: datasets.Dataset) -> dict[str, Any]:
+    """Rows, originals/augmented, and counts per source, label and phrase."""
+    sources, labels, phrases, augmented = Counter(), Counter(), Counter(), 0
+    for batch in ds.select_columns(["source", "label", "augmented", "phrase"]).iter(batch_size=_CHUNK):
+        sources.update(batch["source"])
+        labels.update(batch["label"])
+        phrases.update(p for p in batch["phrase"] if p is not None)
+        augmented += sum(batch["augmented"])
+    return {"rows": len(ds), "original": len(ds) - augmented, "augmented": augmented,
+            "per_source": dict(sorted(sources.items())), "per_label": {k: labels.get(k, 0) for k in NLI_LABELS},
+            "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
+
+
+# ------------------------------------------------------------------ build ---
+
+
+def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, Any]:
+    """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` in ``output``.
+
+    ``sources``: one or more ``"[NAME=]SOURCE"`` (see the module docstring), or mappings with per-source options.
+    ``settings``: the keywords of :class:`~learned_metrics.data.choices.NliSettings`. Returns the report, which is
+    also saved as ``report.json``; the output folder appears only when everything is written.
+    """
+    s = NliSettings.from_keywords(**settings)
+    parsed = parse_sources(sources, s)
+    augmentation = augmentation_settings(s)
+    local = [Path(src.location.removeprefix("disk:")).expanduser() for src in parsed
+             if not src.location.startswith("hf:")]
+    check_dataset_output(output, OUTPUT_KIND, local, s.overwrite)
+    output = Path(output)
+    with scratch_folder(output) as work:
+        per_split: dict[str, list[datasets.Dataset]] = {}
+        read = []
+        for index, source in enumerate(parsed):
+            splits, info = read_source(source, work, s.seed, s.val_fraction, s.test_fraction, str(index))
+            read.append(info)
+            for split, ds in splits.items():
+                per_split.setdefault(split, []).append(cap_and_weight(ds, split, source, s.seed))
+        merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLIT_ORDER
+                  if split in per_split}
+        merged, dropped = shared_pairs(merged, s.shared_pairs)
+        for split in ("train", "validation"):
+            if not len(merged.get(split, [])):
+                raise UserError(f"no {split} rows in {', '.join(src.location for src in parsed)}: name a "
+                                f"{'dev/validation' if split == 'validation' else split} file or folder, pass "
+                                "--split-field, or give a source whose files name no split (a seeded split by "
+                                "--val-fraction)")
+        built = datasets.DatasetDict({
+            split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
+            for split, ds in merged.items() if len(ds)})
+        report = {
+            "builder": "nli",
+            "sources": read,
+            "seed": s.seed,
+            "settings": s.to_json(),
+            "augmentation": augmentation,
+            "splits": {split: count_split(ds) for split, ds in built.items()},
+            "dropped_shared_pairs": dropped,
+            "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
+        }
+        save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
+    return report
