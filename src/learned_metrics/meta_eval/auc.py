@@ -21,6 +21,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
+from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: the API reference lists it here
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
@@ -180,21 +181,6 @@ def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
     if len(columns) == 0:
         return np.full(values.shape[0], np.nan)
     return values[:, columns].mean(axis=1)
-
-
-def roc_points(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ROC curve (false-positive rate, true-positive rate) from (0, 0) to (1, 1), one point per distinct score.
-
-    ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``: tied scores move both rates at once
-    (a diagonal step), so the area under these points is exactly the tie-aware AUC.
-    """
-    from sklearn.metrics import roc_curve
-
-    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
-    if len(np.unique(labels)) < 2:
-        raise UserError("a ROC curve needs both labels")
-    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
-    return fpr, tpr
 
 
 def auc_by_group(

@@ -1,9 +1,9 @@
 """Faithfulness benchmarks read as released: LLM-AggreFact, AggreFact, the SummaC benchmark and TRUE.
 
-Each layout is declared once in :data:`LAYOUTS`: the columns a file of it has, which hold the grounding and the
-generation (what ``learned-metrics score faithfulness`` scores, see :func:`text_layout`), where a row's dataset and
-split come from, and what label 1 means. A scored file keeps every column of the benchmark and adds ``score``, so
-the same file is read here:
+Each layout is declared once in :data:`learned_metrics.layouts.LAYOUTS`: the columns a file of it has, which hold
+the grounding and the generation (what ``learned-metrics score faithfulness`` scores, see
+:func:`learned_metrics.layouts.text_layout`), where a row's dataset and split come from, and what label 1 means.
+A scored file keeps every column of the benchmark and adds ``score``, so the same file is read here:
 
 =================  ===============================================================  ===========  ================
 layout             columns                                                          dataset      split
@@ -39,45 +39,11 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
+from learned_metrics.layouts import LAYOUTS, Layout, recognize
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
 from learned_metrics.meta_eval.rows import ScoredRows, check_paired, distinct_names, duplicates, text_digest
 from learned_metrics.validate import binary_label, is_missing, key, number
-
-
-@dataclass(frozen=True)
-class Layout:
-    """One benchmark's released layout."""
-
-    key: str
-    name: str
-    premise: str  # the grounding column
-    hypothesis: str  # the generation column
-    columns: tuple[str, ...]  # what every file of the layout has
-    dataset_field: str | None  # None: the dataset is the file name (TRUE)
-    has_splits: bool
-    positive: str  # what label 1 means
-    source: str
-
-
-LAYOUTS = {
-    "llm-aggrefact": Layout("llm-aggrefact", "LLM-AggreFact", "doc", "claim", ("dataset", "doc", "claim", "label"),
-                            "dataset", True, "supported",
-                            "Hugging Face dataset lytang/LLM-AggreFact (gated: accept its terms), dev and test "
-                            "Parquet files"),
-    "aggrefact": Layout("aggrefact", "AggreFact", "doc", "summary",
-                        ("dataset", "origin", "id", "doc", "summary", "model_name", "label", "cut"), "origin", True,
-                        "consistent", "aggre_fact_final.csv / aggre_fact_sota.csv of github.com/Liyan06/AggreFact"),
-    "summac": Layout("summac", "SummaC benchmark", "document", "claim", ("document", "claim", "label", "dataset"),
-                     "dataset", True, "consistent",
-                     "built by SummaCBenchmark (github.com/tingofurro/summac) from the original sources, saved"),
-    "true": Layout("true", "TRUE", "grounding", "generated_text", ("grounding", "generated_text", "label"), None,
-                   False, "grounded", "built by the download script of github.com/google-research/true"),
-}
-# Recognized from a file's columns in this order (AggreFact's columns include LLM-AggreFact's minus claim).
-DETECTION_ORDER = ("aggrefact", "summac", "llm-aggrefact", "true")
-# Recognized from a row's text columns (scoring) in this order.
-TEXT_ORDER = ("true", "aggrefact", "llm-aggrefact", "summac")
 
 # AggreFact's SOTA subset, as its utils.py defines it.
 AGGREFACT_SOTA = ("BART", "PegasusDynamic", "T5", "Pegasus")
@@ -89,24 +55,6 @@ TUNE_SPLITS = ("val", "dev", "valid", "validation")
 POSITIVE_WORDS = frozenset({"supported", "consistent", "faithful", "grounded", "correct"})
 NEGATIVE_WORDS = frozenset({"unsupported", "not supported", "inconsistent", "unfaithful", "ungrounded", "incorrect"})
 LABEL_WORDS = "1/0, true/false, yes/no, supported/unsupported, consistent/inconsistent, correct/incorrect"
-
-
-def recognize(columns: Sequence[str]) -> Layout | None:
-    """The layout whose columns a file has (None when it has none of them)."""
-    present = set(columns)
-    for name in DETECTION_ORDER:
-        if set(LAYOUTS[name].columns) <= present:
-            return LAYOUTS[name]
-    return None
-
-
-def text_layout(row: dict[str, Any]) -> Layout | None:
-    """The layout whose grounding and generation columns a row has (what ``score faithfulness`` reads)."""
-    for name in TEXT_ORDER:
-        layout = LAYOUTS[name]
-        if layout.premise in row and layout.hypothesis in row:
-            return layout
-    return None
 
 
 def layout_columns_text() -> str:

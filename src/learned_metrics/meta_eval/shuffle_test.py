@@ -25,6 +25,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
+from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
 from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
 from learned_metrics.meta_eval.resampling import (
     Estimate,
@@ -36,9 +37,6 @@ from learned_metrics.meta_eval.resampling import (
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
-
-BUCKET_WIDTH = 20
-BUCKET_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -180,15 +178,6 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
         pair_ids,
         gaps,
     )
-
-
-def gap_buckets(gaps: np.ndarray) -> np.ndarray:
-    """Bucket centre of each length gap: multiples of 20, [c-10, c+10), clamped to +-200."""
-    clamped = np.clip(gaps, -BUCKET_LIMIT, BUCKET_LIMIT)
-    return (BUCKET_WIDTH * np.floor(clamped / BUCKET_WIDTH + 0.5)).astype(int)
-
-
-BUCKET_CENTRES = np.arange(-BUCKET_LIMIT, BUCKET_LIMIT + 1, BUCKET_WIDTH)
 
 
 def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, gaps: np.ndarray,

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.length_gap import BUCKET_LIMIT, BUCKET_WIDTH
+from learned_metrics.meta_eval.roc import roc_points
 from learned_metrics.outputs import atomic_file
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
@@ -252,8 +254,6 @@ def roc_figure(
     aucs: dict[str, float | None] | None = None,
 ) -> Any:
     """The figure of :func:`plot_roc_curves`, returned for notebooks and inspection."""
-    from learned_metrics.meta_eval.auc import roc_points
-
     plt = _pyplot()
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     fig, ax = plt.subplots(figsize=(7.5, 5.0), layout="constrained")
@@ -307,8 +307,6 @@ def bucket_range_label(bucket: Any) -> str:
 
 def bucket_span(bucket: Any) -> int:
     """How many 20-character buckets a (possibly merged) length-gap bucket covers."""
-    from learned_metrics.meta_eval.shuffle_test import BUCKET_LIMIT, BUCKET_WIDTH
-
     first = -BUCKET_LIMIT if bucket.low is None else bucket.low + BUCKET_WIDTH // 2
     last = BUCKET_LIMIT if bucket.high is None else bucket.high - BUCKET_WIDTH // 2
     return (last - first) // BUCKET_WIDTH + 1
@@ -327,8 +325,6 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
         raise UserError("the shuffle-test report has no length-gap buckets (run it with length_gap)")
     plt = _pyplot()
     from matplotlib.lines import Line2D
-
-    from learned_metrics.meta_eval.shuffle_test import BUCKET_WIDTH
 
     minimum = getattr(report, "min_bucket_pairs", 0) if min_bucket_pairs is None else min_bucket_pairs
     buckets = [b for b in report.buckets if b.pairs]

@@ -78,7 +78,7 @@ class InputFields:
         hypothesis = self.hypothesis_field or ("generation" if "generation" in first_row else None)
         layout = None
         if premise is None or hypothesis is None:
-            from learned_metrics.meta_eval.benchmarks_io import text_layout
+            from learned_metrics.layouts import text_layout
 
             layout = text_layout(first_row)
         self.premise_field = premise or (layout.premise if layout else "grounding")

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.resampling import percentile_interval
 from learned_metrics.validate import is_blank
 
 RESAMPLES = 1000
@@ -80,7 +79,8 @@ def mean_ci(values: np.ndarray, *, resamples: int = RESAMPLES, confidence: float
         stop = min(resamples, start + block)
         means[start:stop] = values[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
     tail = 50.0 * (1.0 - confidence)
-    return percentile_interval(means, (tail, 100.0 - tail)).ci or (None, None)
+    low, high = np.percentile(means, (tail, 100.0 - tail))  # scores are finite: so is every mean
+    return float(low), float(high)
 
 
 class ScoreCollector:
