@@ -53,7 +53,8 @@ test-fast: venv  ## everything not marked slow: the loop to run between edits (u
 lint: venv  ## ruff
 	$(BIN)/ruff check src tests bench data_prep train.py
 
-docs: venv  ## build the documentation site into site/ (mkdocs build --strict)
+docs:  ## build the documentation site into site/ (mkdocs build --strict) with the venv you have; installs nothing
+	@test -x $(BIN)/mkdocs || { echo "make docs: $(BIN)/mkdocs not found; run 'make venv' first (it installs the docs extra from the package index)" >&2; exit 1; }
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: venv  ## the benchmarks (project vs naive way, one run each)

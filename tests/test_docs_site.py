@@ -99,3 +99,20 @@ def test_mkdocs_build_strict_passes(tmp_path):
     scoring = (site / "reference" / "scoring" / "index.html").read_text(encoding="utf-8")
     assert 'id="learned_metrics.scoring.scorer.load_scorer"' in scoring
     assert ":func:" not in scoring and ":meth:" not in scoring  # Sphinx roles rendered as code or links
+
+
+def test_make_docs_installs_nothing(tmp_path):
+    """``make docs`` builds with the environment there is: its recipe runs no pip and no venv creation, even when
+    pyproject.toml is newer than the venv's install stamp (it once re-ran ``make venv``, which needs the network)."""
+    recipe = subprocess.run(["make", "-n", "-W", "pyproject.toml", "docs"], cwd=ROOT, capture_output=True, text=True)
+    assert recipe.returncode == 0, recipe.stderr
+    assert "mkdocs build --strict" in recipe.stdout
+    assert "pip" not in recipe.stdout and "-m venv" not in recipe.stdout
+
+
+def test_make_docs_without_mkdocs_says_what_to_run(tmp_path):
+    """Control: with no mkdocs in the venv it stops with one line naming the command that installs it."""
+    done = subprocess.run(["make", "docs", f"VENV={tmp_path / 'no-venv'}"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.startswith("make docs:")]
+    assert len(lines) == 1 and "make venv" in lines[0]
