@@ -18,14 +18,16 @@ Importable without torch, so ``--help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from learned_metrics import validate
 from learned_metrics.errors import UserError
 
-KINDS = ("flag", "int", "choice", "list", "share", "text")
+KINDS = ("flag", "int", "choice", "list", "share", "fraction", "number", "text")
 S = TypeVar("S", bound="Settings")
 
 
@@ -35,9 +37,12 @@ def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int
             **metadata: Any) -> Any:
     """A field and what every face of the surface needs: help; allowed values (``choices``, ``minimum``/``maximum``)
     or a ``check`` that parses and refuses; ``kind``, the strict parser a value goes through (``flag``, ``int``,
-    ``choice``, ``list``, ``share`` in [0, 1); ``text`` as given, derived from the rest unless named);
+    ``choice``, ``list`` (each item one of ``choices`` when given), ``share`` in [0, 1), ``fraction`` in (0, 1),
+    ``number`` finite; ``text`` as given, derived from the rest unless named);
     ``scores=False`` when no value of it changes a result (left out of :meth:`Settings.affecting`); ``cli=False``
-    for a keyword with no flag; ``from_text`` decodes what the command line types differently (a joiner's escapes).
+    for a keyword with no flag; ``from_text`` decodes what the command line types differently (a joiner's escapes);
+    ``noun`` names the option in refusals; ``aliases`` are old flag spellings kept one release (a note on standard
+    error); ``argparse`` adds keywords of the flag's ``add_argument`` (``{"action": "append"}`` for a repeatable one).
     A ``flag`` whose default is True is turned off by its name prefixed with no (``--no-augment``). Other
     ``metadata`` is kept for the surface (e.g. the metric kinds a scoring option applies to)."""
     kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
@@ -52,9 +57,12 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def parse_setting(spec: Any, value: Any) -> Any:
-    """One field's value through the strict parser of its kind; refusals name the keyword and the --flag."""
+def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
+    """One field's value through the strict parser of its kind; refusals name the keyword and the --flag (the flag
+    first and ``name=`` in brackets when ``flag_first``)."""
     meta, name, flag = spec.metadata, spec.name, flag_name(spec.name)
+    if flag_first:
+        name, flag = flag, f"{name}="
     if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
         return None
     kind = meta["kind"]
@@ -63,11 +71,16 @@ def parse_setting(spec: Any, value: Any) -> Any:
     elif kind == "int":
         value = validate.int_at_least(value, meta["minimum"], name, maximum=meta["maximum"], also=flag)
     elif kind == "choice":
-        value = validate.one_of(value, meta["choices"], name.replace("_", " "), also=flag)
+        value = validate.one_of(value, meta["choices"], meta.get("noun") or spec.name.replace("_", " "), also=flag)
     elif kind == "list":
         value = validate.ordered(value, name, also=flag)
-    elif kind == "share":
-        value = validate.share(value, name, also=flag)
+        unknown = [item for item in value if item not in (meta["choices"] or value)]
+        if unknown or (meta["choices"] and not value):
+            raise UserError(f"unknown {meta.get('noun') or name} {unknown or list(value)}, expected some of: "
+                            f"{', '.join(meta['choices'])} ({flag})")
+    elif kind in ("share", "fraction", "number"):
+        value = {"share": validate.share, "fraction": validate.fraction, "number": validate.finite}[kind](
+            value, name, also=flag)
     elif value is None:
         raise UserError(f"{name} takes a value, got None ({flag})")
     return meta["check"](value) if meta["check"] is not None else value
@@ -75,11 +88,17 @@ def parse_setting(spec: Any, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Settings:
-    """Base of every surface's settings object (see the module docstring)."""
+    """Base of every surface's settings object (see the module docstring). ``show_defaults``: help lines end with
+    the default; ``int_metavar`` names an integer's value in the help; ``flag_first``: refusals start with the
+    --flag."""
+
+    show_defaults: ClassVar[bool] = False
+    int_metavar: ClassVar[str | None] = None
+    flag_first: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for spec in fields(self):
-            object.__setattr__(self, spec.name, parse_setting(spec, getattr(self, spec.name)))
+            object.__setattr__(self, spec.name, parse_setting(spec, getattr(self, spec.name), self.flag_first))
 
     @classmethod
     def from_keywords(cls: type[S], **keywords: Any) -> S:
@@ -108,16 +127,30 @@ class Settings:
                 parser.add_argument(flag_name(("no_" if on else "") + spec.name), dest=spec.name, help=meta["help"],
                                     action="store_false" if on else "store_true")
                 continue
-            kwargs: dict[str, Any] = {"default": spec.default, "help": meta["help"]}
-            if meta["choices"] is not None:
+            kwargs: dict[str, Any] = {"default": spec.default, "help": cls._help(spec)}
+            if meta["choices"] is not None and meta["kind"] == "choice":
                 kwargs["choices"] = meta["choices"]
             elif meta["kind"] == "int":
                 kwargs["type"] = validate.int_option(meta["minimum"], meta["maximum"])
-            elif meta["kind"] == "share":
-                kwargs["type"] = validate.fraction_option
+                if cls.int_metavar:
+                    kwargs["metavar"] = cls.int_metavar
+            elif meta["kind"] in ("share", "fraction", "number"):
+                kwargs["type"] = {"share": validate.fraction_option, "fraction": _level, "number": float}[meta["kind"]]
             if meta["metavar"]:
                 kwargs["metavar"] = meta["metavar"]
-            parser.add_argument(flag_name(spec.name), **kwargs)
+            kwargs.update(meta.get("argparse") or {})
+            if meta.get("aliases"):  # old spellings: same destination, hidden, a note when used
+                parser.add_argument(*meta["aliases"], dest=spec.name, type=kwargs.get("type"), help=argparse.SUPPRESS,
+                                    action=_renamed(flag_name(spec.name)), default=argparse.SUPPRESS)
+            parser.add_argument(flag_name(spec.name), dest=spec.name, **kwargs)
+
+    @classmethod
+    def _help(cls, spec: Any) -> str:
+        shown, text = spec.default, spec.metadata["help"]
+        if not cls.show_defaults or shown is None or "(default" in text:
+            return text
+        shown = ",".join(shown) if isinstance(shown, tuple) else shown
+        return f"{text} (default: {shown})".replace("%", "%%")
 
     @classmethod
     def from_arguments(cls: type[S], args: argparse.Namespace, **overrides: Any) -> S:
@@ -134,6 +167,27 @@ class Settings:
         field to None where it does not apply (provenance records None for it)."""
         return {spec.name: _plain(getattr(self, spec.name)) if where is None or where(spec) else None
                 for spec in fields(self) if spec.metadata["scores"]}
+
+
+def _level(text: str) -> float:
+    """An argparse ``type`` for a level strictly between 0 and 1 (alpha, confidence)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1 or math.isnan(value):
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    return value
+
+
+def _renamed(new_flag: str) -> type[argparse.Action]:
+    class Renamed(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+            print(f"note: {option_string} is deprecated and will be removed in the next release; use {new_flag}",
+                  file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    return Renamed
 
 
 def _typed(spec: Any, value: Any) -> Any:

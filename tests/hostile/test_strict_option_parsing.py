@@ -22,9 +22,9 @@ from transformers import AutoModelForSequenceClassification
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import options as meta_options
-from learned_metrics.meta_eval.options import Option
 from learned_metrics.scoring import load_scorer
 from learned_metrics.scoring.options import ScoringOptions
+from learned_metrics.settings import Settings
 
 NOT_BOOLS = ["false", "no", "true", 0, 1, 0.0, "", np.float64(1.0)]
 UNORDERED = {
@@ -136,18 +136,32 @@ def test_scoring_choices_refuse_other_values_with_the_option_named():
             spec.metadata["choices"][0]
 
 
-# --- meta-eval: every Option declared in meta_eval/options.py ------------------------------------------------
+# --- meta-eval: every field of the settings classes in meta_eval/options.py -----------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One field of a meta-eval settings class, checked through the class's keywords."""
+
+    cls: type
+    spec: dataclasses.Field
+
+    name = property(lambda self: self.spec.name)
+    kind = property(lambda self: self.spec.metadata["kind"])
+    choices = property(lambda self: self.spec.metadata["choices"] or ("score_a", "score_b"))  # a list of any names
+    minimum = property(lambda self: self.spec.metadata["minimum"])
+    default = property(lambda self: self.spec.default)
+    flag = property(lambda self: "--" + self.spec.name.replace("_", "-"))
+
+    def check(self, value):
+        return getattr(self.cls.from_keywords(**{self.name: value}), self.name)
 
 
 def meta_declarations() -> list[Option]:
-    """Every Option the module declares: the tables (OPTIONS, FIELDS, SYSTEM_OPTIONS, ...) and single ones."""
-    found: dict[int, Option] = {}
-    for value in vars(meta_options).values():
-        if isinstance(value, Option):
-            found[id(value)] = value
-        elif isinstance(value, dict) and value and all(isinstance(v, Option) for v in value.values()):
-            found.update({id(v): v for v in value.values()})
-    return list(found.values())
+    """Every field of every settings class meta_eval/options.py declares (each class checks its own)."""
+    classes = [v for v in vars(meta_options).values() if isinstance(v, type) and issubclass(v, Settings)
+               and v.__module__ == meta_options.__name__]
+    return [Option(cls, spec) for cls in classes for spec in dataclasses.fields(cls)]
 
 
 def meta_of(kind: str) -> list[Option]:
@@ -155,7 +169,7 @@ def meta_of(kind: str) -> list[Option]:
 
 
 def meta_names(option: Option) -> tuple[str, str]:
-    return f"{option.name}=", option.flag
+    return option.name, option.flag
 
 
 def test_the_meta_eval_walk_sees_every_kind():

@@ -34,11 +34,11 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.options import (
-    DEFAULTS,
-    check,
+    CorrelationSettings,
     coefficient_words,
     interval_words,
     statistic_label,
+    takes,
 )
 from learned_metrics.meta_eval.resampling import (
     Estimate,
@@ -260,18 +260,13 @@ def fisher_interval(r: float | None, n: int | None, coefficient: str,
     return math.tanh(z - half), math.tanh(z + half)
 
 
+@takes(CorrelationSettings)
 def correlations(
     human: object,
     metric: object,
     *,
-    coefficient: str = DEFAULTS.coefficient,
-    stats: Sequence[str] = DEFAULTS.stats,
-    resamples: int = DEFAULTS.resamples,
-    resample: str = DEFAULTS.resample,
-    seed: int = DEFAULTS.seed,
-    confidence: float = DEFAULTS.confidence,
-    ci_method: str = DEFAULTS.ci_method,
     axes: str = "documents x systems",
+    settings: CorrelationSettings,
 ) -> CorrelationReport:
     """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics.
 
@@ -281,8 +276,9 @@ def correlations(
     draws with replacement: ``systems``, ``documents`` or ``both`` (default,
     Deutsch et al. 2021's recommended BOOT-BOTH).
     """
-    stats = check(coefficient=coefficient, stats=stats, resamples=resamples, resample=resample, seed=seed,
-                  confidence=confidence, ci_method=ci_method).stats
+    coefficient, stats, resamples, resample = (settings.coefficient, settings.stats, settings.resamples,
+                                               settings.resample)
+    seed, confidence, ci_method = settings.seed, settings.confidence, settings.ci_method
     human_grid, grids = input_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:

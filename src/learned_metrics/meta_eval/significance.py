@@ -40,13 +40,12 @@ from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
     CORRELATION_TESTS,
-    DEFAULTS,
+    ComparisonSettings,
     check,
     coefficient_words,
     correction_words,
-    interval_words,
     statistic_label,
-    test_words,
+    takes,
 )
 from learned_metrics.meta_eval.resampling import (
     bootstrap_weights,
@@ -92,25 +91,7 @@ class Comparison:
         return {**out, "delta_ci": None if self.delta_ci is None else list(self.delta_ci)}
 
 
-@dataclass(frozen=True)
-class TestOptions:
-    """How :func:`compare` tests a pair; checked once (:func:`.options.check`), shared by every pair and statistic."""
-
-    coefficient: str = DEFAULTS.coefficient
-    stats: tuple[str, ...] = DEFAULTS.stats
-    permutations: int = DEFAULTS.permutations
-    swap: str = DEFAULTS.swap
-    resamples: int = DEFAULTS.resamples
-    resample: str = DEFAULTS.resample
-    alternative: str = DEFAULTS.alternative
-    correction: str = DEFAULTS.correction
-    confidence: float = DEFAULTS.confidence
-    williams: str = DEFAULTS.williams
-    seed: int = DEFAULTS.seed
-
-    @classmethod
-    def checked(cls, **values) -> TestOptions:
-        return cls(**vars(check(**values)))
+TestOptions = ComparisonSettings  # how :func:`compare` tests a pair: shared by every pair and statistic
 
 
 @dataclass(frozen=True)
@@ -135,15 +116,12 @@ class ComparisonReport(Tabular):
         rows = [[statistic_label(statistic, o.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
                  c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
-        tests = [test_words("permutation", o.alternative, permutations=o.permutations, swap=o.swap)]
-        if o.resamples:
-            tests.append(test_words("bootstrap", o.alternative, resamples=o.resamples, resample=o.resample))
-        tests.append(test_words("williams", o.alternative, williams=o.williams))
+        tests = o.tests()
         corrected = (f" p-values {correction_words(o.correction)}over the "
                      f"{'unordered' if two_sided else 'ordered'} pairs of each statistic; the uncorrected ones are "
                      "in the JSON." if o.correction != "none" else "")
         caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "
-                   f"{'; '.join(tests)}; delta CI from {interval_words(o.confidence, o.resamples)}, seed "
+                   f"{'; '.join(tests)}; delta CI from {o.intervals()}, seed "
                    f"{o.seed}.{corrected}")
         return [Table(columns, rows, key="compare", caption=caption,
                       title=f"H1: {hypothesis} · {coefficient_words(o.coefficient)} · seed {o.seed}")]
@@ -382,23 +360,13 @@ def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
+@takes(ComparisonSettings)
 def compare(
     human: object,
     metrics: dict[str, object],
     *,
-    coefficient: str = DEFAULTS.coefficient,
-    stats: Sequence[str] = DEFAULTS.stats,
-    permutations: int = DEFAULTS.permutations,
-    swap: str = DEFAULTS.swap,
-    resamples: int = DEFAULTS.resamples,
-    resample: str = DEFAULTS.resample,
-    alternative: str = DEFAULTS.alternative,
-    correction: str = DEFAULTS.correction,
-    confidence: float = DEFAULTS.confidence,
-    williams: str = DEFAULTS.williams,
-    seed: int = DEFAULTS.seed,
     axes: str = "documents x systems",
-    workers: int | None = DEFAULTS.workers,
+    settings: ComparisonSettings,
 ) -> ComparisonReport:
     """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
@@ -408,10 +376,7 @@ def compare(
     (the ordered pairs when one-sided, the unordered pairs when two-sided) into ``p_adjusted``.
     The pairs run on ``workers`` processes (default: every available core); results do not depend on it.
     """
-    options = TestOptions.checked(coefficient=coefficient, stats=stats, permutations=permutations, swap=swap,
-                                  resamples=resamples, resample=resample, alternative=alternative,
-                                  correction=correction, confidence=confidence, williams=williams, seed=seed)
-    check(workers=workers)
+    options, correction, workers = settings, settings.correction, settings.workers
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     human_grid, grids = input_grids(human, metrics, axes)

@@ -35,7 +35,7 @@ and 10,000 permutations take well under a second.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import numbered_rows
-from learned_metrics.meta_eval.data import CellScores, Key, KeyFields, key_grid, read_metric_scores
+from learned_metrics.io import iter_rows, numbered_rows
+from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, baseline_names, check
+from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, takes
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
     ci_columns,
@@ -56,6 +56,7 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
     swap_masks,
 )
+from learned_metrics.meta_eval.rows import CellScores, KeyFields, distinct, keyed_cells
 from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import renamed_keywords
@@ -83,10 +84,18 @@ class SystemScores:
 def read_system_scores(paths: Sequence[str | Path], score_field: str = "score", keys: KeyFields = KeyFields(), *,
                        on_missing: str = "error") -> SystemScores:
     """Long-format rows (document key, system key, score) from one or more files, concatenated (one file per system
-    is fine). A (document, system) key given twice, in one file or across files, is an error naming both rows."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    return _merge([_read_cells(path, score_field, keys, on_missing) for path in paths], keys, on_missing)
+    is fine). A (document, system) key given twice, in one file or across files, is an error naming both rows
+    (:func:`~.rows.keyed_cells`); a file without the document key says why it is needed."""
+    paths = [paths] if isinstance(paths, (str, Path)) else paths
+    try:
+        return _grid(keyed_cells([(path, iter_rows(path)) for path in paths], score_field, keys,
+                                 on_missing=on_missing))
+    except UserError as exc:
+        if exc.field != keys.doc or not exc.detail.startswith("missing field"):
+            raise
+        raise UserError(f"{exc.detail}; paired tests need a document key shared by the systems: name it with "
+                        "--doc-field (a scored file without one cannot be paired)",
+                        path=exc.path, row=exc.row, field=exc.field) from None
 
 
 def system_scores(doc_ids: Sequence[Any], system_ids: Sequence[Any], scores: Sequence[Any], *,
@@ -111,48 +120,15 @@ def system_scores_from_frame(frame: Any, *, doc_field: str = "doc_id", system_fi
 
 
 def _records(records: Any, keys: KeyFields, score: str, on_missing: str, source: str) -> SystemScores:
-    """In-memory rows through the metric-file reader: the same checks and messages as a file."""
-    return _merge([read_metric_scores(source, score, keys, on_missing=on_missing, records=records)], keys, on_missing)
+    """In-memory rows through the one keyed-row reader: the same checks and messages as a file."""
+    return _grid(keyed_cells([(source, records)], score, keys, on_missing=on_missing))
 
 
-def _read_cells(path: str | Path, score_field: str, keys: KeyFields, on_missing: str) -> CellScores:
-    """One file through the metric-file reader; a missing document key says why it is needed."""
-    try:
-        return read_metric_scores(path, score_field, keys, on_missing=on_missing)
-    except UserError as exc:
-        if exc.field != keys.doc or not exc.detail.startswith("missing field"):
-            raise
-        raise UserError(f"{exc.detail}; paired tests need a document key shared by the systems: name it with "
-                        "--doc-field (a scored file without one cannot be paired)",
-                        path=exc.path, row=exc.row, field=exc.field) from None
-
-
-def _merge(parts: Iterable[CellScores], keys: KeyFields, on_missing: str) -> SystemScores:
-    """Concatenate per-file scores onto one grid; a key in two files is a duplicate like one within a file."""
-    values: dict[Key, float] = {}
-    origin: dict[Key, tuple[str, int]] = {}
-    duplicated: set[Key] = set()
-    notes: list[str] = []
-    for part in parts:
-        notes += part.notes
-        for key, value in part.values.items():
-            row = part.rows[key]
-            if key in origin:
-                if on_missing == "error":
-                    first_path, first_row = origin[key]
-                    raise UserError(f"duplicate key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}), first at "
-                                    f"{first_path} row {first_row} (one score per document and system; "
-                                    "--on-missing drop skips duplicated keys)", path=part.path, row=row)
-                duplicated.add(key)
-                continue
-            origin[key] = (part.path, row)
-            values[key] = value
-    for key in duplicated:
-        values.pop(key)
-    if duplicated:
-        notes.append(f"dropped {len(duplicated)} key(s) given in two files")
+def _grid(cells: CellScores) -> SystemScores:
+    """Systems in first-seen order on one (documents x systems) grid."""
+    values = cells.values
     return SystemScores(list(dict.fromkeys(k[0] for k in values)), list(dict.fromkeys(k[1] for k in values)),
-                        key_grid(values), notes)
+                        key_grid(values), cells.notes)
 
 
 # --- results -----------------------------------------------------------------------------------------------------
@@ -281,13 +257,10 @@ class _PairStats:
 
 
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
-def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
-                    resamples: int = SYSTEM_DEFAULTS.resamples,
-                    permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
-                    alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
-                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed,
-                    confidence: float = DEFAULTS.confidence, doc_field: str = "doc_id",
-                    system_field: str = "system_id", score_field: str = "score") -> SystemComparison:
+@takes(SystemsSettings)
+def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None, doc_field: str = "doc_id",
+                    system_field: str = "system_id", score_field: str = "score",
+                    settings: SystemsSettings) -> SystemComparison:
     """Rank systems by mean score and test every pair (or every system against each ``baseline``: one name or a
     list, the CLI's repeatable ``--baseline``) on shared documents.
 
@@ -297,10 +270,10 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
     ``confidence``: the level of every CI (the means' and the differences').
     """
-    common = check(alternative=alternative, alpha=alpha, seed=seed, confidence=confidence)
-    two_sided, confidence = common.alternative == "two-sided", common.confidence
-    counts = check(SYSTEM_OPTIONS, permutations=permutations, test=test, correction=correction)
-    resamples, permutations = check(resamples=resamples).resamples, counts.permutations
+    o = settings
+    two_sided, confidence, alpha, seed, test, correction = (o.alternative == "two-sided", o.confidence, o.alpha,
+                                                           o.seed, o.test, o.correction)
+    resamples, permutations = o.resamples, o.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
     baseline = baseline_names(baseline)
     _check_settings(data, baseline, resamples, permutations, test)
@@ -316,9 +289,9 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
                for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
-    settings = {"baseline": list(baseline) or None, "resamples": resamples, **counts.record(), **common.record(),
-                "documents": len(data.docs), "systems": len(data.systems)}
-    return SystemComparison(ranking, results, settings,
+    record = {"baseline": list(baseline) or None, **o.to_json(), "documents": len(data.docs),
+              "systems": len(data.systems)}
+    return SystemComparison(ranking, results, record,
                             list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
 
 
@@ -345,8 +318,7 @@ def _check_settings(data: SystemScores, baseline: tuple[str, ...], resamples: in
         found = f" ({data.systems[0]!r})" if data.systems else ""
         raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
                         "--system-field")
-    if len(set(data.systems)) != len(data.systems):
-        raise UserError("system names must be distinct")
+    distinct(data.systems, "system names", "each system's scores are one column of the grid")
     for name in baseline:
         if name not in data.systems:
             raise UserError(f"--baseline {name!r} is not one of the systems ({', '.join(data.systems)})")

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import add_options, checked
+from learned_metrics.meta_eval.options import AucCommand, AucSettings
 
-OPTIONS = ("resamples", "seed", "confidence")
+SETTINGS = AucCommand
 
 EPILOG = f"""\
 examples:
@@ -22,14 +22,13 @@ examples:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "auc",
+        commands, "auc", SETTINGS,
         help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
         description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
         "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
         "field is given (systems whose rows have one class only are skipped and counted).", epilog=EPILOG)
     parser.add_argument("--input", required=True, type=common.input_path, metavar="PATH",
                         help="scored rows (.jsonl/.csv/.parquet), or a folder with one such file per corpus")
-    add_options(parser, "format", "score_field", "label_field", "group_field", *OPTIONS)
     parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
     common.add_outputs(parser, json="per-group and mean AUCs with CIs, and the settings",
                        markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
@@ -45,14 +44,14 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.provenance import read_provenance
     from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms, score_axis_label
 
-    options = checked(args, *OPTIONS)
+    settings = common.settings_of(args)
     common.check_command_outputs(args)
-    scored = read_scored_corpora([args.input], score_fields=[args.score_field], label_field=args.label_field,
-                                 group_field=args.group_field, system_field=args.system_field, fmt=args.format)
+    scored = read_scored_corpora([args.input], score_fields=[settings.score_field], label_field=settings.label_field,
+                                 group_field=settings.group_field, system_field=args.system_field, fmt=settings.format)
     rows = next(iter(scored.values()))
-    report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, **options)
+    report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, **common.analysis(settings, AucSettings))
     aucs = {g.group: g.auc.value for g in report.groups}
-    label = score_axis_label(read_provenance(args.input) if Path(args.input).is_file() else None, args.score_field)
+    label = score_axis_label(read_provenance(args.input) if Path(args.input).is_file() else None, settings.score_field)
     plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs,
                                                         score_label=label),
              "roc_plot": lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs)}

@@ -7,11 +7,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import BENCHMARK_GROUP_FIELD, add_options, checked
+from learned_metrics.meta_eval.options import BenchmarkCommand, BenchmarkSettings
 
-OPTIONS = ("threshold_protocol", "grid", "tune_scope", "unseen_dataset", "resamples", "permutations", "alpha",
-           "alternative", "correction", "confidence", "seed")
-READING = ("layout", "on_missing", "sota", "published_scores")
+SETTINGS = BenchmarkCommand
 
 EPILOG = """\
 threshold protocols (--threshold-protocol, required; the output names the one used):
@@ -45,7 +43,7 @@ See docs/benchmarks.md for the layouts, where the files come from and a full run
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "benchmark",
+        commands, "benchmark", SETTINGS,
         help="faithfulness benchmarks (LLM-AggreFact, AggreFact, SummaC, TRUE) under a named threshold protocol",
         description="Balanced accuracy, ROC AUC and the unsupported class's precision/recall/F1 per dataset and as "
         "their unweighted mean, at a threshold set by the protocol you name (fixed, tune-on-val, same-split), with "
@@ -55,12 +53,6 @@ def register(commands: Any) -> None:
     parser.add_argument("--metric", required=True, action="append", type=common.input_path, metavar="PATH",
                         help="a scored benchmark file, or a folder of them (one per split or per dataset); once per "
                         "metric, all scoring the same rows")
-    parser.add_argument("--metric-field", action="append", metavar="F",
-                        help="score field: once for all, or once per --metric (default: score)")
-    add_options(parser, "names", *OPTIONS[:4])
-    add_options(parser, "threshold", "split", "tune_split", BENCHMARK_GROUP_FIELD, *READING)
-    add_options(parser, "baseline")
-    add_options(parser, *OPTIONS[4:])
     common.add_outputs(parser, json="every number, the protocol, the thresholds, the tests and the settings as JSON",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="every statistic as CSV, one row per metric and dataset")
@@ -71,10 +63,11 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.benchmark import evaluate_benchmark
     from learned_metrics.meta_eval.benchmarks_io import read_benchmark
 
-    options = checked(args, *OPTIONS)
+    settings = common.settings_of(args)
+    common.require(settings.threshold_protocol is not None,
+                   "meta-eval benchmark: give --threshold-protocol fixed, tune-on-val or same-split")
     common.check_command_outputs(args)
-    rows = read_benchmark(args.metric, common.metric_names(args), score_fields=args.metric_field or ["score"],
-                          group_field=args.group_field, **checked(args, *READING))
-    report = evaluate_benchmark(rows, threshold=args.threshold, split=args.split, tune_split=args.tune_split,
-                                baseline=args.baseline, **options)
+    rows = read_benchmark(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
+                          group_field=settings.group_field, **settings.reading())
+    report = evaluate_benchmark(rows, **common.analysis(settings, BenchmarkSettings))
     return common.finish(args, report, notes=report.notes, warnings=report.warnings)

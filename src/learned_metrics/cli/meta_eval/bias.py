@@ -7,11 +7,14 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
+from learned_metrics.meta_eval.options import BiasMatrixCommand
+
+SETTINGS = BiasMatrixCommand
 
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "bias-matrix",
+        commands, "bias-matrix", SETTINGS,
         help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
         description="Systems ordered by mean human score (best first). Cell (row a, column b): over same-document "
         "pairs where the humans prefer a to b, 2*acc-1 with acc the share the metric orders the same way (a tie "
@@ -29,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
     from learned_metrics.render.figures import plot_bias_matrix
 
+    settings = common.settings_of(args)
     common.check_command_outputs(args)
-    grid = common.load_grid(args, [args.metric], [args.metric_field])
+    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
     return common.finish(args, matrix, notes=grid.notes, plots={"plot": lambda path: plot_bias_matrix(matrix, path)},
                   width=max(80, 14 + 8 * (len(matrix.systems) + 1)))

@@ -1,9 +1,9 @@
 """What every ``meta-eval`` command shares: inputs declared by type, outputs checked before any work and written as
 one staged set, the ``settings`` block of every JSON, and the one way a result reaches the terminal and files.
 
-A command module declares its arguments (options from :mod:`learned_metrics.meta_eval.options`, inputs with
-:func:`input_path`, outputs with :func:`add_outputs`), computes a result that can say ``tables()``, and hands it to
-:func:`finish`. Nothing here knows a particular analysis.
+A command module declares its arguments (its settings class from :mod:`learned_metrics.meta_eval.options`, given
+to :func:`command`; inputs with :func:`input_path`, outputs with :func:`add_outputs`), computes a result that can
+say ``tables()``, and hands it to :func:`finish`. Nothing here knows a particular analysis.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import argparse
 import itertools
 import shlex
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.options import STATISTICS, add_options, settings_of, split_list, statistic_label
+from learned_metrics.meta_eval.options import STATISTICS, split_list, statistic_label
 from learned_metrics.outputs import input_path, inputs_of
+from learned_metrics.settings import Settings
 
 # Every file a meta-eval command can write: destination in ``args`` -> option.
 OUTPUTS = {"json": "--json", "markdown": "--markdown", "latex": "--latex", "csv": "--csv",
@@ -32,13 +34,27 @@ the file name without a trailing _download, then without one trailing _valid/_de
 (frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
 
 
-def command(commands: Any, name: str, *, help: str, description: str, epilog: str | None = None
-            ) -> argparse.ArgumentParser:
-    """One subcommand's parser: its one-line help, description and examples, line breaks of the epilog kept."""
+def command(commands: Any, name: str, settings: type[Settings], *, help: str, description: str,
+            epilog: str | None = None) -> argparse.ArgumentParser:
+    """One subcommand's parser: its one-line help, description and examples (line breaks of the epilog kept), and
+    one flag per field of its ``settings`` class, which :func:`settings_of` reads back."""
     from learned_metrics.cli import help_formatter
 
-    return commands.add_parser(name, help=help, description=description, epilog=epilog,
-                               formatter_class=help_formatter)
+    parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
+                                 formatter_class=help_formatter)
+    settings.add_arguments(parser)
+    parser.set_defaults(settings_class=settings)
+    return parser
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The command's settings object, every value parsed by its declaration (before any file is read)."""
+    return args.settings_class.from_arguments(args)
+
+
+def analysis(settings: Settings, cls: type[Settings]) -> dict[str, Any]:
+    """The keywords of an analysis taking ``cls``'s fields, from a command's settings."""
+    return {spec.name: getattr(settings, spec.name) for spec in fields(cls)}
 
 
 def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:
@@ -52,34 +68,30 @@ def add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = Fal
     """The human file and metric file(s) of the commands that align them by (document, system)."""
     parser.add_argument("--human", required=human_required, type=input_path, metavar="FILE",
                         help="human judgements (.jsonl/.csv/.parquet)" + ("" if human_required else "; not with --auc"))
-    if many_metrics:
-        parser.add_argument("--metric", required=True, action="append", type=input_path, metavar="FILE",
-                            help="metric scores; give it once per metric")
-        parser.add_argument("--metric-field", action="append", metavar="F",
-                            help="score field of the metric files: once for all, or once per --metric (default: "
-                            "score)")
-        add_options(parser, "names")
-    else:
-        parser.add_argument("--metric", required=True, type=input_path, metavar="FILE",
-                            help="metric scores (.jsonl/.csv/.parquet)")
-        add_options(parser, "metric_field")
-    add_options(parser, "human_field", "human_format", "doc_field", "system_field", "on_missing")
+    parser.add_argument("--metric", required=True, action="append" if many_metrics else None, type=input_path,
+                        metavar="FILE", help="metric scores; give it once per metric" if many_metrics
+                        else "metric scores (.jsonl/.csv/.parquet)")
 
 
-def metric_names(args: argparse.Namespace) -> list[str] | None:
+def metric_names(settings: Any) -> list[str] | None:
     """``--names a,b``: the metrics' display names, or None for the file stems."""
-    return split_list(args.names) if getattr(args, "names", None) else None
+    return split_list(settings.names) if settings.names else None
 
 
-def load_grid(args: argparse.Namespace, metric_paths: Sequence[str], metric_fields: Sequence[str],
+def score_fields(settings: Any) -> list[str]:
+    """``--metric-field``, given once per metric file or once for all (default: score)."""
+    return list(settings.metric_field or ["score"])
+
+
+def load_grid(args: argparse.Namespace, settings: Any, metric_paths: Sequence[str], metric_fields: Sequence[str],
               names: Sequence[str] | None = None):
     """The human file and the metric files as one (documents x systems) grid, one line per problem."""
     from learned_metrics.meta_eval.data import KeyFields
     from learned_metrics.meta_eval.data import load_grid as load
 
-    return load(args.human, list(metric_paths), human_field=args.human_field, metric_fields=list(metric_fields),
-                keys=KeyFields(args.doc_field, args.system_field), human_format=args.human_format,
-                on_missing=args.on_missing, names=names)
+    return load(args.human, list(metric_paths), human_field=settings.human_field, metric_fields=list(metric_fields),
+                keys=KeyFields(settings.doc_field, settings.system_field), human_format=settings.human_format,
+                on_missing=settings.on_missing, names=names)
 
 
 def check_command_outputs(args: argparse.Namespace) -> None:
@@ -118,11 +130,12 @@ def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[di
 
 
 def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-    """What made this output: the command line, the project version, every declared option and every input."""
+    """What made this output: the command line, the project version, every field of the command's settings and every
+    input."""
     from learned_metrics import __version__
 
     argv = getattr(args, "argv", None)
-    options = settings_of(args)
+    options = settings_of(args).to_json()
     if "coefficient" in options:  # what each statistic key measured: tau_sys is r_sys under Pearson
         options["labels"] = {name: statistic_label(name, options["coefficient"]) for name in STATISTICS}
     return {"command": shlex.join(["learned-metrics", *argv]) if argv is not None else None,

@@ -6,10 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import COMPARE_RESAMPLES, add_options, checked
+from learned_metrics.meta_eval.options import CompareCommand
 
-OPTIONS = ("coefficient", "stats", "permutations", "swap", "resample", "alternative", "correction", "williams",
-           "confidence", "seed", "workers")
+SETTINGS = CompareCommand
 
 DESCRIPTION = """\
 For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlates better with the humans than B'
@@ -23,13 +22,12 @@ For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlat
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "compare",
+        commands, "compare", SETTINGS,
         help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
         description=DESCRIPTION,
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
         "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv")
     common.add_grid_inputs(parser, many_metrics=True)
-    add_options(parser, *OPTIONS, COMPARE_RESAMPLES)
     common.add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
                        markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
     parser.set_defaults(func=run)
@@ -38,10 +36,9 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.significance import compare
 
-    options = checked(args, *OPTIONS)
-    options["resamples"] = COMPARE_RESAMPLES.check(args.resamples)
+    settings = common.settings_of(args)
     common.require(len(args.metric) >= 2, "compare needs at least two --metric files")
     common.check_command_outputs(args)
-    grid = common.load_grid(args, args.metric, args.metric_field or ["score"], common.metric_names(args))
-    report = compare(grid.human, grid.metrics, **options)
+    grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
+    report = compare(grid.human, grid.metrics, settings=settings)
     return common.finish(args, report, notes=grid.notes)

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import CONFOUNDER_OPTIONS, add_options, checked, split_list
+from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, split_list
 
-OPTIONS = ("resamples", "seed", "correction", "first_person", "confidence")
+SETTINGS = ConfoundersCommand
 
 EPILOG = """\
 proxies (from the --generation-field text, no model):
@@ -44,22 +44,16 @@ examples:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "confounders",
+        commands, "confounders", SETTINGS,
         help="correlate metric scores and human labels with text proxies (length, overlap, first "
         "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
         "metric and of the human label with simple text proxies, optionally within each label class, and Williams' "
         "tests for 'metric A depends less on the proxy than metric B'.", epilog=EPILOG)
     parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet), e.g. the output of `learned-metrics score`")
-    parser.add_argument("--metric-field", action="append", metavar="F",
-                        help="a metric's score field; repeat for several metrics (default: score)")
-    add_options(parser, "names", CONFOUNDER_OPTIONS["human_field"])
     parser.add_argument("--no-human", action="store_true", help="the rows have no human label/score")
-    add_options(parser, CONFOUNDER_OPTIONS["generation_field"], "format", CONFOUNDER_OPTIONS["grounding_field"],
-                "label_field", CONFOUNDER_OPTIONS["proxies"])
     parser.add_argument("--proxy-field", action="append", default=[], metavar="F",
                         help="a numeric field used as a proxy, e.g. first_error (repeatable)")
-    add_options(parser, CONFOUNDER_OPTIONS["splitter"], *OPTIONS)
     parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
     common.add_outputs(parser, json="the result and the settings as JSON", markdown="the tables as Markdown",
                        latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)")
@@ -69,22 +63,21 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.confounders import ConfounderFields, analyse, check_proxy_names, read_confounder_rows
 
-    options = checked(args, *OPTIONS)
-    splitter = CONFOUNDER_OPTIONS["splitter"].check(args.splitter)
+    s = common.settings_of(args)
     fields = ConfounderFields(
-        metrics=tuple(args.metric_field or ["score"]),
-        names=tuple(split_list(args.names)) if args.names else None,
-        human=None if args.no_human else args.human_field,
-        generation=args.generation_field or ("generated_text" if args.format == "true" else "generation"),
-        grounding=args.grounding_field or None,
+        metrics=tuple(common.score_fields(s)),
+        names=tuple(split_list(s.names)) if s.names else None,
+        human=None if args.no_human else s.human_field,
+        generation=s.generation_field or ("generated_text" if s.format == "true" else "generation"),
+        grounding=s.grounding_field or None,
         proxy_fields=tuple(args.proxy_field),
-        label=args.label_field,
+        label=s.label_field,
     )
-    proxies = split_list(args.proxies)
+    proxies = split_list(s.proxies)
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
     common.check_command_outputs(args)
-    data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=splitter,
-                                first_person=options.pop("first_person"))
-    report = analyse(data, **options)
+    data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=s.splitter,
+                                first_person=s.first_person)
+    report = analyse(data, **common.analysis(s, ConfounderSettings))
     return common.finish(args, report, notes=report.notes)

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import add_options, checked
+from learned_metrics.meta_eval.options import CorrelationsCommand
 
-OPTIONS = ("coefficient", "stats", "resamples", "resample", "seed", "confidence", "ci_method")
+SETTINGS = CorrelationsCommand
 
 EPILOG = """\
 statistics (Kendall tau-b unless --coefficient says otherwise; headed r_ for Pearson, rho_ for Spearman):
@@ -35,12 +35,11 @@ example:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "correlations",
+        commands, "correlations", SETTINGS,
         help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
         description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
         "95% confidence intervals.", epilog=EPILOG)
     common.add_grid_inputs(parser)
-    add_options(parser, *OPTIONS)
     common.add_outputs(parser, json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
                        markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV")
     parser.set_defaults(func=run)
@@ -49,8 +48,8 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.correlations import correlations
 
-    options = checked(args, *OPTIONS)
+    settings = common.settings_of(args)
     common.check_command_outputs(args)
-    grid = common.load_grid(args, [args.metric], [args.metric_field])
-    report = correlations(grid.human, next(iter(grid.metrics.values())), **options)
+    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
+    report = correlations(grid.human, next(iter(grid.metrics.values())), settings=settings)
     return common.finish(args, report, notes=grid.notes)

@@ -6,11 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import DEFAULTS, add_options, checked
+from learned_metrics.meta_eval.options import ReportCommand, ReportSettings
 
-CORRELATION_OPTIONS = ("coefficient", "stats", "resamples", "resample", "permutations", "swap", "alpha", "test",
-                       "alternative", "correction", "confidence", "ci_method", "williams", "seed", "workers")
-AUC_OPTIONS = ("resamples", "permutations", "alpha", "alternative", "correction", "confidence", "seed")
+SETTINGS = ReportCommand
 
 EPILOG = f"""example (the coherence paper's Table 4.3 layout: five metrics x five statistics):
   learned-metrics meta-eval report --human examples/meta_eval/human.jsonl \\
@@ -29,50 +27,49 @@ example (TRUE-style AUC table, one folder of scored TRUE files per metric):
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "report",
+        commands, "report", SETTINGS,
         help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
         description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
         "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
         "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.", epilog=EPILOG)
     common.add_grid_inputs(parser, many_metrics=True, human_required=False)
-    add_options(parser, *CORRELATION_OPTIONS)
     auc = parser.add_argument_group("AUC mode (TRUE-style: corpora as columns, no human file)")
     auc.add_argument("--auc", action="store_true",
                      help="rows = metrics, columns = corpora + their unweighted mean, ROC AUC against --label-field; "
                      "a --metric may be a folder of scored corpora (the corpus is the file name)")
-    add_options(auc, "label_field", "group_field", "format")
-    add_options(auc, "baseline")
     common.add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
                        csv="the table as CSV", json="the table, the tests and the settings as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    settings = common.settings_of(args)
     if args.auc:
-        return _run_auc(args)
-    common.require(args.format == "rows",
-                   f"--format {args.format} reads labelled score files for the AUC table; add --auc")
+        return _run_auc(args, settings)
+    common.require(settings.format == "rows",
+                   f"--format {settings.format} reads labelled score files for the AUC table; add --auc")
     common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
     from learned_metrics.meta_eval.report import correlation_report
 
-    options = checked(args, *CORRELATION_OPTIONS)
     common.check_command_outputs(args)
-    grid = common.load_grid(args, args.metric, args.metric_field or ["score"], common.metric_names(args))
-    table = correlation_report(grid.human, grid.metrics, **options)
+    grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
+    table = correlation_report(grid.human, grid.metrics, **common.analysis(settings, ReportSettings))
     return common.finish(args, table, notes=grid.notes)
 
 
-def _run_auc(args: argparse.Namespace) -> int:
+def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:
     from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.meta_eval.report import auc_report
 
     common.require(args.human is None, "--auc reads labelled score files; --human is for the correlation table")
-    common.require(args.test == DEFAULTS.test and args.ci_method == DEFAULTS.ci_method,
+    defaults = ReportCommand()
+    common.require(settings.test == defaults.test and settings.ci_method == defaults.ci_method,
                    "the AUC table uses bootstrap CIs and approximate randomization; --test and --ci-method are for the "
                    "correlation table")
-    options = checked(args, *AUC_OPTIONS)
     common.check_command_outputs(args)
-    scored = read_scored_corpora(args.metric, common.metric_names(args), score_fields=args.metric_field or ["score"],
-                                 label_field=args.label_field, group_field=args.group_field, fmt=args.format)
-    table, tests = auc_report(scored, baseline=args.baseline, **options)
+    scored = read_scored_corpora(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
+                                 label_field=settings.label_field, group_field=settings.group_field,
+                                 fmt=settings.format)
+    auc = settings.auc()
+    table, tests = auc_report(scored, baseline=settings.baseline, **common.analysis(auc, type(auc)))
     return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})

@@ -6,10 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import add_options, checked
+from learned_metrics.meta_eval.options import ShuffleTestCommand, ShuffleTestSettings
 
-OPTIONS = ("resamples", "seed", "confidence")
-GAP_OPTIONS = ("min_bucket_pairs",)
+SETTINGS = ShuffleTestCommand
 
 EPILOG = """\
 input format: one row per scored text, for example the output of
@@ -34,15 +33,13 @@ and the comparisons per bucket written under each point.
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "shuffle-test",
+        commands, "shuffle-test", SETTINGS,
         help="accuracy that originals outscore their shuffled copies (coherence)",
         description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
         epilog=EPILOG)
     parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet)")
-    add_options(parser, "score_field", "label_field", "pair_field", *OPTIONS)
     parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
-    add_options(parser, *GAP_OPTIONS, "text_field", "length_field")
     common.add_outputs(parser, json="accuracy (and buckets) as JSON, with the settings",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="the accuracy as CSV",
@@ -56,13 +53,13 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.render.figures import plot_length_gap
 
     common.require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
-    options = checked(args, *OPTIONS, *GAP_OPTIONS)
+    s = common.settings_of(args)
     common.check_command_outputs(args)
-    rows = read_shuffle_rows(args.input, score_field=args.score_field, label_field=args.label_field,
-                             pair_field=args.pair_field,
-                             text_field=args.text_field if args.length_gap and not args.length_field else None,
-                             length_field=args.length_field if args.length_gap else None)
-    pairs = pairs_from_rows(rows, args.input, pair_field=args.pair_field)
+    rows = read_shuffle_rows(args.input, score_field=s.score_field, label_field=s.label_field, pair_field=s.pair_field,
+                             text_field=s.text_field if args.length_gap and not s.length_field else None,
+                             length_field=s.length_field if args.length_gap else None)
+    pairs = pairs_from_rows(rows, args.input, pair_field=s.pair_field)
     report = shuffle_test(pairs.original, pairs.shuffled, pair_index=pairs.pair_index,
-                          length_gap=pairs.length_gap if args.length_gap else None, **options)
+                          length_gap=pairs.length_gap if args.length_gap else None,
+                          **common.analysis(s, ShuffleTestSettings))
     return common.finish(args, report, plots={"plot": lambda path: plot_length_gap(report, path)})

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import add_options, checked
+from learned_metrics.meta_eval.options import SystemLevelCommand, SystemLevelSettings
 
-OPTIONS = ("coefficient", "resamples", "seed", "confidence")
+SETTINGS = SystemLevelCommand
 
 EPILOG = """\
 Why (Deutsch, Dror & Roth 2022): a metric scores the whole test set, not only the ~100 judged documents, and
@@ -30,7 +30,7 @@ example:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "system-level",
+        commands, "system-level", SETTINGS,
         help="realistic system-level correlation: metric over the full test set, pairs of close "
         "systems", description="System-level correlation as it is used in practice: the metric's system scores "
         "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
@@ -38,7 +38,6 @@ def register(commands: Any) -> None:
     common.add_grid_inputs(parser)
     parser.add_argument("--metric-full", type=common.input_path, metavar="FILE",
                         help="the metric's scores on every test document (same keys and --metric-field)")
-    add_options(parser, "delta_band", *OPTIONS)
     common.add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="the bands as CSV")
@@ -47,18 +46,18 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.data import KeyFields, read_metric_scores
-    from learned_metrics.meta_eval.system_level import check_bands, full_set_grid, realistic_system_level
+    from learned_metrics.meta_eval.system_level import full_set_grid, realistic_system_level
 
-    bands = check_bands(args.delta_band or [])
-    options = checked(args, *OPTIONS)
+    settings = common.settings_of(args)
     common.check_command_outputs(args)
-    grid = common.load_grid(args, [args.metric], [args.metric_field])
+    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
     notes = list(grid.notes)
     full = None
     if args.metric_full:
-        cells = read_metric_scores(args.metric_full, args.metric_field, KeyFields(args.doc_field, args.system_field),
-                                   on_missing=args.on_missing)
+        cells = read_metric_scores(args.metric_full, settings.metric_field,
+                                   KeyFields(settings.doc_field, settings.system_field), on_missing=settings.on_missing)
         full, full_notes = full_set_grid(cells, grid.systems)
         notes += cells.notes + full_notes
-    report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full, bands=bands, **options)
+    report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full,
+                                    bands=settings.delta_band or (), **common.analysis(settings, SystemLevelSettings))
     return common.finish(args, report, notes=notes, csv={"csv": "bands"} if report.bands else None)

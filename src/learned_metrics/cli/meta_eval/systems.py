@@ -6,10 +6,9 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import SYSTEM_OPTIONS, add_options, checked
+from learned_metrics.meta_eval.options import SystemsCommand, SystemsSettings
 
-OPTIONS = ("alternative", "alpha", "seed", "confidence", "resamples")
-SYSTEM = ("test", "correction", "permutations")
+SETTINGS = SystemsCommand
 
 EPILOG = """\
 input: .jsonl, .csv or .parquet rows, one per (document, system), with a document key, a system key and a
@@ -42,15 +41,12 @@ examples:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "systems",
+        commands, "systems", SETTINGS,
         help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
         description="Compare systems scored on the same documents, with any metric: mean score per system with a "
         "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG)
     parser.add_argument("--input", required=True, action="append", type=common.input_path, metavar="FILE",
                         help="scored rows (.jsonl/.csv/.parquet); repeat to concatenate several files")
-    add_options(parser, "score_field", "system_field", "doc_field", "on_missing")
-    add_options(parser, "baseline")
-    add_options(parser, *OPTIONS, *(SYSTEM_OPTIONS[name] for name in SYSTEM))
     common.add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
                        latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
                        pairs_csv="the pairwise tests as CSV")
@@ -61,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from learned_metrics.meta_eval.data import KeyFields
     from learned_metrics.meta_eval.systems import compare_systems, read_system_scores
 
-    options = {**checked(args, *OPTIONS), **checked(args, *SYSTEM, table=SYSTEM_OPTIONS)}
+    settings = common.settings_of(args)
     common.check_command_outputs(args)
-    scores = read_system_scores(args.input, args.score_field, KeyFields(args.doc_field, args.system_field),
-                                on_missing=args.on_missing)
-    result = compare_systems(scores, baseline=args.baseline, **options)
+    scores = read_system_scores(args.input, settings.score_field, KeyFields(settings.doc_field, settings.system_field),
+                                on_missing=settings.on_missing)
+    result = compare_systems(scores, baseline=settings.baseline, **common.analysis(settings, SystemsSettings))
     return common.finish(args, result, notes=result.notes, csv={"csv": "systems", "pairs_csv": "pairs"})
