@@ -341,10 +341,10 @@ def check_train(command: Command, argv: list[str], ctx: Context) -> None:
 
 
 def data_prep_parsers() -> dict[str, object]:
-    from learned_metrics.cli.prep import add_anli_arguments, add_shuffle_set_arguments
+    from learned_metrics.cli.prep import add_anli_arguments, add_nli_arguments, add_shuffle_set_arguments
 
     return {"data_prep/build_shuffle_set.py": add_shuffle_set_arguments,
-            "data_prep/build_anli_augmented.py": add_anli_arguments}
+            "data_prep/build_anli_augmented.py": add_anli_arguments, "data_prep/build_nli.py": add_nli_arguments}
 
 
 def check_data_prep(command: Command, script: str, argv: list[str], ctx: Context) -> None:
