@@ -65,6 +65,7 @@ from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import DEFAULTS, check
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
+from learned_metrics.meta_eval.rows import distinct, distinct_names
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.text.proxies import PROXIES, text_proxies
@@ -95,11 +96,8 @@ class ConfounderFields:
         """Display names of the metric columns: ``names`` if given, else the field names."""
         if not self.metrics:
             raise UserError("give at least one --metric-field (the score column of a metric)")
-        names = list(self.names) if self.names else list(self.metrics)
-        if len(names) != len(self.metrics):
-            raise UserError(f"--names gives {len(names)} name(s) for {len(self.metrics)} --metric-field(s)")
-        if len(set(names)) != len(names):
-            raise UserError(f"metric names must be distinct, got {names} (use --names)")
+        names = distinct_names(self.names or None, len(self.metrics), inputs="--metric-field") or list(self.metrics)
+        distinct(names, "metric names", "each metric's column is kept under its name; use --names")
         if self.human and HUMAN in names:
             raise UserError(f"'{HUMAN}' names the human row; give the metric another name with --names")
         return names

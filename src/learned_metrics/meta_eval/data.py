@@ -27,30 +27,21 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.meta_eval.rows import distinct_names, text_digest
+from learned_metrics.meta_eval.rows import (
+    CellScores,
+    Key,
+    KeyFields,
+    ScoredRows,
+    distinct_names,
+    duplicates,
+    keyed_cells,
+    nan_error,
+    shared_keys,
+    text_digest,
+)
 from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
-
-Key = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class KeyFields:
-    """Names of the fields that identify a summary."""
-
-    doc: str = "doc_id"
-    system: str = "system_id"
-
-
-@dataclass
-class CellScores:
-    """Scores per (document, system) key from one file, and the row each key came from."""
-
-    path: str
-    values: dict[Key, float]
-    rows: dict[Key, int]
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -62,26 +53,6 @@ class ScoreGrid:
     human: np.ndarray
     metrics: dict[str, np.ndarray]
     notes: list[str] = field(default_factory=list)
-
-
-# --- single values ---------------------------------------------------------------------------
-
-
-def cell_key(row: dict[str, Any], keys: KeyFields, *, path: object, row_number: int) -> Key:
-    """The (document, system) key of a row, both fields required."""
-    return (
-        row_key(row, keys.doc, path=path, row_number=row_number),
-        row_key(row, keys.system, path=path, row_number=row_number),
-    )
-
-
-def _nan_error(path: object, row_number: int, name: str) -> UserError:
-    return UserError(
-        "score is missing or NaN (fix the row, or pass --on-missing drop to skip it)",
-        path=path,
-        row=row_number,
-        field=name,
-    )
 
 
 # --- human and metric files ------------------------------------------------------------------
@@ -99,37 +70,7 @@ def read_human_scores(
     check(on_missing=on_missing, human_format=fmt)
     if fmt == "summeval":
         return _read_summeval(path, score_field, on_missing)
-    sums: dict[Key, float] = {}
-    counts: dict[Key, int] = {}
-    rows: dict[Key, int] = {}
-    dropped = total = 0
-    for row_number, row in iter_rows(path):
-        total += 1
-        key = cell_key(row, keys, path=path, row_number=row_number)
-        value = row_number_value(row, score_field, path=path, row_number=row_number)
-        if value is None:
-            if on_missing == "error":
-                raise _nan_error(path, row_number, score_field)
-            dropped += 1
-            continue
-        sums[key] = sums.get(key, 0.0) + value
-        counts[key] = counts.get(key, 0) + 1
-        rows.setdefault(key, row_number)
-    scores = CellScores(str(path), {key: sums[key] / counts[key] for key in sums}, rows)
-    if dropped:
-        scores.notes.append(f"human: dropped {dropped} row(s) with a missing/NaN '{score_field}'")
-    if counts and max(counts.values()) > 1:
-        scores.notes.append(
-            f"human: averaged {total - dropped} rows into {len(counts)} (document, system) cells "
-            f"({_range_text(counts.values())} rows per cell)"
-        )
-    return scores
-
-
-def _range_text(counts: Iterable[int]) -> str:
-    counts = list(counts)
-    low, high = min(counts), max(counts)
-    return str(low) if low == high else f"{low}-{high}"
+    return keyed_cells([(path, iter_rows(path))], score_field, keys, on_missing=on_missing, average=True)
 
 
 def _expert_annotations(row: dict[str, Any], *, path: object, row_number: int) -> list[dict[str, Any]]:
@@ -156,40 +97,30 @@ def _annotation_score(annotation: dict[str, Any], name: str, *, path: object, ro
 
 
 def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellScores:
-    """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts)."""
+    """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts); each
+    summary's experts averaged, then read as keyed rows (a summary given twice follows ``on_missing``)."""
     if score_field not in SUMMEVAL_FIELDS:
         raise UserError(
             f"--human-field '{score_field}' is not a SummEval dimension; expected one of: {', '.join(SUMMEVAL_FIELDS)}"
         )
-    values: dict[Key, float] = {}
-    rows: dict[Key, int] = {}
-    dropped = 0
-    for row_number, row in iter_rows(path):
-        key = (
-            row_key(row, "id", path=path, row_number=row_number),
-            row_key(row, "model_id", path=path, row_number=row_number),
-        )
-        if key in rows:
-            raise UserError(
-                f"duplicate summary (id={key[0]!r}, model_id={key[1]!r}), first at row {rows[key]}",
-                path=path,
-                row=row_number,
-            )
-        annotations = _expert_annotations(row, path=path, row_number=row_number)
-        scores = [_annotation_score(a, score_field, path=path, row_number=row_number) for a in annotations]
-        scores = [value for value in scores if value is not None]
-        if len(scores) < len(annotations):
-            if on_missing == "error":
-                raise _nan_error(path, row_number, f"expert_annotations.{score_field}")
-            dropped += 1
-            if not scores:
-                continue
-        values[key] = float(np.mean(scores))
-        rows[key] = row_number
-    result = CellScores(str(path), values, rows)
-    result.notes.append(f"human: SummEval expert '{score_field}', averaged over each summary's expert annotators")
-    if dropped:
-        result.notes.append(f"human: {dropped} summaries had missing expert scores (averaged over the rest)")
+    partial = 0
+
+    def summaries() -> Iterable[tuple[int, dict[str, Any]]]:
+        nonlocal partial
+        for row_number, row in iter_rows(path):
+            annotations = _expert_annotations(row, path=path, row_number=row_number)
+            scores = [_annotation_score(a, score_field, path=path, row_number=row_number) for a in annotations]
+            scores = [value for value in scores if value is not None]
+            if len(scores) < len(annotations):
+                if on_missing == "error":
+                    raise nan_error(path, row_number, f"expert_annotations.{score_field}")
+                partial += bool(scores)
+            yield row_number, {**row, score_field: float(np.mean(scores)) if scores else None}
+
+    result = keyed_cells([(path, summaries())], score_field, KeyFields("id", "model_id"), on_missing=on_missing)
+    result.notes.insert(0, f"human: SummEval expert '{score_field}', averaged over each summary's expert annotators")
+    if partial:
+        result.notes.append(f"human: {partial} summaries had missing expert scores (averaged over the rest)")
     return result
 
 
@@ -202,63 +133,11 @@ def read_metric_scores(
     ``records``: ``(row number, row)`` pairs checked instead of the file (a DataFrame's records), ``path`` then only
     names them in errors, so in-memory inputs get the same checks and messages as files.
     """
-    check(on_missing=on_missing)
-    values: dict[Key, float] = {}
-    rows: dict[Key, int] = {}
-    duplicated: set[Key] = set()
-    missing = 0
-    for row_number, row in iter_rows(path) if records is None else records:
-        key = cell_key(row, keys, path=path, row_number=row_number)
-        value = row_number_value(row, score_field, path=path, row_number=row_number)
-        if key in rows:
-            if on_missing == "error":
-                raise UserError(
-                    f"duplicate key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}), first at row {rows[key]} "
-                    "(a metric file needs one row per summary; --on-missing drop skips duplicated keys)",
-                    path=path,
-                    row=row_number,
-                )
-            duplicated.add(key)
-            continue
-        rows[key] = row_number
-        if value is None:
-            if on_missing == "error":
-                raise _nan_error(path, row_number, score_field)
-            missing += 1
-            continue
-        values[key] = value
-    for key in duplicated:
-        values.pop(key, None)
-    scores = CellScores(str(path), values, rows)
-    name = Path(path).name
-    if missing:
-        scores.notes.append(f"{name}: dropped {missing} row(s) with a missing/NaN '{score_field}'")
-    if duplicated:
-        scores.notes.append(f"{name}: dropped {len(duplicated)} duplicated key(s)")
-    return scores
+    return keyed_cells([(path, iter_rows(path) if records is None else records)], score_field, keys,
+                       on_missing=on_missing)
 
 
 # --- alignment -------------------------------------------------------------------------------
-
-
-def _first_in_order(keys: Iterable[Key], rows: dict[Key, int]) -> Key:
-    return min(keys, key=lambda k: rows.get(k, 0))
-
-
-def _mismatch_error(human: CellScores, metric: CellScores, keys: KeyFields, only_human: set, only_metric: set):
-    if only_human:
-        key = _first_in_order(only_human, human.rows)
-        source, other, row = human, metric, human.rows.get(key)
-    else:
-        key = _first_in_order(only_metric, metric.rows)
-        source, other, row = metric, human, metric.rows.get(key)
-    return UserError(
-        f"key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}) has no score in {other.path} "
-        f"({len(only_human)} human key(s) lack a metric score, {len(only_metric)} metric key(s) lack a human "
-        "score; --on-missing drop skips them)",
-        path=source.path,
-        row=row,
-    )
 
 
 def _ordered_unique(items: Iterable[str]) -> list[str]:
@@ -288,32 +167,19 @@ def align(
 ) -> ScoreGrid:
     """Put human and metric scores on one (documents x systems) grid, keeping keys present everywhere."""
     check(on_missing=on_missing)
-    shared = set(human.values)
-    notes = [*human.notes]
-    for name, metric in metrics.items():
-        notes.extend(metric.notes)
-        only_human = set(human.values) - set(metric.values)
-        only_metric = set(metric.values) - set(human.values)
-        if (only_human or only_metric) and on_missing == "error":
-            raise _mismatch_error(human, metric, keys, only_human, only_metric)
-        if only_human or only_metric:
-            notes.append(
-                f"{name}: dropped {len(only_human)} human key(s) without a metric score and "
-                f"{len(only_metric)} metric key(s) without a human score"
-            )
-        shared &= set(metric.values)
-    if not shared:
+    ordered, notes = shared_keys(human, metrics, keys, on_missing=on_missing)
+    notes = [*human.notes, *(note for metric in metrics.values() for note in metric.notes), *notes]
+    if not ordered:
         raise UserError(f"no ({keys.doc}, {keys.system}) key has both a human and a metric score", path=human.path)
-    ordered = sorted(shared, key=lambda k: human.rows.get(k, 0))
     docs = _ordered_unique(k[0] for k in ordered)
     systems = _ordered_unique(k[1] for k in ordered)
 
     def to_grid(scores: CellScores) -> np.ndarray:
         return key_grid({k: scores.values[k] for k in ordered}, docs, systems)
 
-    if len(shared) < len(docs) * len(systems):
+    if len(ordered) < len(docs) * len(systems):
         notes.append(
-            f"{len(shared)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
+            f"{len(ordered)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
             "absent cells are left out of every statistic"
         )
     return ScoreGrid(docs, systems, to_grid(human), {name: to_grid(m) for name, m in metrics.items()}, notes)
@@ -521,23 +387,33 @@ def read_shuffle_rows(
     text_field: str | None = None,
     length_field: str | None = None,
 ) -> ShuffleRows:
-    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``."""
-    pair_ids, labels, scores, lengths, rows = [], [], [], [], []
+    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``.
+
+    Rows are :class:`~.rows.ScoredRows` (group: the pair id, split: original/shuffled, text: the digest of
+    ``text_field``, default ``text``, where the rows have it): a row present twice is refused naming both rows
+    (:func:`~.rows.duplicates`), since each comparison would count twice."""
+    text_name = text_field or "text"
+    rows = ScoredRows(str(path), ("", text_name), scores={score_field: []}, roles=(pair_field, "kind"))
+    lengths, texts = [], True
     for row_number, row in iter_rows(path):
-        pair_ids.append(row_key(row, pair_field, path=path, row_number=row_number))
-        labels.append(row_label(row, label_field, path=path, row_number=row_number))
-        scores.append(row_score(row, score_field, path=path, row_number=row_number))
-        rows.append(row_number)
+        rows.groups.append(row_key(row, pair_field, path=path, row_number=row_number))
+        rows.labels.append(row_label(row, label_field, path=path, row_number=row_number))
+        rows.splits.append("original" if rows.labels[-1] == 1 else "shuffled")
+        rows.scores[score_field].append(row_score(row, score_field, path=path, row_number=row_number))
+        rows.where.append((str(path), row_number))
+        texts = texts and isinstance(row.get(text_name), str)
+        rows.texts.append(text_digest(row.get(text_name)))
         if length_field:
             length = row_number_value(row, length_field, path=path, row_number=row_number)
             if length is None or length < 0:
                 raise UserError("expected a non-negative length", path=path, row=row_number, field=length_field)
             lengths.append(length)
         elif text_field:
-            text = row.get(text_field)
-            if not isinstance(text, str):
+            if not isinstance(row.get(text_field), str):
                 raise UserError("missing text (needed for its length)", path=path, row=row_number, field=text_field)
-            lengths.append(len(text))
-    return ShuffleRows(
-        pair_ids, np.array(labels), np.array(scores), np.array(lengths, dtype=float) if lengths else None, rows
-    )
+            lengths.append(len(row[text_field]))
+    rows.systems, rows.documents = [None] * len(rows.labels), [b""] * len(rows.labels)
+    if texts:  # without the texts, two shuffles of one document are not known to be the same row
+        duplicates(rows, "error", advice="remove one copy: every comparison would count twice")
+    return ShuffleRows(rows.groups, np.array(rows.labels), np.array(rows.scores[score_field]),
+                       np.array(lengths, dtype=float) if lengths else None, [row for _, row in rows.where])

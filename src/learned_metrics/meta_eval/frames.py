@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import plain_value
-from learned_metrics.meta_eval.rows import DOC, SYSTEM, by_index, is_long_frame
-from learned_metrics.validate import flag, number, numbers
+from learned_metrics.io import numbered_rows
+from learned_metrics.meta_eval.data import key_grid
+from learned_metrics.meta_eval.rows import DOC, SYSTEM, by_index, is_long_frame, keyed_cells
+from learned_metrics.validate import flag, numbers
 
 AXES = ("documents x systems", "systems x documents")
 
@@ -101,30 +102,11 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
 
 def _frames_to_grids(frames: list[tuple[str, Any]], annotators: bool = True
                      ) -> tuple[list[np.ndarray], list[str], list[str]]:
-    docs: dict[Any, int] = {}
-    systems: dict[Any, int] = {}
-    for _, frame in frames:
-        for value in frame[DOC]:
-            docs.setdefault(value, len(docs))
-        for value in frame[SYSTEM]:
-            systems.setdefault(value, len(systems))
-    grids = []
-    for position, (name, frame) in enumerate(frames):
-        column = _score_column(frame, name)
-        averaged = annotators and position == 0  # human rows: one per annotator, averaged like a human file's
-        sums = np.zeros((len(docs), len(systems)))
-        counts = np.zeros(sums.shape, dtype=int)
-        seen = np.zeros(sums.shape, dtype=bool)
-        for number_, (doc, system, score) in enumerate(zip(frame[DOC], frame[SYSTEM], frame[column], strict=True), 1):
-            row, col = docs[doc], systems[system]
-            if seen[row, col] and not averaged:
-                raise UserError(f"{name}: more than one row for ({DOC}={doc!r}, {SYSTEM}={system!r}) (a metric "
-                                "needs one row per summary; only the human frame's annotator rows are averaged)")
-            seen[row, col] = True
-            value = number(plain_value(score), row=number_, field=f"{name}.{column}")
-            if value is not None:  # a NaN row is no judgement: absent, not averaged in
-                sums[row, col] += value
-                counts[row, col] += 1
-        with np.errstate(invalid="ignore"):
-            grids.append(np.where(counts > 0, sums / np.maximum(counts, 1), np.nan))
-    return grids, [str(d) for d in docs], [str(s) for s in systems]
+    """Each long frame through the one keyed-row reader (:func:`~.rows.keyed_cells`): a key given twice is refused
+    naming both rows, only the human frame's annotator rows are averaged; a NaN row is absent, not averaged in."""
+    cells = [keyed_cells([(name, numbered_rows(frame[[DOC, SYSTEM, column]]))], column, average=annotators and not i,
+                         nan_absent=True)
+             for i, (name, frame) in enumerate(frames) for column in [_score_column(frame, name)]]
+    docs = list(dict.fromkeys(key[0] for cell in cells for key in cell.rows))
+    systems = list(dict.fromkeys(key[1] for cell in cells for key in cell.rows))
+    return [key_grid(cell.values, docs, systems) for cell in cells], docs, systems

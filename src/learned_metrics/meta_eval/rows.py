@@ -9,19 +9,32 @@ Every reader of scored rows goes through here, so a statistic never pairs rows b
   a digest of its grounding (document) and of its generation (claim/summary), so files of the same keys but other
   texts are refused, naming both files, the row and the text that differs;
 - a row present twice follows ``--on-missing`` (:func:`duplicates`): ``error`` (default) refuses it naming both
-  rows, ``drop`` leaves out every copy and says how many, as duplicated metric keys are.
+  rows, ``drop`` leaves out every copy and says how many, as duplicated metric keys are;
+- rows keyed by (document, system) (human, metric, systems files and long frames) are read by :func:`keyed_cells`
+  (a key given twice follows ``--on-missing``, within a file or across files; only a human input's annotator rows
+  are averaged) and paired by :func:`shared_keys` (keys in one input only follow ``--on-missing``).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.validate import ordered
+from learned_metrics.meta_eval.options import check
+from learned_metrics.validate import ordered, row_key, row_number_value
+
+
+def distinct(names: list[Any], what: str, why: str) -> None:
+    """Names that key results must be distinct: two of one name would overwrite each other."""
+    repeated = next((name for name in names if names.count(name) > 1), None)
+    if repeated is not None:
+        raise UserError(f"{what} must be distinct: {repeated!r} is given twice (got {list(names)}; {why})")
 
 
 def distinct_names(names: Any, count: int, *, inputs: str = "metric input") -> list[str] | None:
@@ -31,8 +44,7 @@ def distinct_names(names: Any, count: int, *, inputs: str = "metric input") -> l
     names = list(ordered(names, "--names", also="names="))
     if len(names) != count:
         raise UserError(f"--names gives {len(names)} name(s) for {count} {inputs}(s)")
-    if len(set(names)) != len(names):
-        raise UserError(f"--names must be distinct, got {names} (each metric's results are kept under its name)")
+    distinct(names, "--names", "each metric's results are kept under its name")
     return names
 
 
@@ -114,6 +126,7 @@ class ScoredRows:
     texts: list[bytes] = field(default_factory=list)
     scores: dict[str, list[float | None]] = field(default_factory=dict)
     where: list[tuple[str, int]] = field(default_factory=list)
+    roles: tuple[str, str] = ("dataset", "split")  # what the group and the split are called in messages
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -155,9 +168,11 @@ def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -
                                 path=path, row=row)
 
 
-def duplicates(rows: ScoredRows, on_missing: str) -> tuple[np.ndarray, list[str]]:
+def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing drop skips duplicated rows"
+               ) -> tuple[np.ndarray, list[str]]:
     """Rows to keep and notes: a row present twice (same group, split, system and texts) is refused under
-    ``on_missing="error"`` naming both rows; ``"drop"`` leaves out every copy, as duplicated metric keys are."""
+    ``on_missing="error"`` naming both rows (``advice`` says what to do); ``"drop"`` leaves out every copy, as
+    duplicated metric keys are."""
     first_at: dict[tuple[Any, ...], int] = {}
     copies: dict[tuple[Any, ...], list[int]] = {}
     for i in range(len(rows)):
@@ -166,10 +181,10 @@ def duplicates(rows: ScoredRows, on_missing: str) -> tuple[np.ndarray, list[str]
             if on_missing == "error":
                 (path, row), (first_path, first_row) = rows.where[i], rows.where[first_at[identity]]
                 at = f"row {first_row}" if first_path == path else f"{first_path}, row {first_row}"
-                document, text = rows.text_fields or ("document", "text")
-                raise UserError(f"duplicate row (dataset {rows.groups[i]!r}, split {rows.splits[i]!r}, the same "
-                                f"'{document}' and '{text}'), first at {at} (a benchmark row is "
-                                "judged once; --on-missing drop skips duplicated rows)", path=path, row=row)
+                same = " and ".join(f"'{name}'" for name in rows.text_fields or ("document", "text") if name)
+                raise UserError(f"duplicate row ({rows.roles[0]} {rows.groups[i]!r}, {rows.roles[1]} "
+                                f"{rows.splits[i]!r}, the same {same}), first at {at} (a row is judged once; "
+                                f"{advice})", path=path, row=row)
             copies.setdefault(identity, [first_at[identity]]).append(i)
         else:
             first_at[identity] = i
@@ -180,3 +195,108 @@ def duplicates(rows: ScoredRows, on_missing: str) -> tuple[np.ndarray, list[str]
              "copy left out)"] if copies else []
     return keep, notes
 
+
+
+# --- rows keyed by (document, system) --------------------------------------------------------------------------------
+
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class KeyFields:
+    """Names of the fields that identify a summary."""
+
+    doc: str = "doc_id"
+    system: str = "system_id"
+
+
+@dataclass
+class CellScores:
+    """Scores per (document, system) key, and the first row each key came from (every key read, scored or not)."""
+
+    path: str
+    values: dict[Key, float]
+    rows: dict[Key, int]
+    notes: list[str] = field(default_factory=list)
+
+
+def nan_error(path: object, row_number: int, name: str) -> UserError:
+    return UserError("score is missing or NaN (fix the row, or pass --on-missing drop to skip it)", path=path,
+                     row=row_number, field=name)
+
+
+def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, Any]]]]], score_field: str,
+                keys: KeyFields = KeyFields(), *, on_missing: str = "error", average: bool = False,
+                nan_absent: bool = False) -> CellScores:
+    """Scores per key from the numbered rows of one or more sources (``(path or name, rows)``, read in order).
+
+    ``average``: the rows are a human input's annotators; rows sharing a key are averaged. Otherwise a key given
+    twice, in one source or across sources, is refused under ``on_missing="error"`` naming both rows, and under
+    ``"drop"`` every copy is left out with a note. A missing/NaN score follows ``on_missing`` too, unless
+    ``nan_absent`` (a frame: NaN is an absent judgement)."""
+    check(on_missing=on_missing)
+    sums: dict[Key, float] = {}
+    counts: dict[Key, int] = {}
+    first: dict[Key, tuple[object, int]] = {}
+    duplicated: set[Key] = set()
+    total = missing = 0
+    path: object = None
+    for path, rows in sources:
+        for row_number, row in rows:
+            total += 1
+            key = (row_key(row, keys.doc, path=path, row_number=row_number),
+                   row_key(row, keys.system, path=path, row_number=row_number))
+            value = row_number_value(row, score_field, path=path, row_number=row_number)
+            if key in first and not average:
+                if on_missing == "error":
+                    first_path, first_row = first[key]
+                    at = f"row {first_row}" if first_path == path else f"{first_path} row {first_row}"
+                    advice = "" if nan_absent else "; --on-missing drop skips duplicated keys"
+                    raise UserError(f"duplicate key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}), first at {at}: "
+                                    "more than one row for one summary (a metric needs one row per summary; only a "
+                                    f"human input's annotator rows are averaged{advice})", path=path, row=row_number)
+                duplicated.add(key)
+                continue
+            first.setdefault(key, (path, row_number))
+            if value is None:
+                if on_missing == "error" and not nan_absent:
+                    raise nan_error(path, row_number, score_field)
+                missing += 1
+                continue
+            sums[key] = sums.get(key, 0.0) + value
+            counts[key] = counts.get(key, 0) + 1
+    values = {key: sums[key] / counts[key] for key in sums if key not in duplicated}
+    name = "human" if average else Path(str(path)).name
+    cells = CellScores(str(path), values, {key: row for key, (_, row) in first.items()})
+    if missing and not nan_absent:
+        cells.notes.append(f"{name}: dropped {missing} row(s) with a missing/NaN '{score_field}'")
+    if duplicated:
+        cells.notes.append(f"{name}: dropped {len(duplicated)} duplicated key(s) (every copy left out)")
+    if average and counts and max(counts.values()) > 1:
+        low, high = min(counts.values()), max(counts.values())
+        cells.notes.append(f"human: averaged {total - missing} rows into {len(counts)} (document, system) cells "
+                           f"({low if low == high else f'{low}-{high}'} rows per cell)")
+    return cells
+
+
+def shared_keys(first: CellScores, others: dict[str, CellScores], keys: KeyFields = KeyFields(), *,
+                on_missing: str = "error") -> tuple[list[Key], list[str]]:
+    """The keys scored in ``first`` and every other input, in ``first``'s row order, and notes: a key in one input
+    only is refused under ``on_missing="error"`` (naming its file and row), left out with a note under ``"drop"``."""
+    shared = set(first.values)
+    notes = []
+    for name, other in others.items():
+        only_first, only_other = set(first.values) - set(other.values), set(other.values) - set(first.values)
+        if (only_first or only_other) and on_missing == "error":
+            source, target, lonely = (first, other, only_first) if only_first else (other, first, only_other)
+            key = min(lonely, key=lambda k: source.rows.get(k, 0))
+            raise UserError(f"key ({keys.doc}={key[0]!r}, {keys.system}={key[1]!r}) has no score in {target.path} "
+                            f"({len(only_first)} human key(s) lack a metric score, {len(only_other)} metric key(s) "
+                            "lack a human score; --on-missing drop skips them)", path=source.path,
+                            row=source.rows.get(key))
+        if only_first or only_other:
+            notes.append(f"{name}: dropped {len(only_first)} human key(s) without a metric score and "
+                         f"{len(only_other)} metric key(s) without a human score")
+        shared &= set(other.values)
+    return sorted(shared, key=lambda k: first.rows.get(k, 0)), notes
