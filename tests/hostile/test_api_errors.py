@@ -41,7 +41,7 @@ CASES = {
     "text in a long DataFrame": (
         lambda: correlations(pd.DataFrame({"doc_id": ["d"], "system_id": ["s"], "score": [1.0]}),
                              pd.DataFrame({"doc_id": ["d"], "system_id": ["s"], "score": ["high"]})),
-        "row 1, field 'metric.score': expected a number, got 'high'"),
+        "metric, row 1, field 'score': expected a number, got 'high'"),  # named as a file's rows are
     "a list of metrics for compare": (lambda: compare(HUMAN, [METRIC, METRIC]), "metrics must be a mapping"),
     "a list of metrics for report": (lambda: correlation_report(HUMAN, [METRIC]), "metrics must be a mapping"),
     "fractional resamples": (lambda: correlations(HUMAN, METRIC, resamples=2.5),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from types import SimpleNamespace
@@ -448,9 +449,22 @@ class SystemLevelCommand(SystemLevelSettings, GridReading):
 
 
 def _bands(bands: Any) -> tuple[tuple[float, float], ...]:
-    from learned_metrics.meta_eval.system_level import check_bands  # numpy: when a value is parsed, not at --help
-
     return tuple(check_bands(bands))
+
+
+def band_edge(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:g}"
+
+
+def check_bands(bands: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Bands as (lo, hi) with 0 <= lo < hi (hi may be inf)."""
+    checked = []
+    for lo, hi in bands:
+        lo, hi = float(lo), float(hi)
+        if math.isnan(lo) or math.isnan(hi) or lo < 0 or not lo < hi:
+            raise UserError(f"--delta-band {band_edge(lo)} {band_edge(hi)}: expected 0 <= LO < HI (HI may be inf)")
+        checked.append((lo, hi))
+    return checked
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,15 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
-from learned_metrics.meta_eval.options import DEFAULTS, check, coefficient_words, interval_words, statistic_label
+from learned_metrics.meta_eval.options import (
+    DEFAULTS,
+    band_edge,
+    check,
+    check_bands,
+    coefficient_words,
+    interval_words,
+    statistic_label,
+)
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
 from learned_metrics.render import Cell, Column, Table, Tabular
 
@@ -53,7 +61,7 @@ class Band:
     tau: Estimate
 
     def label(self) -> str:
-        return f"[{_edge(self.lo)}, {_edge(self.hi)})"
+        return f"[{band_edge(self.lo)}, {band_edge(self.hi)})"
 
     def to_json(self) -> dict:
         return {"lo": self.lo, "hi": None if math.isinf(self.hi) else self.hi, "pairs": self.pairs,
@@ -129,21 +137,6 @@ class SystemLevelReport(Tabular):
                 f"with a strict human order the metric orders the same way) and Kendall tau-b over the pairs, with "
                 f"{level} CIs (the pairs fixed, documents redrawn; {self.resamples} resamples, seed {self.seed})."))
         return out
-
-
-def _edge(value: float) -> str:
-    return "inf" if math.isinf(value) else f"{value:g}"
-
-
-def check_bands(bands: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Bands as (lo, hi) with 0 <= lo < hi (hi may be inf)."""
-    checked = []
-    for lo, hi in bands:
-        lo, hi = float(lo), float(hi)
-        if math.isnan(lo) or math.isnan(hi) or lo < 0 or not lo < hi:
-            raise UserError(f"--delta-band {_edge(lo)} {_edge(hi)}: expected 0 <= LO < HI (HI may be inf)")
-        checked.append((lo, hi))
-    return checked
 
 
 EDGE_TOLERANCE = 1e-12
