@@ -46,7 +46,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import DEFAULTS, SYSTEM_DEFAULTS, SYSTEM_OPTIONS, baseline_names, check
+from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, takes
 from learned_metrics.meta_eval.resampling import (
     bootstrap_indices,
     ci_columns,
@@ -257,13 +257,10 @@ class _PairStats:
 
 
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
-def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
-                    resamples: int = SYSTEM_DEFAULTS.resamples,
-                    permutations: int = SYSTEM_DEFAULTS.permutations, test: str = SYSTEM_DEFAULTS.test,
-                    alternative: str = DEFAULTS.alternative, correction: str = SYSTEM_DEFAULTS.correction,
-                    alpha: float = DEFAULTS.alpha, seed: int = DEFAULTS.seed,
-                    confidence: float = DEFAULTS.confidence, doc_field: str = "doc_id",
-                    system_field: str = "system_id", score_field: str = "score") -> SystemComparison:
+@takes(SystemsSettings)
+def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None, doc_field: str = "doc_id",
+                    system_field: str = "system_id", score_field: str = "score",
+                    settings: SystemsSettings) -> SystemComparison:
     """Rank systems by mean score and test every pair (or every system against each ``baseline``: one name or a
     list, the CLI's repeatable ``--baseline``) on shared documents.
 
@@ -273,10 +270,10 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
     ``confidence``: the level of every CI (the means' and the differences').
     """
-    common = check(alternative=alternative, alpha=alpha, seed=seed, confidence=confidence)
-    two_sided, confidence = common.alternative == "two-sided", common.confidence
-    counts = check(SYSTEM_OPTIONS, permutations=permutations, test=test, correction=correction)
-    resamples, permutations = check(resamples=resamples).resamples, counts.permutations
+    o = settings
+    two_sided, confidence, alpha, seed, test, correction = (o.alternative == "two-sided", o.confidence, o.alpha,
+                                                           o.seed, o.test, o.correction)
+    resamples, permutations = o.resamples, o.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
     baseline = baseline_names(baseline)
     _check_settings(data, baseline, resamples, permutations, test)
@@ -292,9 +289,9 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
                for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
-    settings = {"baseline": list(baseline) or None, "resamples": resamples, **counts.record(), **common.record(),
-                "documents": len(data.docs), "systems": len(data.systems)}
-    return SystemComparison(ranking, results, settings,
+    record = {"baseline": list(baseline) or None, **o.to_json(), "documents": len(data.docs),
+              "systems": len(data.systems)}
+    return SystemComparison(ranking, results, record,
                             list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
 
 
