@@ -15,7 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-from learned_metrics.boundary import exit_on_stop_signals, run_command
+from learned_metrics.train.startup import StartUp
+
+startup = StartUp()  # before the imports below: the start-up line counts them
+
+from learned_metrics.boundary import exit_on_stop_signals, run_command  # noqa: E402
 
 exit_on_stop_signals("train.py")  # first: Ctrl-C during the imports below is one line, not a traceback
 os.environ.setdefault("PROJECT_ROOT", str(Path(__file__).resolve().parent))
@@ -35,12 +39,15 @@ register_resolvers()
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
+    clock = startup if not startup.reported else StartUp()  # a sweep's later runs (-m) time their own start
+    clock.lap("config")  # Hydra's import and composition
     from learned_metrics.train.run import optimized_metric_value, train
 
+    clock.lap("imports")  # Lightning, torch, transformers
     result: dict[str, float | None] = {}
 
     def task() -> int:
-        result["value"] = optimized_metric_value(cfg, train(cfg))
+        result["value"] = optimized_metric_value(cfg, train(cfg, clock))
         return 0
 
     code = run_command("train.py", task)

@@ -36,23 +36,25 @@ from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
+from learned_metrics.train.startup import StartUp
 
 log = logging.getLogger(__name__)
 
 _VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core")
 
 
-def train(cfg: DictConfig) -> dict[str, float]:
+def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
 
     A wandb run is finished cleanly either way (exit code 1 on a crash), so a
     sweep agent goes on with its next run and Optuna trials get one run each.
+    ``startup``: the clock ``train.py`` started before its imports (else one starts here).
     """
     with wandb_run_scope():
-        return _run(cfg)
+        return _run(cfg, startup or StartUp())
 
 
-def _run(cfg: DictConfig) -> dict[str, float]:
+def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     register_resolvers()
     tidy_logging()
     started = time.time()
@@ -72,8 +74,9 @@ def _run(cfg: DictConfig) -> dict[str, float]:
     # 2. build
     resolved = OmegaConf.to_container(cfg, resolve=True)
     model = instantiate(cfg.model)
+    startup.lap("model")  # with the checks before it
     record = RunRecord(output_dir, cfg, resolved)
-    callbacks = [*_instantiate_all(cfg.get("callbacks")), record]
+    callbacks = [*_instantiate_all(cfg.get("callbacks")), record, StartUpReport(startup)]
     loggers = _instantiate_all(cfg.get("logger"))
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
 
@@ -105,6 +108,24 @@ def _run(cfg: DictConfig) -> dict[str, float]:
             "elapsed": f"{time.time() - started:.0f} s",
         })
     return metrics
+
+
+class StartUpReport(Callback):
+    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the trainer's own
+    set-up and the first step, after the phases ``train.py`` and :func:`train` timed."""
+
+    def __init__(self, startup: StartUp):
+        self.startup = startup
+
+    def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
+        self.startup.lap("data")  # prepare_data (a set built on first use) and setup (tokenizing) come before
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        if not self.startup.reported:
+            self.startup.lap("first step")
+            self.startup.reported = True
+            if trainer.is_global_zero:
+                log.info(self.startup.line())
 
 
 class RunRecord(Callback):
