@@ -214,7 +214,7 @@ def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
     (a command's whole run): transformers' log messages below ERROR too, since every condition a user must act on
     (truncation, labels, weights) is checked and reported by us in one line. Python warnings are left alone: ours
     (TruncationWarning) matter, and the library ones a score or meta-eval run could raise are avoided at the source
-    (tests/test_library_warnings.py runs both with ``-W always``)."""
+    (tests/cli/test_library_warnings.py runs both with ``-W always``)."""
     from transformers.utils import logging as hf_logging
 
     was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()

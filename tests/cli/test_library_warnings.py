@@ -19,7 +19,7 @@ from tiny_models import GENERATIONS, GROUNDINGS
 
 from learned_metrics.scoring import TruncationWarning, load_scorer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OURS = re.compile(r"^(scored |mean score |start-up |note: |warning: \d+ of \d+ rows|chunked |resuming )")
 LIBRARY = re.compile(r"Warning\b|warnings\.warn|\[transformers\]|FutureWarning|DeprecationWarning|UserWarning|"
                      r"Token indices|it/s\]|huggingface/tokenizers")

@@ -12,7 +12,7 @@ import pytest
 from learned_metrics.cli import main
 from learned_metrics.meta_eval import STATISTICS, correlations
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -17,7 +17,7 @@ from learned_metrics.render import Cell, Column, Table
 from learned_metrics.render.formats import format_p
 from learned_metrics.render.text import csv_text, latex_table, markdown_table
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 GRID = ["--human", str(EXAMPLES / "human.jsonl"), "--metric", str(EXAMPLES / "metric_good.jsonl")]
 TRUE = EXAMPLES / "true_scored"
 

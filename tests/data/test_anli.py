@@ -29,7 +29,7 @@ from learned_metrics.data.common import load_report
 from learned_metrics.data.demo import write_anli_layout
 from learned_metrics.errors import UserError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIZES = {"train": 40, "dev": 10, "test": 10}  # rows per round
 SPLITS = ("train", "validation", "test")
 FILE_OF = {"train": "train", "validation": "dev", "test": "test"}

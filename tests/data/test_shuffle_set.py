@@ -19,7 +19,7 @@ from learned_metrics.data.demo import coherent_document, write_coherence_documen
 from learned_metrics.data.shuffle import distinct_orderings, document_rng, multiset_permutations, shuffled_negatives
 from learned_metrics.data.shuffle_set import build_shuffle_set
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _docs_file(tmp_path: Path, extra: list[dict] | None = None, n: int = 60) -> Path:

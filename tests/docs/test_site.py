@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"
 _BLOCK = re.compile(r"^::: *(?P<identifier>\S+)[ \t]*\n(?P<options>(?:(?:[ \t]+.*)?\n)*)", re.MULTILINE)
 

@@ -23,7 +23,7 @@ from learned_metrics.render.model import caption_text
 from learned_metrics.render.terminal import print_tables
 from learned_metrics.render.text import csv_text, latex_table, markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "meta_eval"
 
 

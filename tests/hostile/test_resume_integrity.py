@@ -16,7 +16,7 @@ The rule: a resumed run gives exactly the file an uninterrupted run gives, or on
 Every case ends with the controls: the correct resume (or ``--restart``) completes, byte-identical to an
 uninterrupted run. An interrupted run is produced in-process: the scorer fails on a chosen chunk, which leaves
 the progress folder exactly as ``kill -9`` after that many chunks would (parts and records are written
-atomically; ``tests/test_scoring_runs.py`` kills real processes).
+atomically; ``tests/scoring/test_runner.py`` kills real processes).
 """
 
 from __future__ import annotations

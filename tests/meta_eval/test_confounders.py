@@ -20,7 +20,7 @@ from learned_metrics.meta_eval.resampling import bootstrap_indices
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.text.proxies import first_person_count, overlap_share, text_proxies, word_tokens
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "meta_eval" / "confounders.jsonl"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "meta_eval" / "confounders.jsonl"
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "home", "I", "we", "my", "think"]
 
 

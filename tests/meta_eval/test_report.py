@@ -16,7 +16,7 @@ from learned_metrics.meta_eval import correlations
 from learned_metrics.meta_eval.report import correlation_report
 from learned_metrics.meta_eval.significance import compare
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 STATS = ["tau_sys", "tau_sum", "tau_pair"]
 
 

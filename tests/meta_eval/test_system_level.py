@@ -16,7 +16,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval import correlations
 from learned_metrics.meta_eval.system_level import realistic_system_level
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 
 
 def grids(seed: int = 0, n_docs: int = 40, n_systems: int = 7, n_full: int = 150):

@@ -25,7 +25,7 @@ from learned_metrics.meta_eval.systems import (
     system_scores_from_frame,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 
 
 def long_frame(seed: int = 0, docs: int = 25, systems: int = 4, missing: float = 0.15) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from learned_metrics.render.figures import (
 )
 from learned_metrics.settings import flag_name
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 
 
 def run(capsys, *argv: object) -> tuple[int, str, str]:

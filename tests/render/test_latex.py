@@ -17,7 +17,7 @@ from learned_metrics.meta_eval.data import read_scored_corpora
 from learned_metrics.meta_eval.report import auc_report, correlation_report
 from learned_metrics.meta_eval.systems import compare_systems, system_scores
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 AWKWARD = ["A&B_50%", "x^2 {new}", "$cheap~#1", "back\\slash <v2>"]
 
 pytestmark = [pytest.mark.slow,

@@ -25,7 +25,7 @@ from learned_metrics.render.figures import (
     score_histogram_figure,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "meta_eval"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 TRUE_FILES = {"frank_valid_download.csv": 40, "summeval_download.csv": 30, "qags_c.csv": 25, "mnbm.csv": 20}
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-"}
 

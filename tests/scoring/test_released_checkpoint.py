@@ -93,7 +93,7 @@ def test_the_documented_command_scores_the_released_id_offline(hub_cache, tmp_pa
 
 
 def test_docs_give_the_exact_command():
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "scoring.md").read_text()
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scoring.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert f"learned-metrics score faithfulness --model {HUB_ID} --mc-samples 15" in docs
     assert HUB_ID in readme

@@ -22,7 +22,7 @@ from tiny_models import GENERATIONS, GROUNDINGS
 from learned_metrics.cli import main
 from learned_metrics.progress import RowProgress, human_duration, human_rate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LEARNED_METRICS = str(Path(sys.executable).with_name("learned-metrics"))
 SYSTEMS = ("lead3", "bart", "pegasus", "t5")
 
