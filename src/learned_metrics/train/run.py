@@ -76,21 +76,22 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     model = instantiate(cfg.model)
     startup.lap("model")  # with the checks before it
     record = RunRecord(output_dir, cfg, resolved)
-    callbacks = [*_instantiate_all(cfg.get("callbacks")), record, StartUpReport(startup)]
+    callbacks = [*_instantiate_all(cfg.get("callbacks")), record, StartUpReport(startup), ValidationRecord()]
     loggers = _instantiate_all(cfg.get("logger"))
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
 
     # 3. fit (checkpoints hold tensors and plain values: loaded without unpickling objects)
     trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=not allow_pickle)
 
-    # 4. best
+    # 4. best (memory-mapped: every rank reads whether it holds its validation metrics)
     best_path = _best_checkpoint_path(callbacks)
-    results = _evaluate(trainer, model, datamodule, best_path, bool(cfg.get("test")), not allow_pickle)
+    best_checkpoint = load_checkpoint(best_path, allow_pickle) if best_path else None
+    results = _evaluate(trainer, model, datamodule, best_path, best_checkpoint, bool(cfg.get("test")),
+                        not allow_pickle)
     metrics = {name: value for split in results.values() for name, value in split.items()}
 
     if trainer.is_global_zero:
         # 5. export: the best checkpoint file itself, as `learned-metrics export` reads it
-        best_checkpoint = load_checkpoint(best_path, allow_pickle) if best_path else None
         best_model = model_from_checkpoint(best_checkpoint, best_path) if best_checkpoint else model.model
         export_dir = output_dir / "export"
         card = {**record.card, "selection": selection_record(callbacks, best_checkpoint)}
@@ -126,6 +127,30 @@ class StartUpReport(Callback):
             self.startup.reported = True
             if trainer.is_global_zero:
                 log.info(self.startup.line())
+
+
+class ValidationRecord(Callback):
+    """Every checkpoint saved right after a validation carries that validation's metrics (``val/...``), so the
+    run reads the best checkpoint's metrics back instead of validating it a second time when fitting ends.
+
+    Lightning runs checkpoint callbacks after the others: ``on_validation_end`` here comes before
+    ``ModelCheckpoint`` saves, and a checkpoint saved at another step (``last.ckpt`` every N steps, a monitor
+    on a training metric) gets no record, since its weights were not the ones validated.
+    """
+
+    KEY = "validation_metrics"
+
+    def __init__(self) -> None:
+        self._validated_at = -1
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: Any) -> None:
+        if not trainer.sanity_checking:
+            self._validated_at = trainer.global_step
+
+    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: Any, checkpoint: dict[str, Any]) -> None:
+        if trainer.global_step == self._validated_at:
+            checkpoint[self.KEY] = {name: float(value) for name, value in trainer.callback_metrics.items()
+                                    if name.startswith("val/")}
 
 
 class RunRecord(Callback):
@@ -183,11 +208,22 @@ def selection_record(callbacks: list[Any], best_checkpoint: dict[str, Any] | Non
             "step": int(best_checkpoint.get("global_step", -1))}
 
 
-def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | None, test: bool,
-              weights_only: bool) -> dict[str, dict[str, float]]:
-    """Validation (and test) metrics of the best checkpoint: ``{"validation": {...}, "test": {...}}``."""
-    results = {"validation": _first(trainer.validate(model, datamodule=datamodule, ckpt_path=best_path,
-                                                     verbose=False, weights_only=weights_only))}
+def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | None,
+              best_checkpoint: dict[str, Any] | None, test: bool, weights_only: bool) -> dict[str, dict[str, float]]:
+    """Validation (and test) metrics of the best checkpoint: ``{"validation": {...}, "test": {...}}``.
+
+    The validation metrics the checkpoint was chosen on travel in it (:class:`ValidationRecord`); only a
+    checkpoint without them (the final weights, a file from an older version) is validated again here.
+    """
+    known = (best_checkpoint or {}).get(ValidationRecord.KEY)
+    if known:
+        results = {"validation": {name: float(value) for name, value in known.items()}}
+        for logger in trainer.loggers:  # the row a second validation logged: the chosen checkpoint's metrics last
+            logger.log_metrics(results["validation"], step=trainer.global_step)
+            logger.save()
+    else:
+        results = {"validation": _first(trainer.validate(model, datamodule=datamodule, ckpt_path=best_path,
+                                                         verbose=False, weights_only=weights_only))}
     if test:  # check_data made sure the set has a test split
         results["test"] = _first(trainer.test(model, datamodule=datamodule, ckpt_path=best_path, verbose=False,
                                               weights_only=weights_only))
