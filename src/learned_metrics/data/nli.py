@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +29,24 @@ from learned_metrics import validate
 from learned_metrics.data.anli import augment_split, augmentation_settings
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
-from learned_metrics.errors import UserError, first_line
-from learned_metrics.io import iter_rows, plain_value
+from learned_metrics.data.sources import (
+    CHUNK,
+    SUFFIXES,
+    check_named_splits,
+    location_parts,
+    missing_fields,
+    split_of_name,
+)
+from learned_metrics.data.sources import Part as _Part
+from learned_metrics.errors import UserError
+from learned_metrics.io import plain_value
 from learned_metrics.labels import NLI_LABELS
 from learned_metrics.outputs import scratch_folder
 
 OUTPUT_KIND = "nli_set"
 SPLIT_ORDER = ("train", "validation", "test")
-_SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
-                "valid": "validation", "validation": "validation", "test": "test"}
-_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
-_CHUNK = 10_000
+_SUFFIXES = SUFFIXES
+_CHUNK = CHUNK
 _LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
 
 FEATURES = datasets.Features({
@@ -136,16 +143,6 @@ def _by_name(items: tuple[str, ...] | None, what: str, names: list[str]) -> dict
     return found
 
 
-def split_of_name(text: str, where: object) -> str | None:
-    """``"multinli_dev_matched"`` -> ``"validation"``, ``"R1/train.jsonl"`` -> ``"train"``; None when no word of
-    ``text`` names a split; refused when two do."""
-    found = {_SPLIT_WORDS[word] for word in re.split(r"[^a-z0-9]+", str(text).lower()) if word in _SPLIT_WORDS}
-    if len(found) > 1:
-        raise UserError(f"the name {text!r} names splits {sorted(found)}; rename it or pass --split-field",
-                        path=where)
-    return found.pop() if found else None
-
-
 def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
     """The split of an unsplit source's row, drawn from its premise and the seed (same premise, same split)."""
     digest = hashlib.blake2b(f"{seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
@@ -156,87 +153,16 @@ def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
 # ------------------------------------------------------------------ reading ---
 
 
-@dataclasses.dataclass
-class _Part:
-    """Rows of one file or Hub split: where they are, the split they name (or None) and ClassLabel names."""
-
-    where: str
-    split: str | None
-    rows: Iterator[tuple[int, dict[str, Any]]]
-    columns: list[str] | None = None
-    names: list[str] | None = None
-
-
-def _file_parts(root: Path) -> list[_Part]:
-    if root.is_file():
-        return [_Part(str(root), split_of_name(root.name, root), iter_rows(root))]
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
-    if not files:
-        raise UserError("no .jsonl, .csv or .parquet files in this folder", path=root)
-    return [_Part(str(p), split_of_name(str(p.relative_to(root)), p), iter_rows(p)) for p in files]
-
-
-def _dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
-    number = 0
-    for batch in ds.iter(batch_size=_CHUNK):
-        columns = list(batch)
-        for values in zip(*(batch[c] for c in columns), strict=True):
-            number += 1
-            yield number, {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
-
-
-def _class_names(ds: datasets.Dataset, field: str) -> list[str] | None:
-    feature = ds.features.get(field)
-    return list(feature.names) if isinstance(feature, datasets.ClassLabel) else None
-
-
-def _dataset_parts(loaded: Any, where: str, field: str) -> list[_Part]:
-    if isinstance(loaded, datasets.Dataset):
-        return [_Part(where, None, _dataset_rows(loaded), loaded.column_names, _class_names(loaded, field))]
-    return [_Part(f"{where}:{split}", split_of_name(split, where), _dataset_rows(ds), ds.column_names,
-                  _class_names(ds, field)) for split, ds in loaded.items()]
-
-
-def _load_hub(location: str) -> Any:
-    name, _, config = location.partition(":")
-    try:
-        return datasets.load_dataset(name, config or None)
-    except Exception as exc:  # any hub/network/cache failure is something the user must fix
-        raise UserError(f"cannot load the Hugging Face dataset {name!r} ({type(exc).__name__}: {first_line(exc)}); "
-                        "it must be in the local cache (HF_DATASETS_OFFLINE), or save it with save_to_disk and pass "
-                        "disk:DIR, or export it to files") from None
-
-
-def _load_disk(path: Path) -> Any:
-    try:
-        return datasets.load_from_disk(str(path))
-    except Exception as exc:  # datasets raises many types for a folder it cannot read
-        raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
-
-
 def source_parts(source: Source) -> list[_Part]:
-    """The parts of a source, by its form; an unknown form is one line listing the forms."""
-    location, field = source.location, source.settings.label_field
-    if location.startswith("hf:"):
-        return _dataset_parts(_load_hub(location[3:]), location, field)
-    if location.startswith("disk:"):
-        path = Path(location[5:]).expanduser()
-        return _dataset_parts(_load_disk(path), str(path), field)
-    path = Path(location).expanduser()
-    if path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file()):
-        return _dataset_parts(_load_disk(path), str(path), field)
-    if path.is_dir() or path.is_file():
-        return _file_parts(path)
-    raise UserError(f"source {source.name!r}: {location!r} is not a file or folder here; expected {NLI_SOURCES}")
+    """The parts of a source, by its form (:func:`~learned_metrics.data.sources.location_parts`); an unknown form is
+    one line listing the forms."""
+    return location_parts(source.location, NLI_SOURCES, source.settings.label_field, source.name)
 
 
 def _check_fields(part: _Part, fields_: Sequence[str], s: NliSettings) -> None:
     """The first row (or the Hub columns) has every field asked for; else one line with the fields and the option."""
-    missing = [f for f in fields_ if f not in (part.columns or [])]
-    for field in missing:
-        option = next(name for name in _PER_SOURCE if getattr(s, name) == field)
-        raise UserError(f"no field '{field}' (fields: {', '.join(map(str, part.columns or [])) or 'none'}); "
-                        f"pass --{option.replace('_', '-')} NAME", path=part.where)
+    missing_fields(part, [(field, next(name for name in _PER_SOURCE if getattr(s, name) == field))
+                          for field in fields_])
 
 
 def _label(value: Any, part: _Part, s: NliSettings, row: int) -> str | None:
@@ -310,11 +236,8 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
     """A source's rows in :data:`FEATURES`, per split; and what was read (files, rows, unlabelled rows dropped)."""
     s = source.settings
     parts = source_parts(source)
-    named = [p for p in parts if p.split is not None]
-    if s.split_field is None and named and len(named) < len(parts):
-        unnamed = next(p for p in parts if p.split is None)
-        raise UserError("names no split (train, dev/validation, test) while other files of source "
-                        f"{source.name!r} do; rename it or pass --split-field", path=unnamed.where)
+    if s.split_field is None:
+        check_named_splits(parts, f"source {source.name!r}", "rename it or pass --split-field")
     wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
     writer, read, unlabelled = _SplitWriter(work, tag), Counter(), 0
     for part in parts:

@@ -1,0 +1,141 @@
+"""Where the data-prep builders read a user's rows from: ``.jsonl``/``.csv``/``.parquet`` files or folders of them,
+``save_to_disk`` folders (``disk:DIR``) and Hugging Face datasets through the local cache (``hf:NAME[:CONFIG]``).
+
+One reader for ``prep nli`` (:mod:`learned_metrics.data.nli`) and ``prep shuffle-set``
+(:mod:`learned_metrics.data.shuffle_set`), so both take the same forms, name splits the same way (train;
+dev/val/validation; test in file, folder or Hub split names) and refuse a layout that does not fit with the same
+one line: the file, the fields it has and the option to pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from learned_metrics.errors import UserError, first_line
+from learned_metrics.io import iter_rows, plain_value
+
+SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
+               "valid": "validation", "validation": "validation", "test": "test"}
+SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+CHUNK = 10_000
+
+
+def split_of_name(text: str, where: object) -> str | None:
+    """``"multinli_dev_matched"`` -> ``"validation"``, ``"R1/train.jsonl"`` -> ``"train"``; None when no word of
+    ``text`` names a split; refused when two do."""
+    found = {SPLIT_WORDS[word] for word in re.split(r"[^a-z0-9]+", str(text).lower()) if word in SPLIT_WORDS}
+    if len(found) > 1:
+        raise UserError(f"the name {text!r} names splits {sorted(found)}; rename it or pass --split-field",
+                        path=where)
+    return found.pop() if found else None
+
+
+@dataclasses.dataclass
+class Part:
+    """Rows of one file or Hub split: where they are, the split they name (or None), the columns when known
+    (a Hub split's; a file's from its first row) and ClassLabel names of the field asked about."""
+
+    where: str
+    split: str | None
+    rows: Iterator[tuple[int, dict[str, Any]]]
+    columns: list[str] | None = None
+    names: list[str] | None = None
+    dataset: datasets.Dataset | None = None
+
+
+def file_parts(root: Path) -> list[Part]:
+    """A file, or the data files under a folder (recursively, sorted), each named by its own path."""
+    if root.is_file():
+        return [Part(str(root), split_of_name(root.name, root), iter_rows(root))]
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    if not files:
+        raise UserError("no .jsonl, .csv or .parquet files in this folder", path=root)
+    return [Part(str(p), split_of_name(str(p.relative_to(root)), p), iter_rows(p)) for p in files]
+
+
+def dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row_number, row)`` of a Dataset, read ``CHUNK`` rows at a time, values as plain Python."""
+    number = 0
+    for batch in ds.iter(batch_size=CHUNK):
+        columns = list(batch)
+        for values in zip(*(batch[c] for c in columns), strict=True):
+            number += 1
+            yield number, {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
+
+
+def _class_names(ds: datasets.Dataset, field: str | None) -> list[str] | None:
+    feature = ds.features.get(field) if field else None
+    return list(feature.names) if isinstance(feature, datasets.ClassLabel) else None
+
+
+def dataset_parts(loaded: Any, where: str, field: str | None = None) -> list[Part]:
+    """One part per split of a DatasetDict (named ``WHERE:SPLIT``), or one unnamed part of a Dataset."""
+    if isinstance(loaded, datasets.Dataset):
+        return [Part(where, None, dataset_rows(loaded), loaded.column_names, _class_names(loaded, field), loaded)]
+    return [Part(f"{where}:{split}", split_of_name(split, where), dataset_rows(ds), ds.column_names,
+                 _class_names(ds, field), ds) for split, ds in loaded.items()]
+
+
+def load_hub(location: str) -> Any:
+    """``NAME[:CONFIG]`` through ``datasets.load_dataset`` (the local cache when offline); a failure is one line."""
+    name, _, config = location.partition(":")
+    try:
+        return datasets.load_dataset(name, config or None)
+    except Exception as exc:  # any hub/network/cache failure is something the user must fix
+        raise UserError(f"cannot load the Hugging Face dataset {name!r} ({type(exc).__name__}: {first_line(exc)}); "
+                        "it must be in the local cache (HF_DATASETS_OFFLINE), or save it with save_to_disk and pass "
+                        "disk:DIR, or export it to files") from None
+
+
+def load_disk(path: Path) -> Any:
+    """A ``save_to_disk`` folder (Dataset or DatasetDict); anything else is one line."""
+    try:
+        return datasets.load_from_disk(str(path))
+    except Exception as exc:  # datasets raises many types for a folder it cannot read
+        raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
+
+
+def is_saved_dataset(path: Path) -> bool:
+    return path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file())
+
+
+def location_parts(location: str, forms: str, field: str | None = None, name: str | None = None) -> list[Part]:
+    """The parts of a source by its form (``hf:``, ``disk:``, a saved folder, a file or a folder of files); a
+    location that is none of them is one line listing ``forms``."""
+    if location.startswith("hf:"):
+        return dataset_parts(load_hub(location[3:]), location, field)
+    if location.startswith("disk:"):
+        path = Path(location[5:]).expanduser()
+        return dataset_parts(load_disk(path), str(path), field)
+    path = Path(location).expanduser()
+    if is_saved_dataset(path):
+        return dataset_parts(load_disk(path), str(path), field)
+    if path.is_dir() or path.is_file():
+        return file_parts(path)
+    raise UserError(f"{f'source {name!r}: ' if name else ''}{location!r} is not a file or folder here; "
+                    f"expected {forms}")
+
+
+def check_named_splits(parts: list[Part], what: str, fix: str) -> None:
+    """All parts name a split or none does: a file naming none beside named ones is one line with ``fix``."""
+    named = [p for p in parts if p.split is not None]
+    if named and len(named) < len(parts):
+        unnamed = next(p for p in parts if p.split is None)
+        raise UserError(f"names no split (train, dev/validation, test) while other files of {what} do; {fix}",
+                        path=unnamed.where)
+
+
+def missing_fields(part: Part, fields: Iterable[tuple[str, str]]) -> None:
+    """``fields``: (field, option) pairs; the first field the part lacks is one line naming the file, the fields it
+    has and the option to pass."""
+    have = part.columns or []
+    for field, option in fields:
+        if field not in have:
+            raise UserError(f"no field '{field}' (fields: {', '.join(map(str, have)) or 'none'}); pass --"
+                            f"{option.replace('_', '-')} NAME", path=part.where)
