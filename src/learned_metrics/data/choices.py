@@ -19,7 +19,9 @@ from learned_metrics.settings import Settings, setting
 from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, parse_joiner
 from learned_metrics.validate import ordered
 
-SHUFFLE_SET_SOURCES = "'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH'"
+SHUFFLE_SET_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), "
+                       "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache), 'cnn_dailymail', "
+                       "'jsonl:PATH' or 'txtdir:PATH' (a folder of .txt files)")
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
 ANLI_HUB_ID = "facebook/anli"
 
@@ -82,6 +84,18 @@ class ShuffleSetSettings(Settings):
     num_proc: int | None = setting(None, "processes for datasets.map", minimum=1, scores=False)
     overwrite: bool = setting(False, "replace an earlier shuffle set in --output atomically (a folder holding "
                               "anything else is never touched)", flag=True, scores=False)
+    text_field: str | None = setting(None, "field holding each document's text, split into sentences by --splitter "
+                                     "(default: 'text' where a row has no 'sentences')")
+    sentences_field: str | None = setting(None, "field holding each document's sentences as a list (default: "
+                                          "'sentences' where a row has it)")
+    id_field: str | None = setting(None, "field holding a document id (default: 'id' where a row has it, else the "
+                                   "row number)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.text_field is not None and self.sentences_field is not None:
+            raise UserError(f"--text-field {self.text_field} and --sentences-field {self.sentences_field}: a "
+                            "document is read from one field; pass --text-field or --sentences-field, not both")
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from learned_metrics import validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
+from learned_metrics.data.sources import Part, check_named_splits, is_saved_dataset, location_parts, missing_fields
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows
+from learned_metrics.io import iter_rows, plain_value
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
@@ -32,7 +33,8 @@ OUTPUT_KIND = "shuffle_set"
 
 
 def parse_source(source: str) -> tuple[str, Path | None]:
-    """``"jsonl:docs.jsonl"`` -> ``("jsonl", Path("docs.jsonl"))``; validates the form."""
+    """``"jsonl:docs.jsonl"`` -> ``("jsonl", Path("docs.jsonl"))``, ``"hf:org/set"`` -> ``("hf", None)``, a file or
+    folder -> ``("files", path)`` (``("disk", path)`` for a ``save_to_disk`` folder); validates the form."""
     if source in ("cnn_dailymail", CNNDM_HUB_ID):
         return "cnn_dailymail", None
     kind, sep, rest = source.partition(":")
@@ -43,30 +45,74 @@ def parse_source(source: str) -> tuple[str, Path | None]:
         if kind == "txtdir" and not path.is_dir():
             raise UserError("directory not found", path=path)
         return kind, path
-    raise UserError(f"unknown source '{source}', expected {SHUFFLE_SET_SOURCES}")
+    if sep and kind == "hf" and rest:
+        return "hf", None
+    if sep and kind == "disk" and rest:
+        return "disk", Path(rest).expanduser()
+    path = Path(source).expanduser()
+    if path.is_file() or path.is_dir():
+        return ("disk" if is_saved_dataset(path) else "files"), path
+    raise UserError(f"unknown source '{source}': it is not a file or folder here; expected {SHUFFLE_SET_SOURCES}")
 
 
 # --- reading documents -------------------------------------------------------------------------
 
+_Fields = tuple[str | None, str | None, str | None]  # text, sentences and id field of ShuffleSetSettings
 
-def _jsonl_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dict[str, Any]]:
-    """Documents of a ``.jsonl`` file: ``sentences`` (list) or ``text``, optional ``id``."""
+
+def _fields(s: ShuffleSetSettings) -> _Fields:
+    return s.text_field, s.sentences_field, s.id_field
+
+
+def _check_columns(part: Part, fields: _Fields) -> None:
+    """A file's first row (or a Hub split's columns) holds every field asked for, and without --text-field or
+    --sentences-field a 'text' or 'sentences' field; else one line naming the file, its fields and the option."""
+    text, sentences, doc_id = fields
+    missing_fields(part, [(f, option) for f, option in ((text, "text_field"), (sentences, "sentences_field"),
+                                                         (doc_id, "id_field")) if f is not None])
+    if text is None and sentences is None and not {"text", "sentences"} & set(part.columns or []):
+        raise UserError(f"no field 'text' or 'sentences' (fields: {', '.join(map(str, part.columns or [])) or 'none'})"
+                        "; pass --text-field NAME or --sentences-field NAME", path=part.where)
+
+
+def _document(row: dict[str, Any], number: int, where: str, fields: _Fields, split: Any,
+              default_id: str) -> dict[str, Any]:
+    """One row as ``{doc_id, sentences}``: the sentences field as given, or the text field through the splitter;
+    without either option a row's 'sentences' (list) or else its 'text', as ``jsonl:PATH`` always read."""
+    text, sentences_field, id_field = fields
+    if sentences_field is not None or (text is None and "sentences" in row):
+        sentences = validate.row_sentences(row, sentences_field or "sentences", path=where, row_number=number)
+    elif text is not None or "text" in row:
+        sentences = split(validate.row_text(row, text or "text", path=where, row_number=number))
+    else:
+        raise UserError("missing field: expected 'sentences' (list) or 'text'", path=where, row=number)
+    id_field = id_field or ("id" if "id" in row else None)
+    doc_id = validate.row_key(row, id_field, path=where, row_number=number) if id_field else default_id
+    return {"doc_id": doc_id, "sentences": sentences}
+
+
+def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fields: _Fields,
+                    fingerprint: str) -> Iterator[dict[str, Any]]:
+    """Documents of data files (``(path, tag)`` pairs; ids without an id field are ``row-N``, or ``TAG:row-N`` when
+    several files are read); an id seen twice is one line naming both rows."""
     split = get_splitter(splitter)
-    seen: dict[str, int] = {}
-    for row_number, row in iter_rows(path):
-        if "sentences" in row:
-            sentences = validate.row_sentences(row, "sentences", path=path, row_number=row_number)
-        elif "text" in row:
-            sentences = split(validate.row_text(row, "text", path=path, row_number=row_number))
-        else:
-            raise UserError("missing field: expected 'sentences' (list) or 'text'", path=path, row=row_number)
-        doc_id = validate.row_key(row, "id", path=path, row_number=row_number) if "id" in row else f"row-{row_number}"
-        if doc_id in seen:
-            raise UserError(
-                f"duplicate id '{doc_id}' (first on row {seen[doc_id]})", path=path, row=row_number, field="id"
-            )
-        seen[doc_id] = row_number
-        yield {"doc_id": doc_id, "sentences": sentences}
+    seen: dict[str, tuple[str, int]] = {}
+    for path, tag in files:
+        first = True
+        for row_number, row in iter_rows(path):
+            if first:
+                _check_columns(Part(path, None, iter(()), list(row)), fields)
+                first = False
+            doc = _document(row, row_number, path, fields, split, f"{tag}:row-{row_number}" if tag else
+                            f"row-{row_number}")
+            doc_id = doc["doc_id"]
+            if doc_id in seen:
+                other, other_row = seen[doc_id]
+                at = f"row {other_row}" if other == path else f"{other} row {other_row}"
+                raise UserError(f"duplicate id '{doc_id}' (first on {at})", path=path, row=row_number,
+                                field=fields[2] or "id")
+            seen[doc_id] = (path, row_number)
+            yield doc
 
 
 def corpus_files(root: Path) -> list[Path]:
@@ -112,26 +158,97 @@ def _source_fingerprint(path: Path) -> str:
     return ";".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
 
 
-def _documents_from_generator(kind: str, path: Path, splitter: str):
+def _files_fingerprint(files: list[str]) -> str:
+    return ";".join(f"{f}:{Path(f).stat().st_size}:{Path(f).stat().st_mtime_ns}" for f in files)
+
+
+def _from_generator(generator: Any, where: Path | str, **gen_kwargs: Any):
+    """A generator's documents as a Dataset (cached by its arguments); the UserError it raised, as it was."""
     import datasets
 
-    generator = _jsonl_documents if kind == "jsonl" else _txtdir_documents
-    features = datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
     try:
         with datasets_progress_bars_disabled():
-            docs = datasets.Dataset.from_generator(
-                generator,
-                features=features,
-                gen_kwargs={"path": str(path), "splitter": splitter, "fingerprint": _source_fingerprint(path)},
-            )
+            docs = datasets.Dataset.from_generator(generator, features=_document_features(), gen_kwargs=gen_kwargs)
     except datasets.exceptions.DatasetGenerationError as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, UserError):
             raise cause from None
         raise
     if len(docs) == 0:
-        raise UserError("no documents found", path=path)
+        raise UserError("no documents found", path=where)
     return docs
+
+
+def _document_features():
+    import datasets
+
+    return datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
+
+
+def _documents_from_generator(kind: str, path: Path, splitter: str, fields: _Fields = (None, None, None)):
+    if kind == "txtdir":
+        return _from_generator(_txtdir_documents, path, path=str(path), splitter=splitter,
+                               fingerprint=_source_fingerprint(path))
+    return _from_generator(_file_documents, path, files=((str(path), None),), splitter=splitter, fields=fields,
+                           fingerprint=_source_fingerprint(path))
+
+
+def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fields):
+    """A Hub or ``save_to_disk`` split's documents, kept in memory (nothing is written beside a user's folder)."""
+    _check_columns(part, fields)
+    split = get_splitter(splitter)
+
+    def to_documents(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        columns = list(batch)
+        docs = [_document({c: plain_value(v) for c, v in zip(columns, values, strict=True)}, i + 1, part.where,
+                          fields, split, f"{tag}:row-{i + 1}" if tag else f"row-{i + 1}")
+                for i, values in zip(indices, zip(*(batch[c] for c in columns), strict=True), strict=True)]
+        return {"doc_id": [d["doc_id"] for d in docs], "sentences": [d["sentences"] for d in docs]}
+
+    with datasets_progress_bars_disabled():
+        docs = part.dataset.map(to_documents, batched=True, with_indices=True, keep_in_memory=True,
+                                remove_columns=part.dataset.column_names, features=_document_features())
+    if len(docs) == 0:
+        raise UserError("no documents found", path=part.where)
+    return docs
+
+
+def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
+    """The documents of a file, folder, ``disk:`` or ``hf:`` source per split, and where the splits came from:
+    ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split) or
+    ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
+    import datasets
+
+    fields = _fields(s)
+    parts = location_parts(location, SHUFFLE_SET_SOURCES)
+    check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
+    groups: dict[str | None, list[Any]] = {}
+    files: dict[str | None, list[Part]] = {}
+    tags = len(parts) > 1
+    for part in parts:
+        if part.dataset is not None:
+            tag = part.where.rsplit(":", 1)[-1] if tags else None
+            groups.setdefault(part.split, []).append(_dataset_documents(part, tag, s.splitter, fields))
+        else:
+            files.setdefault(part.split, []).append(part)
+    root = Path(location.removeprefix("disk:")).expanduser()
+    for split_name, found in files.items():
+        pairs = tuple((p.where, str(Path(p.where).relative_to(root)) if tags else None) for p in found)
+        groups.setdefault(split_name, []).append(_from_generator(
+            _file_documents, location, files=pairs, splitter=s.splitter, fields=fields,
+            fingerprint=_files_fingerprint([p.where for p in found])))
+    docs = {name: datasets.concatenate_datasets(items) if len(items) > 1 else items[0]
+            for name, items in groups.items()}
+    if None in docs:
+        return split_documents(docs[None], s.val_fraction, s.test_fraction, s.seed), "seed"
+    if "train" not in docs:
+        raise UserError(f"no train split in {location} (it names {', '.join(sorted(docs))}); name a train file, "
+                        "folder or split")
+    if "validation" in docs:
+        return datasets.DatasetDict({name: docs[name] for name in SPLITS if name in docs}), "names"
+    drawn = split_documents(docs["train"], s.val_fraction, 0.0 if "test" in docs else s.test_fraction, s.seed)
+    merged = {**drawn, **{name: split for name, split in docs.items() if name != "train"}}
+    return datasets.DatasetDict({name: merged[name] for name in SPLITS if name in merged}), "names+seed"
 
 
 def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
@@ -209,10 +326,13 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
     kind, path = parse_source(source)
     check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
     if kind == "cnn_dailymail":
-        docs = load_cnndm_documents(s.splitter)
+        docs, splits_from = load_cnndm_documents(s.splitter), "names"
+    elif kind in ("jsonl", "txtdir"):
+        docs = split_documents(_documents_from_generator(kind, path, s.splitter, _fields(s)), s.val_fraction,
+                               s.test_fraction, s.seed)
+        splits_from = "seed"
     else:
-        docs = split_documents(_documents_from_generator(kind, path, s.splitter), s.val_fraction, s.test_fraction,
-                               s.seed)
+        docs, splits_from = read_documents(source, s)
     if s.max_docs_per_split:
         docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split))) for k, v in docs.items()})
     _check_documents_per_split(docs, s.val_fraction, s.test_fraction)
@@ -239,7 +359,7 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
                 for name, split in docs.items()
             }
         )
-    report = _report(source, docs, built, s, kind)
+    report = _report(source, docs, built, s, splits_from)
     _check_rows_per_split(report)
     save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
     return report
@@ -270,7 +390,7 @@ def _check_rows_per_split(report: dict[str, Any]) -> None:
             )
 
 
-def _report(source: str, docs, built, s: ShuffleSetSettings, kind: str) -> dict:
+def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:
     rows = {}
     for name, split in built.items():
         labels = split.data.column("label").to_numpy()  # Arrow column: no Python list of every row
@@ -283,9 +403,13 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, kind: str) -> dict:
         "settings": {
             "shuffles_per_doc": s.shuffles_per_doc,
             "seed": s.seed,
-            "val_fraction": s.val_fraction if kind != "cnn_dailymail" else None,
-            "test_fraction": s.test_fraction if kind != "cnn_dailymail" else None,
+            "val_fraction": s.val_fraction if splits_from != "names" else None,
+            "test_fraction": s.test_fraction if splits_from != "names" else None,
+            "text_field": s.text_field,
+            "sentences_field": s.sentences_field,
+            "id_field": s.id_field,
         },
+        "splits_from": splits_from,
         "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
         "documents_read": sum(len(s) for s in docs.values()),
         "documents_per_split": {name: len(split) for name, split in docs.items()},
