@@ -158,6 +158,11 @@ class Settings:
         values = {spec.name: _typed(spec, getattr(args, spec.name)) for spec in fields(cls) if hasattr(args, spec.name)}
         return cls(**{**values, **overrides})
 
+    def narrow(self, cls: type[S], **changes: Any) -> S:
+        """These values as the settings of ``cls``, a part of this surface (the analysis a command runs, the test
+        behind a table's markers), with ``changes``."""
+        return cls(**{**{spec.name: getattr(self, spec.name) for spec in fields(cls)}, **changes})
+
     def to_json(self) -> dict[str, Any]:
         """Every field as a JSON value, in declaration order (tuples as lists)."""
         return {spec.name: _plain(getattr(self, spec.name)) for spec in fields(self)}

@@ -3,6 +3,7 @@ comparisons (sparse buckets merged, ranges on the ticks, n under each point), ca
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from learned_metrics.cli import main
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.bias import bias_matrix
-from learned_metrics.meta_eval.options import DEFAULTS, ShuffleTestSettings
+from learned_metrics.meta_eval.options import ShuffleTestSettings
 from learned_metrics.meta_eval.shuffle_test import merge_sparse_buckets, shuffle_test
 from learned_metrics.render.figures import (
     bias_matrix_figure,
@@ -132,7 +133,8 @@ def _sparse_gap_data(n: int = 300, seed: int = 3):
 
 def test_min_bucket_pairs_is_one_declared_option():
     option = ShuffleTestSettings.__dataclass_fields__["min_bucket_pairs"]
-    assert option.default == DEFAULTS.min_bucket_pairs == 30 and flag_name(option.name) == "--min-bucket-pairs"
+    api_default = inspect.signature(shuffle_test).parameters["min_bucket_pairs"].default
+    assert option.default == api_default == 30 and flag_name(option.name) == "--min-bucket-pairs"
     with pytest.raises(UserError, match="--min-bucket-pairs"):
         shuffle_test(np.ones(3), np.zeros(3), length_gap=[0, 1, 2], min_bucket_pairs=-1)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
+from learned_metrics.meta_eval.options import AucSettings, takes
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
 from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: the API reference lists it here
 from learned_metrics.meta_eval.rows import by_index
@@ -108,7 +108,7 @@ class AucReport(Tabular):
     intra_system_mean: Estimate | None
     resamples: int
     seed: int
-    confidence: float = DEFAULTS.confidence
+    confidence: float = AucSettings.confidence
 
     def tables(self) -> list[Table]:
         intra = self.intra_system_mean is not None
@@ -128,8 +128,9 @@ class AucReport(Tabular):
             mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]
         skipped = (f" {self.mean.skipped} group(s) with a single class are left out of the mean (AUC undefined)."
                    if self.mean.skipped else "")
+        what = "rows redrawn within each group"
         caption = (f"ROC AUC per group and their unweighted mean, with "
-                   f"{interval_words(self.confidence, self.resamples, what='rows redrawn within each group')}"
+                   f"{AucSettings(resamples=self.resamples, confidence=self.confidence).intervals(what)}"
                    f", seed {self.seed}." + skipped)
         return [Table(columns, [*rows, mean], title=f"ROC AUC · {self.resamples} bootstrap resamples, seed "
                       f"{self.seed}", caption=caption, key="auc", rules={len(rows) - 1})]
@@ -183,22 +184,21 @@ def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return values[:, columns].mean(axis=1)
 
 
+@takes(AucSettings)
 def auc_by_group(
     scores: object,
     labels: object,
     groups: Sequence[str] | None = None,
     systems: Sequence[str] | None = None,
     *,
-    resamples: int = DEFAULTS.resamples,
-    seed: int = DEFAULTS.seed,
-    confidence: float = DEFAULTS.confidence,
+    settings: AucSettings,
 ) -> AucReport:
     """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
 
     Intra-system AUC of a group: AUC within each system's rows, averaged over
     the systems that have both classes (the others are skipped and counted).
     """
-    check(resamples=resamples, seed=seed, confidence=confidence)
+    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
     scores, labels, groups, systems = by_index(("scores", scores), ("labels", labels), ("groups", groups),
                                                ("systems", systems))
     scores = numbers(scores, "scores")

@@ -42,7 +42,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.auc import auc_by_group, row_weights
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
-from learned_metrics.meta_eval.options import DEFAULTS, baseline_names, check, correction_words, interval_words
+from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
 from learned_metrics.meta_eval.report import (
     MEAN_COLUMN,
     PairedAucTest,
@@ -187,10 +187,9 @@ def _finite_threshold(value: Any) -> float:
     return float(value)
 
 
-def _protocol(o: Any, threshold: Any, split: str | None, tune_split: str | None, splits: Sequence[str | None]
-              ) -> Protocol:
+def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
     """The protocol the options ask for, checked against each other and against the splits the rows carry."""
-    name = o.threshold_protocol
+    name, threshold, split, tune_split = o.threshold_protocol, o.threshold, o.split, o.tune_split
     if name is None:
         raise UserError("choose a threshold protocol: --threshold-protocol fixed (MiniCheck, LLM-AggreFact), "
                         "tune-on-val (AggreFact, AlignScore) or same-split (SummaC's code, optimistic)")
@@ -288,8 +287,8 @@ class BenchmarkReport(Tabular):
     settings: dict[str, Any]
 
     def _intervals(self) -> str:
-        return interval_words(self.settings["confidence"], self.settings["resamples"],
-                              what="rows redrawn within each dataset, the threshold held")
+        return AucSettings(resamples=self.settings["resamples"], confidence=self.settings["confidence"]).intervals(
+            "rows redrawn within each dataset, the threshold held")
 
     def _caption(self, what: str) -> str:
         undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
@@ -455,16 +454,10 @@ def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported
 
 
 @renamed_keywords(baselines="baseline")
+@takes(BenchmarkSettings)
 def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], splits: Sequence[str | None] | None = None,
-              keys: Sequence[Any] | None = None, *, threshold_protocol: str | None = DEFAULTS.threshold_protocol,
-              threshold: float | None = DEFAULTS.threshold, grid: str | None = DEFAULTS.grid,
-              split: str | None = DEFAULTS.split, tune_split: str | None = DEFAULTS.tune_split,
-              tune_scope: str | None = DEFAULTS.tune_scope, unseen_dataset: str | None = DEFAULTS.unseen_dataset,
-              baseline: str | Sequence[str] | None = None, resamples: int = DEFAULTS.resamples,
-              permutations: int = DEFAULTS.permutations, alpha: float = DEFAULTS.alpha,
-              alternative: str = DEFAULTS.alternative, correction: str = DEFAULTS.correction,
-              confidence: float = DEFAULTS.confidence, seed: int = DEFAULTS.seed,
-              benchmark_name: str = "benchmark") -> BenchmarkReport:
+              keys: Sequence[Any] | None = None, *, benchmark_name: str = "benchmark",
+              settings: BenchmarkSettings) -> BenchmarkReport:
     """Judge metrics on a labelled benchmark under a named threshold protocol.
 
     ``scores`` maps a metric name to its scores of the rows; ``labels`` are 0/1 (1 = supported/consistent);
@@ -474,10 +467,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     which of them a metric beats (default: every other metric). See the module docstring for the protocols, grids
     and tie rules.
     """
-    baselines = baseline_names(baseline)
-    o = check(threshold_protocol=threshold_protocol, threshold=threshold, grid=grid, tune_scope=tune_scope,
-              unseen_dataset=unseen_dataset, resamples=resamples, permutations=permutations, alpha=alpha,
-              alternative=alternative, correction=correction, confidence=confidence, seed=seed)
+    o, baselines = settings, settings.baseline or ()
     if not isinstance(scores, dict) or not scores:
         raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")
     labels, datasets, splits, keys, *columns = by_index(
@@ -504,7 +494,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     unknown = [b for b in baselines if b not in values]
     if unknown:
         raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(values)})")
-    protocol = _protocol(o, threshold, split, tune_split, splits)
+    protocol = _protocol(o, splits)
     notes: list[str] = []
     warnings: list[str] = []
     split_array = np.array(splits, dtype=object)
@@ -557,8 +547,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
             for k, v in confusion.rates(weights, supported[name]).items():
                 boot[k].append(v)
         boot_all = {k: np.concatenate(v) if v else np.empty((0, n_groups)) for k, v in boot.items()}
-        auc = (auc_by_group(s, y, group_names, resamples=o.resamples, seed=o.seed, confidence=o.confidence)
-               if both_classes else None)
+        auc = auc_by_group(s, y, group_names, settings=o.narrow(AucSettings)) if both_classes else None
         per_dataset = []
         for g, dataset in enumerate(names_of_datasets):
             members = s[starts[g]:starts[g] + counts[g]]
@@ -585,8 +574,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
                      f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
 
-    settings = o.record("threshold_protocol", "threshold", "grid", "tune_scope", "unseen_dataset",  # the protocol's
-                        baselines=list(baselines))
+    record = {**o.narrow(AucReportSettings).to_json(), "baselines": list(baselines)}  # the protocol's are its own
     names = list(values)
     bacc_table = auc_table = None
     tests: dict[str, list[PairedAucTest]] = {}
@@ -596,15 +584,15 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
                                            permutations=o.permutations, resamples=o.resamples, seed=o.seed,
                                            alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
         bacc_table = _multi_table("bacc", results, names, columns, tests["bacc"], o, protocol, benchmark_name,
-                                  baselines, settings)
+                                  baselines, record)
         if both_classes:
             tests["auc"] = [paired_auc_test(values[a][rows], values[b][rows], y, group_names, names=(a, b),
                                             permutations=o.permutations, resamples=o.resamples, seed=o.seed,
                                             alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
             auc_table = _multi_table("auc", results, names, columns, tests["auc"], o, protocol, benchmark_name,
-                                     baselines, settings)
+                                     baselines, record)
     return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, bacc_table, auc_table, tests,
-                           notes, warnings, settings)
+                           notes, warnings, record)
 
 
 def evaluate_benchmark(rows: BenchmarkRows, **options: Any) -> BenchmarkReport:
@@ -668,7 +656,7 @@ def _range_notes(notes: list[str], name: str, scores: np.ndarray, protocol: Prot
 
 
 def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[str], columns: list[str],
-                 tests: list[PairedAucTest], o: Any, protocol: Protocol, benchmark_name: str,
+                 tests: list[PairedAucTest], o: BenchmarkSettings, protocol: Protocol, benchmark_name: str,
                  baselines: Sequence[str] | None, settings: dict[str, Any]) -> ReportTable:
     """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
     cells: dict[tuple[str, str], ReportCell] = {}
@@ -682,12 +670,11 @@ def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[s
     swapped = ("the two metrics' predictions (each at its own threshold)" if statistic == "bacc"
                else "the two metrics' scores")
     against = "the baselines" if baselines else "the other metrics"
-    sided = "two-sided" if o.alternative == "two-sided" else "one-sided"
-    intervals = interval_words(o.confidence, o.resamples, what="rows redrawn within each dataset")
+    intervals = o.intervals("rows redrawn within each dataset")
     caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; superscript "
                f"numbers: {against} (by row number) this metric is significantly better than "
-               f"({sided} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
-               f"{correction_words(o.correction)}p < {o.alpha}). {protocol.words()}")
+               f"({o.sided()} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
+               f"{o.corrected()}p < {o.alpha}). {protocol.words()}")
     short = "BAcc" if statistic == "bacc" else "ROC AUC"
     title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
     return ReportTable(names, columns, cells, caption, {"mode": statistic, **settings}, title)

@@ -63,7 +63,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import DEFAULTS, check
+from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check, takes
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
 from learned_metrics.meta_eval.rows import distinct, distinct_names
 from learned_metrics.meta_eval.significance import williams_p
@@ -164,7 +164,7 @@ def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number
 
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
-               path: object = None, first_person: str = DEFAULTS.first_person) -> ConfounderData:
+               path: object = None, first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
     """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
     check(first_person=first_person)
     by_label = flag(by_label, "by_label", also="--by-label")
@@ -224,7 +224,8 @@ def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
                          proxies: Sequence[str] | None = None, by_label: bool = False,
-                         splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> ConfounderData:
+                         splitter: str = "pysbd",
+                         first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
     """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
     from learned_metrics.io import iter_rows
 
@@ -349,12 +350,11 @@ def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]
     return [WilliamsTest(**{**t.__dict__, "p_adjusted": p}) for t, p in zip(tests, adjusted, strict=True)]
 
 
-def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
-            correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence) -> ConfounderReport:
+@takes(ConfounderSettings)
+def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    o = check(resamples=resamples, seed=seed, correction=correction, confidence=confidence)
-    confidence = o.confidence
+    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
     masks = _scope_masks(data)
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
@@ -366,20 +366,19 @@ def analyse(data: ConfounderData, *, resamples: int = DEFAULTS.resamples, seed: 
         tests += williams_tests(data, scope, rows)
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
-    settings = o.record()
     return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
                             {(c.scope, c.column, c.proxy): c for c in correlations},
-                            _corrected(tests, correction), notes, settings,
+                            _corrected(tests, settings.correction), notes, settings.to_json(),
                             {scope: int(rows.sum()) for scope, rows in masks.items()})
 
 
+@takes(ConfounderSettings)
 def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: Sequence[str] | None = None,
                 human_field: str | None = "label", generation_field: str = "generation",
                 grounding_field: str | None = "grounding", proxy_fields: Sequence[str] = (),
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
-                resamples: int = DEFAULTS.resamples, seed: int = DEFAULTS.seed,
-                correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence,
-                splitter: str = "pysbd", first_person: str = DEFAULTS.first_person) -> ConfounderReport:
+                splitter: str = ConfoundersCommand.splitter, first_person: str = ConfoundersCommand.first_person,
+                settings: ConfounderSettings) -> ConfounderReport:
     """Correlate every metric (and the human column) with text proxies; the Python face of
     ``learned-metrics meta-eval confounders``.
 
@@ -393,7 +392,7 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                               grounding_field, tuple(proxy_fields), label_field)
     parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
                         first_person=first_person)
-    report = analyse(parsed, resamples=resamples, seed=seed, correction=correction, confidence=confidence)
+    report = analyse(parsed, settings=settings)
     report.settings["first_person"] = first_person
     return report
 

@@ -35,8 +35,8 @@ from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlat
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.options import (
     CorrelationSettings,
+    Resampling,
     coefficient_words,
-    interval_words,
     statistic_label,
     takes,
 )
@@ -95,7 +95,8 @@ class CorrelationReport(Tabular):
         return {name: result.to_json() for name, result in self.stats.items()}
 
     def tables(self) -> list[Table]:
-        intervals = interval_words(self.confidence, self.resamples, what=self.resample, ci_method=self.ci_method)
+        intervals = Resampling(resamples=self.resamples, confidence=self.confidence).intervals(self.resample,
+                                                                                            self.ci_method)
         columns = [Column("statistic", kind="text"), Column("value", digits=4),
                    Column("ci", f"{self.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
                    Column("skipped", kind="count")]

@@ -1,13 +1,12 @@
-"""Every meta-evaluation option, declared once: the ``meta-eval`` flags, the API keywords' defaults and checks.
+"""Every meta-evaluation option, declared once as a field of a settings class: the ``meta-eval`` flags, the API
+keywords with their defaults and parsing, the JSON ``settings`` block and the captions' words.
 
-An :class:`Option` carries its name, default, allowed values or range, help and check. The CLI builds its
-arguments from it (:func:`add_options`), the Python API takes its defaults (``resamples: int =
-DEFAULTS.resamples``) and its checks (:func:`check`) from it, so the parser and the API refuse the same values
-with the same words. A name means one thing everywhere: ``--resamples`` counts bootstrap resamples and
-``--permutations`` permutations, in every command. Importable without numpy, so ``--help`` stays fast.
-
-Settings that differ between analyses for a reason (``systems`` runs many tests at once: 10,000 permutations and
-Holm by default) are separate declarations here, not overrides written in a command.
+Shared parts (:class:`Resampling`, :class:`Significance`, :class:`Permutations`, :class:`Correlating`) make one
+class per analysis (``CorrelationSettings``, ...; an API function takes its fields through :func:`takes`) and one
+per command (the analysis plus how its files are read). A name means one thing everywhere: ``--resamples`` counts
+bootstrap resamples and ``--permutations`` permutations, in every command. Settings that differ between analyses
+for a reason (``systems`` runs many tests at once: 10,000 permutations and Holm by default) are their own class's
+defaults, not overrides written in a command. Importable without numpy, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from types import SimpleNamespace
 from typing import Any
 
 from learned_metrics.errors import UserError
@@ -81,25 +79,12 @@ def _fields() -> dict[str, Any]:
     return found
 
 
-class Checked(SimpleNamespace):
-    """Values checked by their declarations, read as attributes (``o.resamples``)."""
-
-    def record(self, *leave_out: str, **extra: Any) -> dict[str, Any]:
-        """The ``settings`` block: every checked value (lists as lists) but ``leave_out``, then ``extra``."""
-        values = {name: list(value) if isinstance(value, tuple) else value for name, value in vars(self).items()
-                  if name not in leave_out}
-        return {**values, **extra}
-
-    def keywords_for(self, function: Callable[..., Any], **overrides: Any) -> dict[str, Any]:
-        """The checked values ``function`` takes as keywords (by its signature), then ``overrides``."""
-        accepted = inspect.signature(function).parameters
-        return {**{name: value for name, value in vars(self).items() if name in accepted}, **overrides}
-
-
-def check(table: type[Settings] | None = None, **values: Any) -> Checked:
-    """Every value checked by its field's declaration (in ``table`` when given, else the general one)."""
-    declared = {spec.name: spec for spec in fields(table)} if table is not None else _fields()
-    return Checked(**{name: parse_setting(declared[name], value, True) for name, value in values.items()})
+def check(**values: Any) -> None:
+    """Each value refused as its field's declaration refuses it, for the readers and statistics below the analyses
+    that take one option of a command (``on_missing``, ``seed``, ``layout``)."""
+    declared = _fields()
+    for name, value in values.items():
+        parse_setting(declared[name], value, True)
 
 
 def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -148,31 +133,6 @@ def coefficient_words(coefficient: str) -> str:
     return COEFFICIENT_NAMES[coefficient][0]
 
 
-def interval_words(confidence: float, resamples: int, *, what: str = "", ci_method: str = "bootstrap") -> str:
-    """How the intervals were made, for captions: ``95% bootstrap CIs (1000 resamples, both)``."""
-    if ci_method == "fisher":
-        return f"{confidence:.0%} Fisher-z CIs (Bonett & Wright)"
-    if not resamples:
-        return "no CIs (0 resamples)"
-    return f"{confidence:.0%} bootstrap CIs ({resamples} resamples{', ' + what if what else ''})"
-
-
-def test_words(test: str, alternative: str, *, permutations: int = 0, swap: str = "", resamples: int = 0,
-               resample: str = "", williams: str = "abs") -> str:
-    """The test behind a marker, for captions."""
-    sided = "two-sided" if alternative == "two-sided" else "one-sided"
-    return {"permutation": f"{sided} permutation test, {permutations} permutations"
-                           + (f" swapping per {swap}" if swap else ""),
-            "bootstrap": f"{sided} paired bootstrap test, {resamples} resamples" + (f" ({resample})" if resample
-                                                                                     else ""),
-            "williams": f"{sided} Williams test on {'|r|' if williams == 'abs' else 'signed r'}",
-            "t": f"{sided} paired t-test"}[test]
-
-
-def correction_words(correction: str) -> str:
-    return {"none": "", "bonferroni": "Bonferroni-corrected ", "holm": "Holm-corrected "}[correction]
-
-
 # --- the settings of each analysis: shared parts, one class per analysis, one per command ---------------------
 # Every class is a :class:`~learned_metrics.settings.Settings`: its fields are the CLI flags (``add_arguments``), the
 # API keywords (:func:`takes`), the JSON ``settings`` block (``to_json``) and what the captions say.
@@ -197,8 +157,12 @@ class Resampling(MetaSettings):
     confidence: float = setting(0.95, "level of every confidence interval", kind="fraction")
 
     def intervals(self, what: str = "", ci_method: str = "bootstrap") -> str:
-        """The caption's words for the intervals."""
-        return interval_words(self.confidence, self.resamples, what=what, ci_method=ci_method)
+        """The caption's words for the intervals: ``95% bootstrap CIs (1000 resamples, both)``."""
+        if ci_method == "fisher":
+            return f"{self.confidence:.0%} Fisher-z CIs (Bonett & Wright)"
+        if not self.resamples:
+            return "no CIs (0 resamples)"
+        return f"{self.confidence:.0%} bootstrap CIs ({self.resamples} resamples{', ' + what if what else ''})"
 
 
 @dataclass(frozen=True)
@@ -210,6 +174,13 @@ class Significance(MetaSettings):
     correction: str = setting("none", "multiple-comparison correction of the p-values over the pairs compared",
                               choices=CORRECTIONS)
     alpha: float = setting(0.05, "significance level of the markers", kind="fraction")
+
+    def corrected(self) -> str:
+        """The caption's words for the correction of the p-values ('' for none)."""
+        return {"none": "", "bonferroni": "Bonferroni-corrected ", "holm": "Holm-corrected "}[self.correction]
+
+    def sided(self) -> str:
+        return "two-sided" if self.alternative == "two-sided" else "one-sided"
 
 
 @dataclass(frozen=True)
@@ -258,12 +229,19 @@ class ComparisonSettings(Resampling, Permutations, Correlating):
                             "or on signed r", choices=WILLIAMS_MODES, noun="Williams mode")
     workers: int | None = WORKERS
 
+    corrected = Significance.corrected
+    sided = Significance.sided
+
+    def test_words(self, test: str) -> str:
+        """The caption's words for one test."""
+        return self.sided() + {"permutation": f" permutation test, {self.permutations} permutations swapping per "
+                                              f"{self.swap}",
+                               "bootstrap": f" paired bootstrap test, {self.resamples} resamples ({self.resample})",
+                               "williams": f" Williams test on {'|r|' if self.williams == 'abs' else 'signed r'}"}[test]
+
     def tests(self) -> list[str]:
-        """The caption's words for each test run."""
-        words = [test_words("permutation", self.alternative, permutations=self.permutations, swap=self.swap)]
-        if self.resamples:
-            words.append(test_words("bootstrap", self.alternative, resamples=self.resamples, resample=self.resample))
-        return [*words, test_words("williams", self.alternative, williams=self.williams)]
+        """The caption's words for each test run (the bootstrap only with resamples)."""
+        return [self.test_words(test) for test in CORRELATION_TESTS if test != "bootstrap" or self.resamples]
 
 
 @dataclass(frozen=True)
@@ -435,7 +413,7 @@ class ReportCommand(ReportSettings, ManyGridReading):
 
     def auc(self) -> AucReportSettings:
         """The settings of the AUC table."""
-        return AucReportSettings(**{spec.name: getattr(self, spec.name) for spec in fields(AucReportSettings)})
+        return self.narrow(AucReportSettings)
 
 
 @dataclass(frozen=True)
@@ -540,6 +518,3 @@ class BenchmarkCommand(BenchmarkSettings):
         return {"layout": self.layout, "on_missing": self.on_missing, "sota": self.sota,
                 "published_scores": self.published_scores}
 
-
-# The defaults as attributes, for the API signatures not yet built by :func:`takes`.
-DEFAULTS = SimpleNamespace(**{name: spec.default for name, spec in _fields().items()})

@@ -22,14 +22,15 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
-    DEFAULTS,
+    AucReportSettings,
+    AucSettings,
+    ComparisonSettings,
+    CorrelationSettings,
+    ReportSettings,
     baseline_names,
-    check,
     coefficient_words,
-    correction_words,
-    interval_words,
     statistic_label,
-    test_words,
+    takes,
 )
 from learned_metrics.meta_eval.resampling import ci_columns, percentile_interval, percentiles_for
 from learned_metrics.meta_eval.rows import check_paired
@@ -110,14 +111,9 @@ def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], 
             cell.best = cell.value is not None and math.isclose(cell.value, top, rel_tol=0, abs_tol=1e-12)
 
 
-def correlation_report(human: object, metrics: dict[str, object], *, coefficient: str = DEFAULTS.coefficient,
-                       stats: Sequence[str] = DEFAULTS.stats, resamples: int = DEFAULTS.resamples,
-                       resample: str = DEFAULTS.resample, permutations: int = DEFAULTS.permutations,
-                       swap: str = DEFAULTS.swap, alpha: float = DEFAULTS.alpha, test: str = DEFAULTS.test,
-                       alternative: str = DEFAULTS.alternative, correction: str = DEFAULTS.correction,
-                       confidence: float = DEFAULTS.confidence, ci_method: str = DEFAULTS.ci_method,
-                       williams: str = DEFAULTS.williams, seed: int = DEFAULTS.seed, axes: str = "documents x systems",
-                       workers: int | None = DEFAULTS.workers) -> ReportTable:
+@takes(ReportSettings)
+def correlation_report(human: object, metrics: dict[str, object], *, axes: str = "documents x systems",
+                       settings: ReportSettings) -> ReportTable:
     """Every metric's statistics with CIs, and a significance test between every ordered pair of metrics.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
@@ -128,23 +124,20 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
     """
     from learned_metrics.meta_eval.frames import input_grids
 
-    o = check(coefficient=coefficient, stats=stats, resamples=resamples, resample=resample,
-              permutations=permutations, swap=swap, alpha=alpha, test=test, alternative=alternative,
-              correction=correction, confidence=confidence, ci_method=ci_method, williams=williams, seed=seed,
-              workers=workers)
+    o = settings
     human, metrics = input_grids(human, metrics, axes)
     if not metrics:
         raise UserError("report needs at least one metric")
     names = list(metrics)
     cells: dict[tuple[str, str], ReportCell] = {}
-    job = o.keywords_for(correlations)
+    job = o.narrow(CorrelationSettings)
     reports = run_jobs(_correlations_job, [(human, values, job) for values in metrics.values()], o.workers)
     for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
             cells[(name, statistic)] = ReportCell(result.value, result.ci)
     if len(names) > 1:
         bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
-        tests = compare(human, metrics, **o.keywords_for(compare, resamples=bootstrap))
+        tests = compare(human, metrics, settings=o.narrow(ComparisonSettings, resamples=bootstrap))
         for statistic, items in tests.comparisons.items():
             for c in items:
                 p = c.p(o.test)
@@ -153,20 +146,18 @@ def correlation_report(human: object, metrics: dict[str, object], *, coefficient
         for cell in cells.values():
             cell.beats.sort()
     mark_best(cells, names, o.stats)
-    intervals = interval_words(o.confidence, o.resamples, what=o.resample, ci_method=o.ci_method)
-    tested = test_words(o.test, o.alternative, permutations=o.permutations, swap=o.swap, resamples=o.resamples,
-                        resample=o.resample, williams=o.williams)
-    caption = (f"{coefficient_words(o.coefficient)} correlations with {intervals}; "
+    caption = (f"{coefficient_words(o.coefficient)} correlations with {o.intervals(o.resample, o.ci_method)}; "
                f"superscript numbers: the metrics this one is significantly better than "
-               f"({tested}, {correction_words(o.correction)}p < {o.alpha}).")
-    settings = o.record("stats", "workers", documents=human.shape[0], systems=human.shape[1])
+               f"({o.test_words(o.test)}, {o.corrected()}p < {o.alpha}).")
+    record = {name: value for name, value in o.to_json().items() if name not in ("stats", "workers")}
+    record.update(documents=human.shape[0], systems=human.shape[1])
     title = f"{human.shape[1]} systems x {human.shape[0]} documents"
-    return ReportTable(names, list(o.stats), cells, caption, settings, title)
+    return ReportTable(names, list(o.stats), cells, caption, record, title)
 
 
-def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: dict[str, Any]):
+def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: CorrelationSettings):
     """One metric's column of the table (a module-level function, so a worker process can run it)."""
-    return correlations(human, metric, **settings)
+    return correlations(human, metric, settings=settings)
 
 
 # -- AUC mode (TRUE-style): corpora as columns, paired tests on AUC differences --------------------
@@ -280,11 +271,9 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
 
 
 @renamed_keywords(baselines="baseline")
+@takes(AucReportSettings)
 def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None = None,
-               resamples: int = DEFAULTS.resamples, permutations: int = DEFAULTS.permutations,
-               alpha: float = DEFAULTS.alpha, alternative: str = DEFAULTS.alternative,
-               correction: str = DEFAULTS.correction, confidence: float = DEFAULTS.confidence,
-               seed: int = DEFAULTS.seed) -> tuple[ReportTable, list]:
+               settings: AucReportSettings) -> tuple[ReportTable, list]:
     """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
     for a significant improvement over each ``baseline`` (one name or a list, the CLI's repeatable ``--baseline``;
     every other metric when none are named).
@@ -297,8 +286,7 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
 
     if not scored:
         raise UserError("report needs at least one metric")
-    o = check(resamples=resamples, permutations=permutations, alpha=alpha, alternative=alternative,
-              correction=correction, confidence=confidence, seed=seed)
+    o = settings
     names = list(scored)
     first = scored[names[0]]
     for name in names[1:]:
@@ -310,28 +298,26 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
     cells: dict[tuple[str, str], ReportCell] = {}
     columns: list[str] = []
     for name in names:
-        report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups, resamples=resamples,
-                              seed=seed, confidence=confidence)
+        report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups,
+                              settings=o.narrow(AucSettings))
         columns = [g.group for g in report.groups] + [MEAN_COLUMN]
         for group in report.groups:
             cells[(name, group.group)] = ReportCell(group.auc.value, group.auc.ci)
         cells[(name, MEAN_COLUMN)] = ReportCell(report.mean.value, report.mean.ci)
     tests = [paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
-                             names=(a, b), permutations=permutations, resamples=resamples, seed=seed,
-                             alternative=alternative, confidence=confidence)
+                             names=(a, b), permutations=o.permutations, resamples=o.resamples, seed=o.seed,
+                             alternative=o.alternative, confidence=o.confidence)
              for a in names for b in (baselines or names) if a != b]
-    mark_significant(cells, tests, names, columns, alpha=alpha, correction=correction)
+    mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction)
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
-    sided = "two-sided" if alternative == "two-sided" else "one-sided"
-    intervals = interval_words(confidence, resamples, what="rows redrawn within corpora")
-    caption = (f"ROC AUC per corpus and their unweighted mean, with {intervals}; superscript "
-               f"numbers: {against} (by row number) this metric is significantly better than ({sided} approximate "
-               f"randomization, scores of the two metrics swapped per row, {permutations} rounds, "
-               f"{correction_words(correction)}p < {alpha}).")
-    settings = o.record(mode="auc", baselines=list(baselines))
+    caption = (f"ROC AUC per corpus and their unweighted mean, with {o.intervals('rows redrawn within corpora')}; "
+               f"superscript numbers: {against} (by row number) this metric is significantly better than "
+               f"({o.sided()} approximate randomization, scores of the two metrics swapped per row, {o.permutations} "
+               f"rounds, {o.corrected()}p < {o.alpha}).")
+    record = {**o.to_json(), "mode": "auc", "baselines": list(baselines)}
     title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
-    return ReportTable(names, columns, cells, caption, settings, title), tests
+    return ReportTable(names, columns, cells, caption, record, title), tests
 
 
 def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[PairedAucTest], names: Sequence[str],

@@ -24,7 +24,8 @@ CI_PERCENTILES = (2.5, 97.5)
 
 def seeded_rng(seed: int) -> np.random.Generator:
     """The generator of every resampling statistic; a seed must be an integer >= 0 (numpy refuses negatives)."""
-    return np.random.default_rng(check(seed=seed).seed)
+    check(seed=seed)
+    return np.random.default_rng(seed)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
-from learned_metrics.meta_eval.options import DEFAULTS, check, interval_words
+from learned_metrics.meta_eval.options import ShuffleTestSettings, takes
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -78,17 +78,18 @@ class ShuffleReport(Tabular):
     ties: int
     pair_ids: int
     buckets: list[LengthBucket] | None
-    resamples: int = DEFAULTS.resamples
-    seed: int = DEFAULTS.seed
-    min_bucket_pairs: int = DEFAULTS.min_bucket_pairs
-    confidence: float = DEFAULTS.confidence
+    resamples: int = ShuffleTestSettings.resamples
+    seed: int = ShuffleTestSettings.seed
+    min_bucket_pairs: int = ShuffleTestSettings.min_bucket_pairs
+    confidence: float = ShuffleTestSettings.confidence
 
     def too_few(self, bucket: LengthBucket) -> bool:
         """Whether a bucket holds too few comparisons for a CI (possible only when all of them are too few)."""
         return bucket.pairs < self.min_bucket_pairs
 
     def tables(self) -> list[Table]:
-        intervals = interval_words(self.confidence, self.resamples, what="pair ids redrawn")
+        intervals = ShuffleTestSettings(resamples=self.resamples, confidence=self.confidence).intervals(
+            "pair ids redrawn")
         heading = f"accuracy, {self.confidence:.0%} CI"
         acc = self.accuracy
         out = [Table([Column("accuracy", heading, kind="estimate"), Column("comparisons", kind="count"),
@@ -235,16 +236,14 @@ def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, count
     return table
 
 
+@takes(ShuffleTestSettings)
 def shuffle_test(
     original: object,
     shuffled: object,
     *,
     pair_index: object = None,
     length_gap: object = None,
-    resamples: int = DEFAULTS.resamples,
-    seed: int = DEFAULTS.seed,
-    min_bucket_pairs: int = DEFAULTS.min_bucket_pairs,
-    confidence: float = DEFAULTS.confidence,
+    settings: ShuffleTestSettings,
 ) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
@@ -254,8 +253,8 @@ def shuffle_test(
     adds the per-bucket breakdown; buckets with fewer than ``min_bucket_pairs``
     comparisons are merged with their neighbours (0: never). ``confidence``: the level of every CI.
     """
-    o = check(resamples=resamples, seed=seed, min_bucket_pairs=min_bucket_pairs, confidence=confidence)
-    min_bucket_pairs, confidence = o.min_bucket_pairs, o.confidence
+    resamples, seed, min_bucket_pairs, confidence = (settings.resamples, settings.seed, settings.min_bucket_pairs,
+                                                     settings.confidence)
     original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
                                                           ("pair_index", pair_index), ("length_gap", length_gap))
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")

@@ -43,7 +43,6 @@ from learned_metrics.meta_eval.options import (
     ComparisonSettings,
     check,
     coefficient_words,
-    correction_words,
     statistic_label,
     takes,
 )
@@ -117,7 +116,7 @@ class ComparisonReport(Tabular):
                  c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
         tests = o.tests()
-        corrected = (f" p-values {correction_words(o.correction)}over the "
+        corrected = (f" p-values {o.corrected()}over the "
                      f"{'unordered' if two_sided else 'ordered'} pairs of each statistic; the uncorrected ones are "
                      "in the JSON." if o.correction != "none" else "")
         caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "

@@ -37,13 +37,12 @@ from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
 from learned_metrics.meta_eval.options import (
-    DEFAULTS,
+    SystemLevelSettings,
     band_edge,
-    check,
     check_bands,
     coefficient_words,
-    interval_words,
     statistic_label,
+    takes,
 )
 from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -117,8 +116,8 @@ class SystemLevelReport(Tabular):
             full = (f" {name} (full set), tau_sys_full in the JSON, takes the metric's system means over the full "
                     "test set.")
         docs = f"{self.judged_docs} judged" + (f", {self.full_docs} full-set" if self.full_docs else "")
-        intervals = interval_words(self.confidence, self.resamples, what="judged documents, full-set documents "
-                                   "and systems redrawn")
+        intervals = SystemLevelSettings(resamples=self.resamples, confidence=self.confidence).intervals(
+            "judged documents, full-set documents and systems redrawn")
         out = [Table([Column("statistic", kind="text"), Column("value", kind="estimate"), Column("n", kind="count")],
                      rows, key="system_level",
                      title=f"{self.systems} systems · {docs} documents · {coefficient_words(self.coefficient)} · "
@@ -208,18 +207,18 @@ def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
     return human, grids["metric"], full
 
 
+@takes(SystemLevelSettings)
 def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
-                           bands: Sequence[tuple[float, float]] = (), coefficient: str = DEFAULTS.coefficient,
-                           resamples: int = DEFAULTS.resamples, confidence: float = DEFAULTS.confidence,
-                           seed: int = DEFAULTS.seed,
-                           axes: str = "documents x systems") -> SystemLevelReport:
+                           bands: Sequence[tuple[float, float]] = (), axes: str = "documents x systems",
+                           settings: SystemLevelSettings) -> SystemLevelReport:
     """System-level correlation on the judged subset and, with ``metric_full``, with metric system scores from the
     full test set; agreement on the system pairs within each ``(lo, hi)`` band of metric-score differences.
 
     ``human``/``metric``: judged documents x systems; ``metric_full``: all test documents x the same systems.
     Matrices with the named ``axes`` (NaN = absent), or long DataFrames (``doc_id``, ``system_id``, score).
     """
-    check(coefficient=coefficient, resamples=resamples, confidence=confidence, seed=seed)
+    coefficient, resamples, confidence, seed = (settings.coefficient, settings.resamples, settings.confidence,
+                                                settings.seed)
     bands = check_bands(bands)
     human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
     if human.shape != metric.shape:
