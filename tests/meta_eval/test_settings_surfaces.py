@@ -15,6 +15,7 @@ import pytest
 
 from learned_metrics.cli import build_parser, main
 from learned_metrics.cli.meta_eval import SUBCOMMANDS
+from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
 from learned_metrics.meta_eval.options import CorrelationsCommand, CorrelationSettings, takes
 from learned_metrics.settings import setting
@@ -99,3 +100,69 @@ def test_the_api_keeps_its_keywords_and_defaults():
     assert by_keywords.to_json() == by_object.to_json()
     with pytest.raises(Exception, match="resamples"):
         correlations(human, human, resamples=True)
+
+
+# Every API function that takes an analysis's settings: (module, function, its class, its own data arguments).
+API = [
+    ("correlations", "correlations", "CorrelationSettings", {"human", "metric", "axes"}),
+    ("significance", "compare", "ComparisonSettings", {"human", "metrics", "axes"}),
+    ("systems", "compare_systems", "SystemsSettings", {"scores", "baseline", "doc_field", "system_field",
+                                                        "score_field"}),
+    ("report", "correlation_report", "ReportSettings", {"human", "metrics", "axes"}),
+    ("report", "auc_report", "AucReportSettings", {"scored", "baseline"}),
+    ("auc", "auc_by_group", "AucSettings", {"scores", "labels", "groups", "systems"}),
+    ("shuffle_test", "shuffle_test", "ShuffleTestSettings", {"original", "shuffled", "pair_index", "length_gap"}),
+    ("system_level", "realistic_system_level", "SystemLevelSettings", {"human", "metric", "metric_full", "bands",
+                                                                       "axes"}),
+    ("confounders", "analyse", "ConfounderSettings", {"data"}),
+    ("confounders", "confounders", "ConfounderSettings", {"data", "metric_fields", "names", "human_field",
+                                                          "generation_field", "grounding_field", "proxy_fields",
+                                                          "proxies", "by_label", "label_field", "splitter",
+                                                          "first_person"}),
+    ("benchmark", "benchmark", "BenchmarkSettings", {"scores", "labels", "datasets", "splits", "keys",
+                                                     "benchmark_name"}),
+]
+
+
+def api_function(module: str, name: str, cls: str):
+    from learned_metrics.meta_eval import options
+
+    return getattr(importlib.import_module(f"learned_metrics.meta_eval.{module}"), name), getattr(options, cls)
+
+
+@pytest.mark.parametrize(("module", "name", "cls", "own"), API, ids=[entry[1] for entry in API])
+def test_an_api_function_s_keywords_are_its_class_s_fields(module, name, cls, own):
+    function, settings = api_function(module, name, cls)
+    parameters = inspect.signature(function).parameters
+    declared = {spec.name: spec.default for spec in fields(settings)}
+    assert set(parameters) == set(declared) | own | {"settings"}
+    assert {key: parameters[key].default for key in declared} == declared  # the defaults are the fields'
+    assert parameters["settings"].default is None
+
+
+@pytest.mark.parametrize(("module", "name", "cls", "own"), API, ids=[entry[1] for entry in API])
+def test_a_field_added_to_an_analysis_class_is_a_keyword_of_its_function(module, name, cls, own):
+    function, settings = api_function(module, name, cls)
+    wider = dataclass(frozen=True)(type("Wider", (settings,), {
+        "__annotations__": {"window": "int"}, "window": setting(3, "documents per window", minimum=1)}))
+    extended = takes(wider)(inspect.unwrap(function))  # the same function, declared with one field more
+    parameters = inspect.signature(extended).parameters
+    assert parameters["window"].default == 3 and parameters["window"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert set(parameters) == set(inspect.signature(function).parameters) | {"window"}
+    with pytest.raises(UserError, match="window"):  # parsed by its declaration before any data is read
+        extended(*[None] * len([p for p in parameters.values() if p.default is inspect.Parameter.empty]), window=0)
+
+
+def test_a_field_added_to_the_report_class_reaches_the_table_settings():
+    """The value of a new field reaches the analysis: the report table's settings block carries it."""
+    import numpy as np
+
+    function, settings = api_function("report", "correlation_report", "ReportSettings")
+    wider = dataclass(frozen=True)(type("Wider", (settings,), {
+        "__annotations__": {"window": "int"}, "window": setting(3, "documents per window", minimum=1)}))
+    extended = takes(wider)(inspect.unwrap(function))
+    human = np.arange(12, dtype=float).reshape(4, 3)
+    table = extended(human, {"m": human + 0.5}, resamples=5, window=5, workers=1)
+    assert table.settings["window"] == 5
+    assert function(human, {"m": human + 0.5}, resamples=5, workers=1).settings.keys() == table.settings.keys() - {
+        "window"}  # control: the declared class as it is
