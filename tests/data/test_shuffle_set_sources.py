@@ -92,6 +92,18 @@ def test_folder_with_train_and_validation_file_names(tmp_path):
     assert report["splits_from"] == "names"
 
 
+def test_a_named_train_split_without_validation_gives_a_seeded_validation_split(tmp_path):
+    root = tmp_path / "mine"
+    write_csv(root / "train.csv", documents(20, "t"))
+    write_csv(root / "test.csv", documents(5, "x"))
+    report = build_shuffle_set(str(root), tmp_path / "out", text_field="body", id_field="doc", val_fraction=0.25)
+    assert report["splits_from"] == "names+seed"
+    assert report["documents_per_split"] == {"train": 15, "validation": 5, "test": 5}  # test as named, not drawn
+    found = originals(tmp_path / "out")
+    assert {k.split("-")[0] for k in found["validation"]} == {"t"} and set(found["test"]) == {
+        f"x-{i}" for i in range(5)}
+
+
 def test_a_folder_mixing_named_and_unnamed_files_is_refused(tmp_path):
     root = tmp_path / "mine"
     write_csv(root / "train.csv", documents(12, "t"))
@@ -138,14 +150,14 @@ def test_hub_set_through_the_local_cache_with_a_text_field(tmp_path, monkeypatch
     def rows(n, tag):
         return [{"article": "...", "highlights": d["body"], "id": d["doc"]} for d in documents(n, tag)]
 
-    hub_cache(tmp_path / "cache", "someone/news", "3.0.0", {"train": rows(10, "h"), "validation": rows(4, "hv"),
+    hub_cache(tmp_path / "cache", "abisee/cnn_dailymail", "3.0.0", {"train": rows(10, "h"), "validation": rows(4, "hv"),
                                                              "test": rows(4, "ht")})
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    report = build_shuffle_set("hf:someone/news:3.0.0", tmp_path / "out", text_field="highlights")
+    report = build_shuffle_set("hf:abisee/cnn_dailymail:3.0.0", tmp_path / "out", text_field="highlights")
     assert report["documents_per_split"] == {"train": 10, "validation": 4, "test": 4}
     assert originals(tmp_path / "out")["validation"] == {d["doc"]: d["body"] for d in documents(4, "hv")}
-    assert report["source"] == "hf:someone/news:3.0.0"
+    assert report["source"] == "hf:abisee/cnn_dailymail:3.0.0"
 
 
 def test_hub_set_missing_from_the_cache_is_one_line(tmp_path, monkeypatch, capsys):

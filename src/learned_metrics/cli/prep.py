@@ -21,7 +21,11 @@ SHUFFLE_SET_EPILOG = """examples:
   python data_prep/build_shuffle_set.py --source cnn_dailymail --output data/ccl_cnndm
   python data_prep/build_shuffle_set.py --source txtdir:~/wsj --output data/ccl_wsj --shuffles-per-doc 20
   python data_prep/build_shuffle_set.py --source jsonl:docs.jsonl --output data/mine --splitter pysbd
-  (the same with `learned-metrics prep shuffle-set ...`)"""
+  python data_prep/build_shuffle_set.py --source news.csv --text-field body --id-field doc --output data/news
+  python data_prep/build_shuffle_set.py --source hf:abisee/cnn_dailymail:3.0.0 --text-field highlights \
+      --output data/ccl_cnndm_hf
+  (the same with `learned-metrics prep shuffle-set ...`; splits come from train/dev/test in file, folder or Hub
+  split names, or a seeded split by document when a source names none)"""
 ANLI_DESCRIPTION = ("Build ANLI (R1-R3 merged into train/validation/test) plus one phrase-augmented copy of every "
                     "instance, saved as a datasets.DatasetDict with report.json, for the faithfulness NLI metric.")
 ANLI_EPILOG = """examples:
@@ -41,7 +45,8 @@ def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--source", required=True,
-        help=f"{SHUFFLE_SET_SOURCES}; jsonl rows hold 'sentences' (list) or 'text', optional 'id'",
+        help=f"{SHUFFLE_SET_SOURCES}; rows hold 'sentences' (list) or 'text', optional 'id' (other names: "
+        "--sentences-field, --text-field, --id-field)",
     )
     parser.add_argument(
         "--output", required=True, help="new or empty folder for the DatasetDict (train/validation/test) and "
