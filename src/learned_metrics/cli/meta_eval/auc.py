@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     scored = read_scored_corpora([args.input], score_fields=[settings.score_field], label_field=settings.label_field,
                                  group_field=settings.group_field, system_field=args.system_field, fmt=settings.format)
     rows = next(iter(scored.values()))
-    report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, **common.analysis(settings, AucSettings))
+    report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, settings=settings.narrow(AucSettings))
     aucs = {g.group: g.auc.value for g in report.groups}
     label = score_axis_label(read_provenance(args.input) if Path(args.input).is_file() else None, settings.score_field)
     plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs,

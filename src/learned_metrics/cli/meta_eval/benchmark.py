@@ -69,5 +69,5 @@ def run(args: argparse.Namespace) -> int:
     common.check_command_outputs(args)
     rows = read_benchmark(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                           group_field=settings.group_field, **settings.reading())
-    report = evaluate_benchmark(rows, **common.analysis(settings, BenchmarkSettings))
+    report = evaluate_benchmark(rows, settings=settings.narrow(BenchmarkSettings))
     return common.finish(args, report, notes=report.notes, warnings=report.warnings)

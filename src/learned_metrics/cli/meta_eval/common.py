@@ -12,7 +12,6 @@ import argparse
 import itertools
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +49,6 @@ def command(commands: Any, name: str, settings: type[Settings], *, help: str, de
 def settings_of(args: argparse.Namespace) -> Settings:
     """The command's settings object, every value parsed by its declaration (before any file is read)."""
     return args.settings_class.from_arguments(args)
-
-
-def analysis(settings: Settings, cls: type[Settings]) -> dict[str, Any]:
-    """The keywords of an analysis taking ``cls``'s fields, from a command's settings."""
-    return {spec.name: getattr(settings, spec.name) for spec in fields(cls)}
 
 
 def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:

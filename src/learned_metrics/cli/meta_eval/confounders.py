@@ -79,5 +79,5 @@ def run(args: argparse.Namespace) -> int:
     common.check_command_outputs(args)
     data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=s.splitter,
                                 first_person=s.first_person)
-    report = analyse(data, **common.analysis(s, ConfounderSettings))
+    report = analyse(data, settings=s.narrow(ConfounderSettings))
     return common.finish(args, report, notes=report.notes)

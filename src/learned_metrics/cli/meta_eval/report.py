@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     common.check_command_outputs(args)
     grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
-    table = correlation_report(grid.human, grid.metrics, **common.analysis(settings, ReportSettings))
+    table = correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings))
     return common.finish(args, table, notes=grid.notes)
 
 
@@ -70,6 +70,5 @@ def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:
     scored = read_scored_corpora(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                                  label_field=settings.label_field, group_field=settings.group_field,
                                  fmt=settings.format)
-    auc = settings.auc()
-    table, tests = auc_report(scored, baseline=settings.baseline, **common.analysis(auc, type(auc)))
+    table, tests = auc_report(scored, baseline=settings.baseline, settings=settings.auc())
     return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})

@@ -61,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
     pairs = pairs_from_rows(rows, args.input, pair_field=s.pair_field)
     report = shuffle_test(pairs.original, pairs.shuffled, pair_index=pairs.pair_index,
                           length_gap=pairs.length_gap if args.length_gap else None,
-                          **common.analysis(s, ShuffleTestSettings))
+                          settings=s.narrow(ShuffleTestSettings))
     return common.finish(args, report, plots={"plot": lambda path: plot_length_gap(report, path)})

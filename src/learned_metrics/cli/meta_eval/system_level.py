@@ -59,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
         full, full_notes = full_set_grid(cells, grid.systems)
         notes += cells.notes + full_notes
     report = realistic_system_level(grid.human, next(iter(grid.metrics.values())), full,
-                                    bands=settings.delta_band or (), **common.analysis(settings, SystemLevelSettings))
+                                    bands=settings.delta_band or (), settings=settings.narrow(SystemLevelSettings))
     return common.finish(args, report, notes=notes, csv={"csv": "bands"} if report.bands else None)

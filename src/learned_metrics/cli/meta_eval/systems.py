@@ -61,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
     common.check_command_outputs(args)
     scores = read_system_scores(args.input, settings.score_field, KeyFields(settings.doc_field, settings.system_field),
                                 on_missing=settings.on_missing)
-    result = compare_systems(scores, baseline=settings.baseline, **common.analysis(settings, SystemsSettings))
+    result = compare_systems(scores, baseline=settings.baseline, settings=settings.narrow(SystemsSettings))
     return common.finish(args, result, notes=result.notes, csv={"csv": "systems", "pairs_csv": "pairs"})
