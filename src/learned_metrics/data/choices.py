@@ -73,8 +73,10 @@ class ShuffleSetSettings(Settings):
 
     shuffles_per_doc: int = setting(1, "distinct negatives per document (paper: 1 for CNN/DM, 20 for WSJ)", minimum=1)
     seed: int = setting(42, "seed of the split and the shuffles (same seed, same data)", minimum=0)
-    val_fraction: float = setting(0.1, "share of documents for validation (local sources)", kind="share")
-    test_fraction: float = setting(0.1, "share of documents for test (local sources; 0 = no test split)", kind="share")
+    val_fraction: float = setting(0.1, "share of documents for validation when the source names no validation "
+                                  "split", kind="share")
+    test_fraction: float = setting(0.1, "share of documents for test when the source names no test or validation "
+                                   "split (0 = no test split)", kind="share")
     splitter: str = setting("newline", "how 'text' fields and .txt files are split into sentences", choices=SPLITTERS)
     joiner: str = setting(DEFAULT_JOINER, "string joining sentences into the model input: backslash escapes (\\n, "
                           "\\t, \\u2014) or any text such as ' — ' (default newline, as in the paper); recorded in "

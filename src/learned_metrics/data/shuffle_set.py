@@ -9,6 +9,7 @@ full CNN/DM set stays small in memory and is cached.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -207,10 +208,17 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
 
     with datasets_progress_bars_disabled():
         docs = part.dataset.map(to_documents, batched=True, with_indices=True, keep_in_memory=True,
-                                remove_columns=part.dataset.column_names, features=_document_features())
+                                remove_columns=part.dataset.column_names, features=_document_features(),
+                                new_fingerprint=_map_fingerprint(part.dataset._fingerprint, tag, splitter, fields))
     if len(docs) == 0:
         raise UserError("no documents found", path=part.where)
     return docs
+
+
+def _map_fingerprint(*parts: Any) -> str:
+    """What decides a split's documents, as the map's fingerprint: datasets cannot hash the closure (the splitter),
+    so it would warn on every build and draw a random one."""
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
