@@ -23,7 +23,8 @@ def test_one_start_up_line_after_the_first_step(train_config, tiny_roberta, ccl_
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("start-up ")]
     assert len(lines) == 1, lines  # two epochs, many steps: still one line
     phases = re.fullmatch(r"start-up [\d.]+ s \((.*)\)", lines[0]).group(1)
-    assert [p.rsplit(" ", 2)[0] for p in phases.split(", ")] == ["config", "model", "data", "first step"]
+    assert [p.rsplit(" ", 2)[0] for p in phases.split(", ")] == ["config", "model", "data", "sanity check",
+                                                                 "first step"]
 
 
 def test_phases_add_up():

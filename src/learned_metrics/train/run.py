@@ -112,14 +112,18 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
 
 
 class StartUpReport(Callback):
-    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the trainer's own
-    set-up and the first step, after the phases ``train.py`` and :func:`train` timed."""
+    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the sanity check
+    (when on) and the first step with the trainer's own set-up, after the phases ``train.py`` and :func:`train`
+    timed."""
 
     def __init__(self, startup: StartUp):
         self.startup = startup
 
     def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
         self.startup.lap("data")  # prepare_data (a set built on first use) and setup (tokenizing) come before
+
+    def on_sanity_check_end(self, trainer: L.Trainer, pl_module: Any) -> None:
+        self.startup.lap("sanity check")  # trainer.num_sanity_val_steps validation batches
 
     def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
         if not self.startup.reported:
