@@ -110,7 +110,7 @@ def test_control_existing_relative_folders_still_load(workdir, tiny_deberta_nli,
 def test_control_hub_style_id_is_still_a_hub_id(workdir, nli_checkpoint, capsys):
     pairs = write_jsonl(workdir / "pairs.jsonl", PAIR)
     result = cli(capsys, "score", "faithfulness", "--model", "org/name", "--input", pairs, "--output", "o.jsonl")
-    assert_refused(result, "'org/name'", "could not be fetched from the Hugging Face Hub")
+    assert_refused(result, "'org/name'", "nor in the Hugging Face cache, and Hub downloads are off")
     result = cli(capsys, "export", nli_checkpoint, "out", "--tokenizer", "org/name")
     assert_refused(result, "org/name", "cannot load the tokenizer")
     assert "not found" not in result.err

@@ -51,11 +51,34 @@ def _download_from_hub(repo_id: str) -> Path:
         folder = Path(snapshot_download(repo_id, allow_patterns=_HUB_PATTERNS))
         if not any(folder.glob("*.safetensors")):
             folder = Path(snapshot_download(repo_id, allow_patterns=[*_HUB_PATTERNS, "*.bin"]))
-    except Exception as exc:  # offline mode, unknown repo, network: all reported the same way
-        raise UserError(
-            f"'{repo_id}' is not a local folder and could not be fetched from the Hugging Face Hub ({first_line(exc)})"
-        ) from None
+    except Exception as exc:  # offline mode, unknown or gated repo, no network: one whole line that says what to do
+        raise UserError(hub_failure(repo_id, exc)) from None
     return folder
+
+
+LOCAL_FOLDER_HINT = ("give --model a local model folder instead (an export of `learned-metrics export` or "
+                     "`python train.py`, or a Hub checkpoint downloaded on a machine with network)")
+
+
+def hub_failure(repo_id: str, exc: BaseException) -> str:
+    """Why a Hub id could not be fetched, in one complete sentence that ends with what to do (the library's own
+    message is cut to its first line, which can stop mid-sentence, so it only follows in brackets)."""
+    from huggingface_hub import errors
+
+    offline = any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+                  for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if offline or isinstance(exc, (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError)):
+        why = ("is not a local folder nor in the Hugging Face cache, and Hub downloads are off (HF_HUB_OFFLINE or "
+               "TRANSFORMERS_OFFLINE is set)")
+        return f"'{repo_id}' {why}: {LOCAL_FOLDER_HINT}, or unset both variables to download it"
+    if isinstance(exc, errors.GatedRepoError):
+        return (f"'{repo_id}' is a gated model on the Hugging Face Hub: accept its terms on its page and log in "
+                f"(`hf auth login` or HF_TOKEN), or {LOCAL_FOLDER_HINT}")
+    if isinstance(exc, (errors.RepositoryNotFoundError, errors.RevisionNotFoundError)):
+        return (f"'{repo_id}' is neither a local folder nor a model on the Hugging Face Hub (check the name; a "
+                f"private model needs `hf auth login` or HF_TOKEN); {LOCAL_FOLDER_HINT}")
+    return (f"'{repo_id}' is not a local folder and could not be downloaded from the Hugging Face Hub "
+            f"({type(exc).__name__}: is the network reachable?): {LOCAL_FOLDER_HINT} [{first_line(exc, 120)}]")
 
 
 def decide_kind(card: dict[str, Any] | None, requested: str | None, model_dir: Path) -> str:
