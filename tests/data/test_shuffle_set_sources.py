@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf, open_dict
 
+from data.test_nli_sources import saved, write_jsonl
 from learned_metrics.cli.prep import shuffle_set_script
 from learned_metrics.data.demo import coherent_document
 from learned_metrics.data.shuffle_set import build_shuffle_set
@@ -33,16 +34,6 @@ def write_csv(path: Path, docs: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame([{"doc": d["doc"], "body": d["body"]} for d in docs]).to_csv(path, index=False)
     return path
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def saved(out: Path) -> dict[str, list[dict]]:
-    return {split: ds.to_list() for split, ds in datasets.load_from_disk(str(out)).items()}
 
 
 def originals(out: Path) -> dict[str, dict[str, str]]:
