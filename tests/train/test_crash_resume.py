@@ -17,7 +17,7 @@ from learned_metrics.export import load_checkpoint
 from learned_metrics.train.run import train
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _overrides(model: Path, data: Path, tmp_path: Path, *extra: str) -> list[str]:

@@ -11,7 +11,7 @@ from transformers import AutoConfig
 
 from learned_metrics.train.run import train
 
-EXPERIMENTS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "conf" / "experiment").glob("*.yaml"))
+EXPERIMENTS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "experiment").glob("*.yaml"))
 REAL_DEFAULTS = {
     "ccl_cnndm": "roberta-large",
     "ccl_wsj": "roberta-large",

@@ -13,7 +13,7 @@ import pytest
 from learned_metrics.export import load_checkpoint
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ddp_two_cpu_processes(tiny_roberta, ccl_data_dir, tmp_path):
