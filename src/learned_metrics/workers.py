@@ -222,6 +222,12 @@ def _terminate(pool: Any) -> None:
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
+    # The pool's manager thread closes its wake-up pipe once it sees the workers gone; before Python 3.12 the exit
+    # hook of concurrent.futures could write to that pipe while it closed ("Exception ignored ... Bad file
+    # descriptor" after the one-line stop message). Waiting for the thread here closes the pipe first.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(max(0.0, deadline - time.monotonic()))
 
 
 def _stop_signal_in(exc: BaseException) -> BaseException | None:
