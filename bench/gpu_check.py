@@ -157,6 +157,24 @@ def build_models(tmp: Path, tokenizer, dry_run: bool, device: torch.device) -> d
     return out
 
 
+def follow_up_arguments(description: str, json_default: str) -> argparse.ArgumentParser:
+    """The arguments every follow-up GPU measurement shares (--json, --dry-run); the caller adds its own."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", type=Path, default=Path(json_default))
+    parser.add_argument("--dry-run", action="store_true", help="the same code on CPU with tiny shapes")
+    return parser
+
+
+def measuring_device(dry_run: bool) -> torch.device | None:
+    """The GPU, or the CPU for a dry run; None (after saying so) when there is no GPU and no dry run was asked."""
+    if torch.cuda.is_available() and not dry_run:
+        return torch.device("cuda")
+    if dry_run:
+        return torch.device("cpu")
+    print("no GPU: run on a GPU machine, or use --dry-run", file=sys.stderr)
+    return None
+
+
 def free_memory() -> None:
     gc.collect()
     if torch.cuda.is_available():

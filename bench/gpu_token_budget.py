@@ -11,7 +11,6 @@ DeBERTa-v3-large-shaped classifier once per budget, warms it on the very rows it
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from bench_scoring import model_flops, synced_wall, token_lengths
-from gpu_check import DEBERTA, LENGTHS, build_models, build_tokenizer, make_pairs
+from gpu_check import DEBERTA, LENGTHS, build_models, build_tokenizer, follow_up_arguments, make_pairs, measuring_device
 
 from learned_metrics.scoring import load_scorer
 
@@ -28,16 +27,13 @@ BUDGETS = (16_384, 32_768, 65_536, 131_072)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", type=Path, default=Path("gpu_budget.json"))
+    parser = follow_up_arguments(__doc__, "gpu_budget.json")
     parser.add_argument("--rows", type=int, default=1024)
-    parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    cuda = torch.cuda.is_available() and not args.dry_run
-    if not cuda and not args.dry_run:
-        print("no GPU: run on a GPU machine, or use --dry-run", file=sys.stderr)
+    device = measuring_device(args.dry_run)
+    if device is None:
         return 2
-    device = torch.device("cuda" if cuda else "cpu")
+    cuda = device.type == "cuda"
     precision = "bf16" if cuda else "fp32"
     rows = args.rows if cuda else 6
     budgets = BUDGETS if cuda else (512, 2048)

@@ -12,7 +12,6 @@ workers. Scores must be identical across settings (the plan depends on the input
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -29,8 +28,10 @@ from gpu_check import (
     build_models,
     build_tokenizer,
     busy_share,
+    follow_up_arguments,
     free_memory,
     make_pairs,
+    measuring_device,
     timings_of,
 )
 
@@ -73,16 +74,13 @@ def measure(folder: Path, device: torch.device, precision: str, pairs: list[tupl
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", type=Path, default=Path("gpu_workers.json"))
+    parser = follow_up_arguments(__doc__, "gpu_workers.json")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    cuda = torch.cuda.is_available() and not args.dry_run
-    if not cuda and not args.dry_run:
-        print("no GPU: run on a GPU machine, or use --dry-run", file=sys.stderr)
+    device = measuring_device(args.dry_run)
+    if device is None:
         return 2
-    device = torch.device("cuda" if cuda else "cpu")
+    cuda = device.type == "cuda"
     precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
     rows = DRY_ROWS if args.dry_run else ROWS
     report: dict = {"device": torch.cuda.get_device_name(0) if cuda else "CPU", "precision": precision,
