@@ -99,6 +99,50 @@ def test_mkdocs_build_strict_passes(tmp_path):
     scoring = (site / "reference" / "scoring" / "index.html").read_text(encoding="utf-8")
     assert 'id="learned_metrics.scoring.scorer.load_scorer"' in scoring
     assert ":func:" not in scoring and ":meth:" not in scoring  # Sphinx roles rendered as code or links
+    assert 'href="bench/#scoring"' in home and 'href="notebook/"' in home  # README's repository files as pages
+    assert not unresolved_links(site), "links in the built site that lead nowhere"
+
+
+def unresolved_links(site: Path) -> list[str]:
+    """Every ``href`` of every built page that names no file of the site (``x/`` -> ``x/index.html``; ``/x`` from
+    the site's root, as the 404 page writes them)."""
+    missing = []
+    for page in site.rglob("*.html"):
+        for target in re.findall(r'href="([^"#?]*)[^"]*"', page.read_text(encoding="utf-8")):
+            if not target or re.match(r"[a-z]+:", target):
+                continue
+            path = (site / target.lstrip("/") if target.startswith("/") else page.parent / target).resolve()
+            if not (path / "index.html" if target.endswith("/") or path.is_dir() else path).exists():
+                missing.append(f"{page.relative_to(site)} -> {target}")
+    return missing
+
+
+def test_unresolved_links_finds_a_dead_link(tmp_path):
+    """Control for the site walk: a page linking to a page that is not there is reported, a good link is not."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text('<a href="../b/">b</a> <a href="../a/">a</a> <a href="#x">x</a>')
+    assert unresolved_links(tmp_path) == [f"{Path('a/index.html')} -> ../b/"]
+
+
+def test_readme_links_to_repository_files_become_site_pages():
+    """README's links to bench/README.md (anchors kept) and the notebook point at the pages the hook generates;
+    a link to another file outside docs/ becomes its repository path in code (the site has no copy of it)."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import readme_home
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    text = ("[figures](bench/README.md#scoring) [nb](examples/notebook.ipynb) [guide](docs/scoring.md#x) "
+            "[script](bench/bench_scoring.py) [web](https://example.org/a.md)")
+    assert readme_home.readme_for_site(text) == (
+        "[figures](bench.md#scoring) [nb](notebook.md) [guide](scoring.md#x) "
+        "script (`bench/bench_scoring.py` in the repository) [web](https://example.org/a.md)")
+    page = readme_home.notebook_markdown({"cells": [
+        {"cell_type": "markdown", "source": ["# Title"]},
+        {"cell_type": "code", "source": ["print(1)"], "outputs": [{"output_type": "stream", "text": ["1\n"]}]},
+        {"cell_type": "code", "source": "x", "outputs": [{"output_type": "execute_result",
+                                                           "data": {"text/plain": ["0.5"]}}]}]})
+    assert page == "# Title\n\n```python\nprint(1)\n```\n\n```text\n1\n```\n\n```python\nx\n```\n\n```text\n0.5\n```\n"
 
 
 def test_make_docs_installs_nothing(tmp_path):
