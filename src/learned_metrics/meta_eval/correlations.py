@@ -1,26 +1,9 @@
-"""The five correlation statistics (docs/meta_eval.md), with bootstrap confidence intervals.
+"""The five correlation statistics (``tau_sys``, ``tau_sum``, ``tau_pair``, ``acc_pair``, ``tau_intra``; defined in
+docs/meta_eval.md) with bootstrap or Fisher-z confidence intervals.
 
-Scores are (documents x systems) matrices, NaN where a summary is absent.
-Every statistic is evaluated for a whole block of resamples at once from
-count weights (see :mod:`learned_metrics.meta_eval.kendall`):
-
-``tau_sys``   per-system means of human and metric, correlated across systems
-``tau_sum``   all summaries pooled ("global")
-``tau_pair``  per document across its systems, unweighted mean over documents
-              (what part of the literature calls "summary-level")
-``acc_pair``  share of same-document pairs with a strict human order that the
-              metric orders the same way (a metric tie counts wrong)
-``tau_intra`` per system across its documents, unweighted mean over systems
-
-A per-group correlation that is undefined (constant human or metric scores)
-is left out of the mean and counted in ``skipped``.
-
-Confidence intervals are percentile bootstrap intervals (default), or Fisher-z
-intervals (``ci_method="fisher"``) with Bonett & Wright's (2000) constants for
-Pearson, Spearman and Kendall and n = the items one correlation is computed
-over, as Deutsch et al. (2021) compare them in their Table 1. ``acc_pair`` is
-not a correlation and has no Fisher interval.
-"""
+Scores are (documents x systems) matrices, NaN where a summary is absent. Every statistic is evaluated for a whole
+block of resamples at once from count weights (:mod:`.kendall`); a per-group correlation that is undefined (constant
+human or metric scores) is left out of the mean and counted in ``skipped``."""
 
 from __future__ import annotations
 
@@ -33,16 +16,11 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.options import (
-    CorrelationSettings,
-    Resampling,
-    coefficient_words,
-    statistic_label,
-    takes,
-)
+from learned_metrics.meta_eval.options import CorrelationSettings, coefficient_words, statistic_label, takes
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
+    none_if_nan,
     percentile_interval,
     percentiles_for,
     single_threaded_blas,
@@ -65,13 +43,8 @@ class StatSample:
 
 @dataclass(frozen=True)
 class StatResult(Estimate):
-    """A statistic's point estimate with its bootstrap interval.
-
-    ``n`` counts what the value averages over (systems for ``tau_sys``,
-    summaries for ``tau_sum``, documents for ``tau_pair``, systems for
-    ``tau_intra``, strictly ordered pairs for ``acc_pair``); ``skipped``
-    counts the undefined groups left out (human-tied pairs for ``acc_pair``).
-    """
+    """A statistic's point estimate with its interval; ``n`` counts what the value averages over (strictly ordered
+    pairs for ``acc_pair``), ``skipped`` the undefined groups left out (human-tied pairs for ``acc_pair``)."""
 
     name: str = ""
 
@@ -81,42 +54,35 @@ class CorrelationReport(Tabular):
     """Result of :func:`correlations`; ``to_json()`` is the ``--json`` file."""
 
     stats: dict[str, StatResult]
-    coefficient: str
-    resample: str
-    resamples: int
-    seed: int
+    settings: CorrelationSettings
     n_docs: int
     n_systems: int
     notes: list[str] = field(default_factory=list)
-    confidence: float = 0.95
-    ci_method: str = "bootstrap"
 
     def to_json(self) -> dict:
         return {name: result.to_json() for name, result in self.stats.items()}
 
     def tables(self) -> list[Table]:
-        intervals = Resampling(resamples=self.resamples, confidence=self.confidence).intervals(self.resample,
-                                                                                            self.ci_method)
+        o = self.settings
         columns = [Column("statistic", kind="text"), Column("value", digits=4),
-                   Column("ci", f"{self.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
+                   Column("ci", f"{o.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
                    Column("skipped", kind="count")]
-        rows = [[statistic_label(name, self.coefficient), r.value, Cell(ci=r.ci), r.n, r.skipped]
+        rows = [[statistic_label(name, o.coefficient), r.value, Cell(ci=r.ci), r.n, r.skipped]
                 for name, r in self.stats.items()]
         dropped = {name: r.nan_resamples for name, r in self.stats.items() if r.nan_resamples}
-        caption = (f"{coefficient_words(self.coefficient)} correlations of the metric with the human scores, "
-                   f"with {intervals}, seed {self.seed}; skipped: undefined groups left out of a mean."
-                   + (" Undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()) + "."
-                      if dropped else ""))
-        title = f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(self.coefficient)}"
+        caption = (f"{coefficient_words(o.coefficient)} correlations of the metric with the human scores, "
+                   f"with {o.intervals(o.resample, o.ci_method)}, seed {o.seed}; skipped: undefined groups left out "
+                   "of a mean." + (" Undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
+                                   + "." if dropped else ""))
+        title = f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(o.coefficient)}"
         return [Table(columns, rows, title=title, caption=caption, key="correlations")]
 
     def to_frame(self):
         """One row per statistic (value, CI, n, skipped), for notebooks."""
         import pandas as pd
 
-        return pd.DataFrame([{"statistic": name, "value": r.value, "ci_low": r.ci[0] if r.ci else None,
-                              "ci_high": r.ci[1] if r.ci else None, "n": r.n, "skipped": r.skipped}
-                             for name, r in self.stats.items()])
+        return pd.DataFrame([{"statistic": name, **r.to_row()} for name, r in self.stats.items()],
+                            columns=["statistic", "value", "ci_low", "ci_high", "n", "skipped"])
 
 
 def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present: np.ndarray) -> StatSample:
@@ -134,43 +100,27 @@ def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present:
 class StatisticsEngine:
     """Everything the statistics need that depends only on the scores, built once.
 
-    ``metric`` and ``human`` are (C, D, S): C copies of the documents x
-    systems grid (1 for the bootstrap; 2 for the permutation test, where a
-    0/1 weight picks metric A's or B's score per cell). ``valid`` marks cells
-    that exist. :meth:`evaluate` takes document counts ``u`` (R, D), system
-    counts ``v`` (R, S) and cell selections ``q`` (R or 1, C, D, S).
-    """
+    ``metric`` and ``human`` are (C, D, S): C copies of the documents x systems grid (1 for the bootstrap; 2 for the
+    permutation test, where a 0/1 weight picks metric A's or B's score per cell); ``valid`` marks cells that exist.
+    :meth:`evaluate` takes document counts ``u`` (R, D), system counts ``v`` (R, S), cell selections ``q``."""
 
-    def __init__(
-        self, metric: np.ndarray, human: np.ndarray, valid: np.ndarray, coefficient: str, stats: Sequence[str]
-    ):
+    def __init__(self, metric: np.ndarray, human: np.ndarray, valid: np.ndarray, coefficient: str,
+                 stats: Sequence[str]):
         self.stats = tuple(stats)
         self.coefficient = coefficient
         self.valid = valid.astype(np.float64)
         self.metric = np.where(valid, metric, 0.0)
         self.human = np.where(valid, human, 0.0)
-        copies, n_docs, n_systems = self.metric.shape
         self.by_doc = self.by_system = self.pooled = None
         if {"tau_pair", "acc_pair"} & set(self.stats):
-            self.by_doc = FixedGroups(
-                self._doc_major(self.metric),
-                self._doc_major(self.human),
-                coefficient,
-                correlation="tau_pair" in self.stats,
-                accuracy="acc_pair" in self.stats,
-            )
+            self.by_doc = FixedGroups(self._doc_major(self.metric), self._doc_major(self.human), coefficient,
+                                      correlation="tau_pair" in self.stats, accuracy="acc_pair" in self.stats)
         if "tau_intra" in self.stats:
-            self.by_system = FixedGroups(
-                self._system_major(self.metric),
-                self._system_major(self.human),
-                coefficient,
-                correlation=True,
-                accuracy=False,
-            )
+            self.by_system = FixedGroups(self._system_major(self.metric), self._system_major(self.human), coefficient,
+                                         correlation=True, accuracy=False)
         if "tau_sum" in self.stats:
-            self.pooled = FixedGroups(
-                self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient, correlation=True, accuracy=False
-            )
+            self.pooled = FixedGroups(self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient,
+                                      correlation=True, accuracy=False)
 
     @staticmethod
     def _doc_major(cells: np.ndarray) -> np.ndarray:
@@ -237,12 +187,8 @@ class StatisticsEngine:
 def items_per_correlation(statistic: str, valid: np.ndarray) -> int | None:
     """n of one correlation of the statistic (Fisher intervals, Williams' test): systems for tau_sys, present
     cells for tau_sum, and for the per-group means the largest group, as in ``nlpstats``; None for acc_pair."""
-    return {
-        "tau_sys": int(valid.any(axis=0).sum()),
-        "tau_sum": int(valid.sum()),
-        "tau_pair": int(valid.sum(axis=1).max()),
-        "tau_intra": int(valid.sum(axis=0).max()),
-    }.get(statistic)
+    return {"tau_sys": int(valid.any(axis=0).sum()), "tau_sum": int(valid.sum()),
+            "tau_pair": int(valid.sum(axis=1).max()), "tau_intra": int(valid.sum(axis=0).max())}.get(statistic)
 
 
 def fisher_interval(r: float | None, n: int | None, coefficient: str,
@@ -262,58 +208,38 @@ def fisher_interval(r: float | None, n: int | None, coefficient: str,
 
 
 @takes(CorrelationSettings)
-def correlations(
-    human: object,
-    metric: object,
-    *,
-    axes: str = "documents x systems",
-    settings: CorrelationSettings,
-) -> CorrelationReport:
+def correlations(human: object, metric: object, *, axes: str = "documents x systems",
+                 settings: CorrelationSettings) -> CorrelationReport:
     """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics.
 
-    ``human`` and ``metric`` are matrices with the named ``axes`` (or long
-    DataFrames with ``doc_id``, ``system_id`` and a score, see
-    :mod:`.frames`); a NaN in either marks an absent summary. ``resample`` picks what the bootstrap
-    draws with replacement: ``systems``, ``documents`` or ``both`` (default,
-    Deutsch et al. 2021's recommended BOOT-BOTH).
+    ``human`` and ``metric`` are matrices with the named ``axes`` (or long DataFrames with ``doc_id``,
+    ``system_id`` and a score, see :mod:`.frames`); a NaN in either marks an absent summary. ``resample`` picks
+    what the bootstrap draws with replacement: ``systems``, ``documents`` or ``both`` (default, BOOT-BOTH).
     """
-    coefficient, stats, resamples, resample = (settings.coefficient, settings.stats, settings.resamples,
-                                               settings.resample)
-    seed, confidence, ci_method = settings.seed, settings.confidence, settings.ci_method
+    o = settings
     human_grid, grids = input_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
     if human_grid.shape != metric_grid.shape:
         raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
-    if ci_method == "fisher":
-        resamples = 0
+    resamples = 0 if o.ci_method == "fisher" else o.resamples
     valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
-    engine = StatisticsEngine(metric_grid[None], human_grid[None], valid[None], coefficient, stats)
+    engine = StatisticsEngine(metric_grid[None], human_grid[None], valid[None], o.coefficient, o.stats)
     n_docs, n_systems = valid.shape
     point = engine.evaluate(np.ones((1, n_docs)), np.ones((1, n_systems)))
-    samples = bootstrap_distribution(engine, n_docs, n_systems, resamples, resample, seed)
+    samples = bootstrap_distribution(engine, n_docs, n_systems, resamples, o.resample, o.seed)
     results = {}
-    for name in stats:
-        interval = percentile_interval(samples[name], percentiles_for(confidence))
-        value = float(point[name].value[0])
-        value = None if np.isnan(value) else value
-        ci = (fisher_interval(value, items_per_correlation(name, valid), coefficient, confidence)
-              if ci_method == "fisher" else interval.ci)
-        results[name] = StatResult(
-            name=name,
-            value=value,
-            ci=ci,
-            n=int(point[name].n[0]),
-            skipped=int(point[name].skipped[0]),
-            resamples=resamples,
-            nan_resamples=interval.dropped,
-        )
-    return CorrelationReport(results, coefficient, resample, resamples, seed, n_docs, n_systems,
-                             confidence=confidence, ci_method=ci_method)
+    for name in o.stats:
+        interval = percentile_interval(samples[name], percentiles_for(o.confidence))
+        value = none_if_nan(float(point[name].value[0]))
+        ci = (fisher_interval(value, items_per_correlation(name, valid), o.coefficient, o.confidence)
+              if o.ci_method == "fisher" else interval.ci)
+        results[name] = StatResult(value, ci, int(point[name].n[0]), int(point[name].skipped[0]), resamples,
+                                   interval.dropped, name=name)
+    return CorrelationReport(results, settings, n_docs, n_systems)
 
 
-def bootstrap_distribution(
-    engine: StatisticsEngine, n_docs: int, n_systems: int, resamples: int, resample: str, seed: int
-) -> dict[str, np.ndarray]:
+def bootstrap_distribution(engine: StatisticsEngine, n_docs: int, n_systems: int, resamples: int, resample: str,
+                           seed: int) -> dict[str, np.ndarray]:
     """Every statistic on every bootstrap resample: name -> (resamples,) values, NaN where undefined."""
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in engine.stats}
     with single_threaded_blas():

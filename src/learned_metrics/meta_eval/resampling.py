@@ -1,17 +1,12 @@
-"""Bootstrap and permutation draws, kept as index arrays and evaluated in blocks.
-
-Draws come in fixed chunks of :data:`CHUNK` resamples from one seeded
-generator, so a seed gives the same resamples whatever the data size or the
-number of resamples asked for (the first 1,000 of 10,000 are the 1,000).
-A chunk of index arrays becomes a chunk of count weights; the data are never
-copied per resample.
-"""
+"""Bootstrap and permutation draws, kept as index arrays and evaluated in blocks of count weights (no copy of the
+data per resample). Fixed chunks of :data:`CHUNK` from one seeded generator: a seed gives the same resamples
+whatever the number asked for (the first 1,000 of 10,000 are the 1,000)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -30,27 +25,31 @@ def seeded_rng(seed: int) -> np.random.Generator:
 
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    """Run the block products on one BLAS thread.
-
-    The products are many small matrices; OpenBLAS threads cost more in
-    start-up and contention than they gain (measured: 1,000 BOOT-BOTH
-    resamples 0.4 s on one thread vs 1.9 s on two, on a 2-core machine).
-    """
+    """Run the block products on one BLAS thread: for many small matrices OpenBLAS threads cost more than they gain
+    (measured: 1,000 BOOT-BOTH resamples 0.4 s on one thread vs 1.9 s on two, on a 2-core machine)."""
     with threadpool_limits(limits=1, user_api="blas"):
         yield
 
 
-def bootstrap_indices(
-    n_docs: int, n_systems: int, resamples: int, mode: str = "both", seed: int = 0
-) -> Iterator[tuple[np.ndarray | None, np.ndarray | None]]:
+def chunk_sizes(total: int) -> Iterator[int]:
+    """Blocks of :data:`CHUNK` draws, the last one shorter: the one chunk loop of every resampling statistic."""
+    for start in range(0, total, CHUNK):
+        yield min(CHUNK, total - start)
+
+
+def drawn_indices(sizes: Sequence[int | None], resamples: int, seed: int) -> Iterator[list[np.ndarray | None]]:
+    """Per chunk, (b, n) indices drawn with replacement for each item count n in order (None: not redrawn)."""
+    rng = seeded_rng(seed)
+    for size in chunk_sizes(resamples):
+        yield [None if n is None else rng.integers(0, n, (size, n)) for n in sizes]
+
+
+def bootstrap_indices(n_docs: int, n_systems: int, resamples: int, mode: str = "both", seed: int = 0
+                      ) -> Iterator[tuple[np.ndarray | None, np.ndarray | None]]:
     """Yield chunks ``(doc_idx, sys_idx)`` of shape (b, n_docs) / (b, n_systems); ``None`` where not resampled."""
     check(resample=mode)
-    rng = seeded_rng(seed)
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
-        doc_idx = rng.integers(0, n_docs, (size, n_docs)) if mode in ("both", "documents") else None
-        sys_idx = rng.integers(0, n_systems, (size, n_systems)) if mode in ("both", "systems") else None
-        yield doc_idx, sys_idx
+    sizes = (n_docs if mode in ("both", "documents") else None, n_systems if mode in ("both", "systems") else None)
+    yield from map(tuple, drawn_indices(sizes, resamples, seed))
 
 
 def index_counts(indices: np.ndarray | None, n_items: int, n_rows: int) -> np.ndarray:
@@ -62,28 +61,28 @@ def index_counts(indices: np.ndarray | None, n_items: int, n_rows: int) -> np.nd
     return counts.reshape(indices.shape[0], n_items).astype(np.float64)
 
 
-def bootstrap_weights(
-    n_docs: int, n_systems: int, resamples: int, mode: str = "both", seed: int = 0
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def drawn_counts(sizes: Sequence[int | None], resamples: int, seed: int) -> Iterator[list[np.ndarray | None]]:
+    """:func:`drawn_indices` as (b, n) counts: how often each item is drawn in each resample."""
+    for indices in drawn_indices(sizes, resamples, seed):
+        yield [None if idx is None else index_counts(idx, n, len(idx)) for idx, n in zip(indices, sizes, strict=True)]
+
+
+def bootstrap_weights(n_docs: int, n_systems: int, resamples: int, mode: str = "both", seed: int = 0
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield chunks of count weights ``(u, v)``: (b, n_docs) document and (b, n_systems) system counts."""
     for doc_idx, sys_idx in bootstrap_indices(n_docs, n_systems, resamples, mode, seed):
         rows = (doc_idx if doc_idx is not None else sys_idx).shape[0]
         yield index_counts(doc_idx, n_docs, rows), index_counts(sys_idx, n_systems, rows)
 
 
-def swap_masks(
-    n_docs: int, n_systems: int, permutations: int, mode: str = "cell", seed: int = 0
-) -> Iterator[np.ndarray]:
-    """Yield chunks of (b, n_docs, n_systems) 0/1 arrays: 1 where metrics A and B trade scores.
-
-    ``cell`` swaps each (document, system) score independently, ``system`` a
-    whole system's column, ``document`` a whole document's row.
-    """
+def swap_masks(n_docs: int, n_systems: int, permutations: int, mode: str = "cell", seed: int = 0
+               ) -> Iterator[np.ndarray]:
+    """Yield chunks of (b, n_docs, n_systems) 0/1 arrays: 1 where metrics A and B trade scores, per ``cell``, per
+    ``system`` (a whole column) or per ``document`` (a whole row)."""
     check(swap=mode)
     rng = seeded_rng(seed)
     shape = {"cell": (n_docs, n_systems), "system": (1, n_systems), "document": (n_docs, 1)}[mode]
-    for start in range(0, permutations, CHUNK):
-        size = min(CHUNK, permutations - start)
+    for size in chunk_sizes(permutations):
         bits = rng.random((size, *shape)) < 0.5
         yield np.broadcast_to(bits, (size, n_docs, n_systems)).astype(np.float64)
 
@@ -126,14 +125,8 @@ class Estimate:
     nan_resamples: int
 
     def to_json(self) -> dict:
-        return {
-            "value": self.value,
-            "ci": None if self.ci is None else list(self.ci),
-            "n": self.n,
-            "skipped": self.skipped,
-            "resamples": self.resamples,
-            "nan_resamples": self.nan_resamples,
-        }
+        out = {spec.name: getattr(self, spec.name) for spec in fields(Estimate)}
+        return {**out, "ci": None if self.ci is None else list(self.ci)}
 
     def to_row(self, prefix: str = "") -> dict:
         """The JSON fields flat, the CI as ``ci_low``/``ci_high``: one DataFrame row's worth (``to_frame()``)."""
@@ -153,7 +146,7 @@ def ci_columns(record: dict) -> dict:
     out = {}
     for name, value in record.items():
         if name == "ci":
-            out["ci_low"], out["ci_high"] = (None, None) if value is None else (value[0], value[1])
+            out["ci_low"], out["ci_high"] = (None, None) if value is None else value
         else:
             out[name] = value
     return out
@@ -163,12 +156,10 @@ def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0
                   confidence: float = 0.95) -> Estimate:
     """Bundle a point value (NaN = undefined) with the percentile CI of its resamples."""
     interval = percentile_interval(samples, percentiles_for(confidence))
-    value = float(value)
-    return Estimate(
-        value=None if np.isnan(value) else value,
-        ci=interval.ci,
-        n=n,
-        skipped=skipped,
-        resamples=int(np.asarray(samples).size),
-        nan_resamples=interval.dropped,
-    )
+    return Estimate(none_if_nan(float(value)), interval.ci, n, skipped, int(np.asarray(samples).size),
+                    interval.dropped)
+
+
+def none_if_nan(value: float | None) -> float | None:
+    """A statistic for JSON: None where undefined (NaN)."""
+    return None if value is None or np.isnan(value) else float(value)

@@ -1,25 +1,10 @@
-"""Realistic system-level correlations (Deutsch, Dror & Roth 2022; Deutsch's thesis, chapter 8).
+"""Realistic system-level correlations (Deutsch, Dror & Roth 2022; Deutsch's thesis, chapter 8): ``tau_sys_full``
+takes the metric's system means over the full test set (as a metric is used), and bands of |delta metric| show how
+the metric orders close system pairs, which an all-pairs correlation hides. Definitions in docs/meta_eval.md.
 
-Two ways the usual system-level correlation misleads, and what this module reports instead:
-
-1. Metric system scores are averaged over the ~100 judged documents only, although in practice a metric
-   scores the whole test set. With ``metric_full`` (every test document, the judged ones included or not)
-   the metric's system scores come from the full set and the humans' from the judged subset;
-   ``tau_sys_full`` is their correlation, beside ``tau_sys`` on the judged subset.
-2. Systems compared in practice are close; a correlation over all pairs is dominated by easy, far-apart
-   pairs. For each band ``lo <= |delta metric| < hi`` of system-score differences (in the metric's units,
-   from the full set when given; half-open [lo, hi), a difference within 1e-12 of an edge counts as equal to
-   it, so float noise in the means cannot move a pair across an edge) the pairs in the band are counted and
-   scored: ``agreement`` = share of
-   the pairs with a strict human order that the metric orders the same way (a metric tie counts wrong,
-   as ``acc_pair``), and ``tau``, Kendall's tau-b over the pairs in the band as in the paper:
-   (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)) with P/Q the concordant/discordant pairs, T_x the pairs tied
-   in the metric only and T_y those tied in the humans only (undefined, NaN, when either factor is 0).
-
-Bootstrap: judged documents, full-set documents and systems are redrawn (for ``tau_sys``, ``tau_sys_full``);
-for the bands the pairs stay those chosen by the observed differences and only documents are redrawn, so an
-interval says how sure the agreement on *these* pairs is.
-"""
+Bootstrap: judged documents, full-set documents and systems are redrawn for ``tau_sys``/``tau_sys_full``; for the
+bands the pairs stay those chosen by the observed differences and only documents are redrawn, so an interval says
+how sure the agreement on *these* pairs is."""
 
 from __future__ import annotations
 
@@ -44,7 +29,7 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     takes,
 )
-from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, index_counts, seeded_rng
+from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from
 from learned_metrics.render import Cell, Column, Table, Tabular
 
 
@@ -77,10 +62,7 @@ class SystemLevelReport(Tabular):
     systems: int
     judged_docs: int
     full_docs: int | None
-    coefficient: str
-    resamples: int
-    confidence: float
-    seed: int
+    settings: SystemLevelSettings
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -88,26 +70,24 @@ class SystemLevelReport(Tabular):
                 "tau_sys_full": None if self.tau_sys_full is None else self.tau_sys_full.to_json(),
                 "bands": [band.to_json() for band in self.bands],
                 "settings": {"systems": self.systems, "judged_docs": self.judged_docs, "full_docs": self.full_docs,
-                             "coefficient": self.coefficient, "resamples": self.resamples,
-                             "confidence": self.confidence, "seed": self.seed}}
+                             **self.settings.to_json()}}
 
     def to_frame(self):
         """One row per estimate (tau_sys, tau_sys_full, and agreement/tau per band), for notebooks."""
         import pandas as pd
 
-        rows = [{"statistic": "tau_sys", "band": None, "pairs": None, **self.tau_sys.to_row()}]
-        if self.tau_sys_full is not None:
-            rows.append({"statistic": "tau_sys_full", "band": None, "pairs": None, **self.tau_sys_full.to_row()})
-        for band in self.bands:
-            for name in ("agreement", "tau"):
-                rows.append({"statistic": name, "band": band.label(), "pairs": band.pairs,
-                             **getattr(band, name).to_row()})
+        rows = [{"statistic": name, "band": None, "pairs": None, **estimate.to_row()}
+                for name, estimate in (("tau_sys", self.tau_sys), ("tau_sys_full", self.tau_sys_full))
+                if estimate is not None]
+        rows += [{"statistic": name, "band": band.label(), "pairs": band.pairs, **getattr(band, name).to_row()}
+                 for band in self.bands for name in ("agreement", "tau")]
         return pd.DataFrame(rows)
 
     def tables(self) -> list[Table]:
         """The system-level correlations (key ``system_level``) and, with bands, the pairs per band (``bands``)."""
-        level = f"{self.confidence:.0%}"
-        name = statistic_label("tau_sys", self.coefficient)
+        o = self.settings
+        words = coefficient_words(o.coefficient)
+        name = statistic_label("tau_sys", o.coefficient)
         rows = [[f"{name} (judged subset)", Cell(self.tau_sys.value, self.tau_sys.ci), self.tau_sys.n]]
         full = ""
         if self.tau_sys_full is not None:
@@ -116,14 +96,13 @@ class SystemLevelReport(Tabular):
             full = (f" {name} (full set), tau_sys_full in the JSON, takes the metric's system means over the full "
                     "test set.")
         docs = f"{self.judged_docs} judged" + (f", {self.full_docs} full-set" if self.full_docs else "")
-        intervals = SystemLevelSettings(resamples=self.resamples, confidence=self.confidence).intervals(
-            "judged documents, full-set documents and systems redrawn")
+        intervals = o.intervals("judged documents, full-set documents and systems redrawn")
         out = [Table([Column("statistic", kind="text"), Column("value", kind="estimate"), Column("n", kind="count")],
                      rows, key="system_level",
-                     title=f"{self.systems} systems · {docs} documents · {coefficient_words(self.coefficient)} · "
-                     f"{self.resamples} resamples, seed {self.seed}",
-                     caption=f"System-level {coefficient_words(self.coefficient)} between the humans' and the "
-                     f"metric's system means, with {intervals}, seed {self.seed}.{full}")]
+                     title=f"{self.systems} systems · {docs} documents · {words} · {o.resamples} resamples, "
+                     f"seed {o.seed}",
+                     caption=f"System-level {words} between the humans' and the metric's system means, with "
+                     f"{intervals}, seed {o.seed}.{full}")]
         if self.bands:
             out.append(Table(
                 [Column("band", "|delta|", kind="text"), Column("pairs", kind="count"),
@@ -134,7 +113,8 @@ class SystemLevelReport(Tabular):
                 key="bands", title="system pairs by |delta metric|",
                 caption=f"System pairs whose metric scores differ by lo <= |delta| < hi: agreement (share of the pairs "
                 f"with a strict human order the metric orders the same way) and Kendall tau-b over the pairs, with "
-                f"{level} CIs (the pairs fixed, documents redrawn; {self.resamples} resamples, seed {self.seed})."))
+                f"{o.confidence:.0%} CIs (the pairs fixed, documents redrawn; {o.resamples} resamples, "
+                f"seed {o.seed})."))
         return out
 
 
@@ -154,11 +134,6 @@ def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
     totals = doc_counts @ present
     with np.errstate(invalid="ignore", divide="ignore"):
         return (doc_counts @ np.where(present, grid, 0.0)) / totals
-
-
-def _drawn_counts(rng: np.random.Generator, n_items: int, size: int) -> np.ndarray:
-    """(size, n_items): how often each item is drawn in each of ``size`` bootstrap resamples."""
-    return index_counts(rng.integers(0, n_items, (size, n_items)), n_items, size)
 
 
 def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.ndarray
@@ -217,8 +192,7 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     ``human``/``metric``: judged documents x systems; ``metric_full``: all test documents x the same systems.
     Matrices with the named ``axes`` (NaN = absent), or long DataFrames (``doc_id``, ``system_id``, score).
     """
-    coefficient, resamples, confidence, seed = (settings.coefficient, settings.resamples, settings.confidence,
-                                                settings.seed)
+    coefficient = settings.coefficient
     bands = check_bands(bands)
     human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
     if human.shape != metric.shape:
@@ -234,7 +208,6 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
             raise UserError(f"the full-set metric file has no score for system number {empty[0] + 1}")
     if n_systems < 3:
         raise UserError(f"a system-level correlation needs at least 3 systems, got {n_systems}")
-    ones_docs = np.ones((1, n_docs))
     selected = metric_full if metric_full is not None else metric
     selected_means = _system_means(selected, np.ones((1, selected.shape[0])))
     pair_list = np.array(list(itertools.combinations(range(n_systems), 2)))
@@ -257,38 +230,28 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
                 out[f"band{index}"] = _band_values(ordering, h, pairs)
         return out
 
-    full_docs = None if metric_full is None else metric_full.shape[0]
-    point = statistics(ones_docs, None if full_docs is None else np.ones((1, full_docs)), np.ones((1, n_systems)))
+    sizes = (n_docs, None if metric_full is None else metric_full.shape[0], n_systems)
+    point = statistics(*(None if n is None else np.ones((1, n)) for n in sizes))
     draws: dict[str, list] = {}
-    rng = seeded_rng(seed)
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
-        doc_counts = _drawn_counts(rng, n_docs, size)
-        full_counts = None if full_docs is None else _drawn_counts(rng, full_docs, size)
-        system_counts = _drawn_counts(rng, n_systems, size)
-        for name, values in statistics(doc_counts, full_counts, system_counts).items():
+    for counts in drawn_counts(sizes, settings.resamples, settings.seed):
+        for name, values in statistics(*counts).items():
             draws.setdefault(name, []).append(values)
 
-    def samples(name: str, part: int | None = None) -> np.ndarray:
-        chunks = draws.get(name, [])
-        if part is not None:
-            chunks = [c[part] for c in chunks]
-        return np.concatenate(chunks) if chunks else np.empty(0)
+    def estimate(value: float, name: str, n: int, part: int | None = None) -> Estimate:
+        chunks = [c if part is None else c[part] for c in draws.get(name, [])]
+        return estimate_from(value, np.concatenate(chunks) if chunks else np.empty(0), n=n,
+                             confidence=settings.confidence)
 
-    tau_sys = estimate_from(point["tau_sys"][0], samples("tau_sys"), n=n_systems, confidence=confidence)
-    tau_sys_full = (estimate_from(point["tau_sys_full"][0], samples("tau_sys_full"), n=n_systems,
-                                  confidence=confidence) if metric_full is not None else None)
+    tau_sys = estimate(point["tau_sys"][0], "tau_sys", n_systems)
+    tau_sys_full = None if metric_full is None else estimate(point["tau_sys_full"][0], "tau_sys_full", n_systems)
     results = []
     for index, ((lo, hi), pairs) in enumerate(zip(bands, band_pairs, strict=True)):
         name = f"band{index}"
         if not len(pairs):
-            empty = estimate_from(np.nan, np.empty(0), n=0)
-            results.append(Band(lo, hi, 0, 0, empty, empty))
+            results.append(Band(lo, hi, 0, 0, estimate(np.nan, name, 0), estimate(np.nan, name, 0)))
             continue
         agreement, tau, ties = point[name]
-        results.append(Band(lo, hi, len(pairs), int(ties[0]),
-                            estimate_from(agreement[0], samples(name, 0), n=len(pairs) - int(ties[0]),
-                                          confidence=confidence),
-                            estimate_from(tau[0], samples(name, 1), n=len(pairs), confidence=confidence)))
-    return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, full_docs, coefficient, resamples,
-                             confidence, seed)
+        strict = len(pairs) - int(ties[0])
+        results.append(Band(lo, hi, len(pairs), int(ties[0]), estimate(agreement[0], name, strict, 0),
+                            estimate(tau[0], name, len(pairs), 1)))
+    return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, sizes[1], settings)
