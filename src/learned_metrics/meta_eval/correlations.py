@@ -20,6 +20,7 @@ from learned_metrics.meta_eval.options import CorrelationSettings, coefficient_w
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
+    joined,
     none_if_nan,
     percentile_interval,
     percentiles_for,
@@ -158,6 +159,11 @@ class StatisticsEngine:
             out["tau_intra"] = _weighted_group_mean(per_system, v, system_present)
         return {name: out[name] for name in self.stats}
 
+    def difference(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> dict[str, np.ndarray]:
+        """Each statistic with the cell selection ``q`` minus with ``1 - q`` (metric A's value minus B's): (R,)."""
+        first, second = self.evaluate(u, v, q), self.evaluate(u, v, 1 - q)
+        return {name: first[name].value - second[name].value for name in self.stats}
+
     def _tau_sys(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> StatSample:
         cell_weights = u[:, None, :, None] * q  # (R, C, D, S)
         totals = cell_weights.sum(axis=(1, 2))
@@ -239,11 +245,14 @@ def correlations(human: object, metric: object, *, axes: str = "documents x syst
 
 
 def bootstrap_distribution(engine: StatisticsEngine, n_docs: int, n_systems: int, resamples: int, resample: str,
-                           seed: int) -> dict[str, np.ndarray]:
-    """Every statistic on every bootstrap resample: name -> (resamples,) values, NaN where undefined."""
+                           seed: int, contrast: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every statistic on every bootstrap resample: name -> (resamples,) values, NaN where undefined; with a cell
+    selection ``contrast``, the :meth:`~StatisticsEngine.difference` it picks (paired: one draw for both)."""
     chunks: dict[str, list[np.ndarray]] = {name: [] for name in engine.stats}
     with single_threaded_blas():
         for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed):
-            for name, sample in engine.evaluate(u, v).items():
-                chunks[name].append(sample.value)
-    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}
+            values = ({name: s.value for name, s in engine.evaluate(u, v).items()} if contrast is None
+                      else engine.difference(u, v, contrast))
+            for name, value in values.items():
+                chunks[name].append(value)
+    return joined(chunks)

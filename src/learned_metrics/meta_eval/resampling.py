@@ -163,3 +163,8 @@ def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0
 def none_if_nan(value: float | None) -> float | None:
     """A statistic for JSON: None where undefined (NaN)."""
     return None if value is None or np.isnan(value) else float(value)
+
+
+def joined(chunks: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    """Each statistic's chunks of resamples as one array (empty without resamples)."""
+    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}

@@ -1,30 +1,8 @@
-"""Does metric A correlate better with the human scores than metric B?
+"""Does metric A correlate better with the human scores than metric B? Permutation, paired bootstrap and Williams
+tests per statistic (definitions and references in docs/meta_eval.md, ``meta-eval compare``).
 
-Permutation test (Deutsch et al., 2021): both metrics are standardized (so
-their scores can trade places), delta = r(A, H) - r(B, H); each permutation
-swaps A's and B's scores per cell (default), per system or per document, and
-p = (1 + #{delta* >= delta}) / (1 + k), one-sided for "A better than B".
-The two metrics stay fixed values; a permutation is a 0/1 weight choosing A's
-or B's copy of each cell, so all permutations of a block are evaluated at once.
-
-The paired bootstrap test (Deutsch et al., 2021, after Berg-Kirkpatrick et
-al., 2012) redraws documents and/or systems, the same draw for A and B, and
-asks how often the resampled delta* exceeds twice the observed one:
-p = (1 + #{delta* - delta >= delta}) / (1 + k) (one-sided); its percentiles
-give the CI of delta.
-
-Williams' test (Williams 1959; Graham & Baldwin 2014) is the parametric
-alternative for dependent correlations sharing H, with n the number of items
-one correlation is computed over (for per-document/per-system means, the
-items of one group, as in ``nlpstats``); it has no version for ``acc_pair``.
-By default it runs on |r| for all three correlations, as the WMT scripts and
-``nlpstats`` do (a metric where lower is better is not penalized for its
-sign); ``williams="signed"`` keeps the signs.
-
-Every test is one-sided ("A better than B") unless ``alternative="two-sided"``
-("A and B differ"), and a family of comparisons can be corrected for
-multiplicity (Bonferroni, Holm; :mod:`.multiple`) within each statistic.
-"""
+Both metrics are standardized so their scores can trade places; they stay fixed values, and a permutation is a 0/1
+weight choosing A's or B's copy of each cell, so all permutations of a block are evaluated at once."""
 
 from __future__ import annotations
 
@@ -35,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.correlations import StatisticsEngine, items_per_correlation
+from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
@@ -47,7 +25,8 @@ from learned_metrics.meta_eval.options import (
     takes,
 )
 from learned_metrics.meta_eval.resampling import (
-    bootstrap_weights,
+    joined,
+    none_if_nan,
     percentile_interval,
     percentiles_for,
     single_threaded_blas,
@@ -90,15 +69,12 @@ class Comparison:
         return {**out, "delta_ci": None if self.delta_ci is None else list(self.delta_ci)}
 
 
-TestOptions = ComparisonSettings  # how :func:`compare` tests a pair: shared by every pair and statistic
-
-
 @dataclass(frozen=True)
 class ComparisonReport(Tabular):
     """Result of :func:`compare`: comparisons grouped by statistic; ``to_json()`` is the ``--json`` file."""
 
     comparisons: dict[str, list[Comparison]]
-    options: TestOptions
+    options: ComparisonSettings
 
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
@@ -250,17 +226,9 @@ class SwappedPooledKendall:
         return np.where((untied_x > 0) & (self.untied_y > 0), tau, np.nan)
 
 
-def permutation_deltas(
-    human: np.ndarray,
-    metric_a: np.ndarray,
-    metric_b: np.ndarray,
-    *,
-    coefficient: str,
-    stats: Sequence[str],
-    permutations: int,
-    swap: str,
-    seed: int,
-) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def permutation_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
+                       stats: Sequence[str], permutations: int, swap: str, seed: int
+                       ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Observed delta = r(A,H) - r(B,H) per statistic, and delta on every permutation (NaN if undefined)."""
     value_a, value_b, deltas = _permutation_run(human, metric_a, metric_b, coefficient=coefficient, stats=stats,
                                                 permutations=permutations, swap=swap, seed=seed)
@@ -293,42 +261,19 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
             pick_a = np.stack([1 - swapped, swapped], axis=1)  # copy 0 = A's score, copy 1 = B's
             ones_d, ones_s = np.ones((len(swapped), n_docs)), np.ones((len(swapped), n_systems))
             if engine.stats:
-                first = engine.evaluate(ones_d, ones_s, pick_a)
-                second = engine.evaluate(ones_d, ones_s, 1 - pick_a)
-                for name in engine.stats:
-                    chunks[name].append(first[name].value - second[name].value)
+                for name, delta in engine.difference(ones_d, ones_s, pick_a).items():
+                    chunks[name].append(delta)
             if pooled is not None:
                 first, second = pooled.tau((1 - swapped)[:, valid])  # z = 1 where A's copy keeps A's score
                 chunks["tau_sum"].append(first - second)
-    return value_a, value_b, _joined(chunks)
+    return value_a, value_b, joined(chunks)
 
 
-def bootstrap_deltas(
-    human: np.ndarray,
-    metric_a: np.ndarray,
-    metric_b: np.ndarray,
-    *,
-    coefficient: str,
-    stats: Sequence[str],
-    resamples: int,
-    resample: str,
-    seed: int,
-) -> dict[str, np.ndarray]:
+def bootstrap_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
+                     stats: Sequence[str], resamples: int, resample: str, seed: int) -> dict[str, np.ndarray]:
     """delta* = r*(A,H) - r*(B,H) on paired bootstrap resamples: the same documents/systems drawn for A and B."""
     engine = _pair_engine(human, _standardized(human, metric_a, metric_b), coefficient, stats)
-    n_docs, n_systems = human.shape
-    chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
-    with single_threaded_blas():
-        for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed):
-            first = engine.evaluate(u, v, KEEP_A)
-            second = engine.evaluate(u, v, 1 - KEEP_A)
-            for name in stats:
-                chunks[name].append(first[name].value - second[name].value)
-    return _joined(chunks)
-
-
-def _joined(chunks: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
-    return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}
+    return bootstrap_distribution(engine, *human.shape, resamples, resample, seed, contrast=KEEP_A)
 
 
 def permutation_p(observed: float, deltas: np.ndarray, alternative: str = "greater") -> tuple[float | None, int]:
@@ -355,18 +300,9 @@ def bootstrap_p(observed: float, deltas: np.ndarray, alternative: str = "greater
     return permutation_p(observed, deltas - observed, alternative)[0]
 
 
-def _none_if_nan(value: float) -> float | None:
-    return None if math.isnan(value) else float(value)
-
-
 @takes(ComparisonSettings)
-def compare(
-    human: object,
-    metrics: dict[str, object],
-    *,
-    axes: str = "documents x systems",
-    settings: ComparisonSettings,
-) -> ComparisonReport:
+def compare(human: object, metrics: dict[str, object], *, axes: str = "documents x systems",
+            settings: ComparisonSettings) -> ComparisonReport:
     """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
     ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
@@ -396,7 +332,7 @@ def compare(
     return ComparisonReport(comparisons, options)
 
 
-def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison]:
+def _corrected(items: list[Comparison], options: ComparisonSettings) -> list[Comparison]:
     """Each test's p-values adjusted over the family; a two-sided pair counts once (both directions share p)."""
     family = items if options.alternative == "greater" else items[::2]
     adjusted: dict[str, list[float | None]] = {
@@ -406,7 +342,7 @@ def _corrected(items: list[Comparison], options: TestOptions) -> list[Comparison
     return [replace(c, p_adjusted={test: adjusted[test][i // step] for test in TESTS}) for i, c in enumerate(items)]
 
 
-def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: TestOptions) -> dict:
+def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: ComparisonSettings) -> dict:
     """Everything both directions of one metric pair need."""
     common = {"coefficient": options.coefficient, "stats": options.stats, "seed": options.seed}
     r_a, r_b, deltas = _permutation_run(human, a, b, permutations=options.permutations, swap=options.swap, **common)
@@ -420,18 +356,11 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Test
         engine = StatisticsEngine(metric[None], target[None], present, options.coefficient, options.stats)
         return _point(engine, n_docs, n_systems)
 
-    return {
-        "observed": {name: r_a[name] - r_b[name] for name in options.stats},
-        "deltas": deltas,
-        "boot": boot,
-        "r_a": r_a,
-        "r_b": r_b,
-        "r_ab": values(a, b),
-        "valid": valid,
-    }
+    return {"observed": {name: r_a[name] - r_b[name] for name in options.stats}, "deltas": deltas, "boot": boot,
+            "r_a": r_a, "r_b": r_b, "r_ab": values(a, b), "valid": valid}
 
 
-def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, options: TestOptions):
+def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, options: ComparisonSettings):
     alternative = options.alternative
     observed = pair["observed"][statistic]
     deltas = pair["deltas"][statistic]
@@ -448,11 +377,9 @@ def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, optio
     w_backward = williams_p(r_b, r_a, r_ab, n, alternative=alternative, absolute=absolute) if n else None
 
     def make(a, b, value_a, value_b, delta, p_perm, p_will, p_boot, delta_ci) -> Comparison:
-        return Comparison(statistic, a, b, _none_if_nan(value_a), _none_if_nan(value_b), _none_if_nan(delta),
+        return Comparison(statistic, a, b, none_if_nan(value_a), none_if_nan(value_b), none_if_nan(delta),
                           p_perm, p_will, options.permutations, dropped, p_boot, delta_ci, options.resamples)
 
     backward_ci = None if ci is None else (-ci[1], -ci[0])
-    return (
-        make(name_a, name_b, r_a, r_b, r_a - r_b, p_forward, w_forward, b_forward, ci),
-        make(name_b, name_a, r_b, r_a, r_b - r_a, p_backward, w_backward, b_backward, backward_ci),
-    )
+    return (make(name_a, name_b, r_a, r_b, r_a - r_b, p_forward, w_forward, b_forward, ci),
+            make(name_b, name_a, r_b, r_a, r_b - r_a, p_backward, w_backward, b_backward, backward_ci))
