@@ -1,41 +1,17 @@
-"""Which system is better, and is the difference real? Per-system means and paired tests on any metric's scores.
+"""Which system is better, and is the difference real? Per-system means and paired tests on any metric's scores,
+as ``comet-compare`` answers it for MT (the statistics and the correction's family: docs/meta_eval.md,
+``meta-eval systems``).
 
-The practitioner's question, as ``comet-compare`` answers it for MT: several
-systems scored one set of documents (with our metrics or any other); rank them
-by mean score and test every pair on the documents both scored.
-
-- Per system: the mean over the documents it scored, with a percentile
-  bootstrap CI at ``confidence`` (95% by default).
-- Per pair (A, B) on their shared documents: the mean difference A - B; a paired
-  bootstrap giving its CI and p = (1 + #{delta* - delta >= delta}) / (1 + k), the
-  resampled differences shifted to the null (:func:`.significance.bootstrap_p`,
-  Berg-Kirkpatrick et al. 2012, Deutsch et al. 2021; |delta* - delta| >= |delta|
-  two-sided); a paired permutation test (approximate randomization: the sign of each
-  document's difference flipped at random, p = (1 + #{delta* >= delta}) / (1 + k));
-  wins, ties and losses per document; and scipy's paired t-test for reference.
-  Pairs sharing fewer than 2 documents are undefined.
-- The p-values of one test (``test``, default the permutation test) are corrected
-  for the number of comparisons (Holm by default) and decide the significance
-  markers. Without a baseline, A is the system with the higher mean on the shared
-  documents and the family holds both one-sided directions of every pair
-  (k(k-1) tests), since the direction was read off the data; with baselines
-  (``--baseline``, repeatable, as in ``report`` and ``benchmark``: compare
-  against these only), the tests "system better than the baseline" for each.
-
-One bootstrap serves everything: a resample redraws the N documents with
-replacement, and every system mean and pair difference runs over the drawn
-documents it has, so a pair's two systems always see the same documents (with
-every document scored by every system this is the textbook paired bootstrap).
-Draws are index arrays in blocks (:mod:`.resampling`), evaluated as one matrix
-product per block for all systems or all pairs (a pair's differences are 0 on the
-documents it does not share), so 16 systems x 1,000 documents x 1,000 resamples
-and 10,000 permutations take well under a second.
-"""
+One bootstrap serves everything: a resample redraws the N documents with replacement, and every system mean and
+pair difference runs over the drawn documents it has, so a pair's two systems always see the same documents. Draws
+are evaluated as one matrix product per block for all systems or all pairs (a pair's differences are 0 on the
+documents it does not share): 16 systems x 1,000 documents x 1,000 resamples and 10,000 permutations take well
+under a second."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,9 +24,9 @@ from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, takes
 from learned_metrics.meta_eval.resampling import (
-    bootstrap_indices,
     ci_columns,
-    index_counts,
+    drawn_counts,
+    none_if_nan,
     percentile_interval,
     percentiles_for,
     single_threaded_blas,
@@ -62,6 +38,7 @@ from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import renamed_keywords
 
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}
+SIDES = ("greater", "less", "two-sided")
 
 
 # --- inputs ------------------------------------------------------------------------------------------------------
@@ -271,28 +248,23 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     ``confidence``: the level of every CI (the means' and the differences').
     """
     o = settings
-    two_sided, confidence, alpha, seed, test, correction = (o.alternative == "two-sided", o.confidence, o.alpha,
-                                                           o.seed, o.test, o.correction)
-    resamples, permutations = o.resamples, o.permutations
     data = _as_system_scores(scores, doc_field, system_field, score_field)
     baseline = baseline_names(baseline)
-    _check_settings(data, baseline, resamples, permutations, test)
+    _check_settings(data, baseline, o)
     present = ~np.isnan(data.grid)
     filled = np.where(present, data.grid, 0.0)
     means = filled.sum(axis=0) / present.sum(axis=0)
     order = sorted(range(len(data.systems)), key=lambda j: -means[j])
     pairs = _oriented_pairs(data, order, baseline)
     with single_threaded_blas():
-        stats = _pair_statistics(filled, present, pairs, resamples, permutations, seed, confidence)
-        system_boot = _document_bootstrap(filled, present, resamples, seed)
-    adjusted, family = _adjusted(stats, test, two_sided, correction, one_direction_planned=bool(baseline))
-    results = [_pair_result(data.systems, pair, s, two_sided, p_adj, alpha)
-               for pair, s, p_adj in zip(pairs, stats, adjusted, strict=True)]
-    ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, confidence)
+        stats = _pair_statistics(filled, present, pairs, o)
+        system_boot = _document_bootstrap(filled, present, o.resamples, o.seed)
+    adjusted, family = _adjusted(stats, o, one_direction_planned=bool(baseline))
+    results = [_pair_result(data.systems, pair, s, o, p) for pair, s, p in zip(pairs, stats, adjusted, strict=True)]
+    ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, o.confidence)
     record = {"baseline": list(baseline) or None, **o.to_json(), "documents": len(data.docs),
               "systems": len(data.systems)}
-    return SystemComparison(ranking, results, record,
-                            list(data.notes) + _resolution_note(family, test, correction, permutations, alpha))
+    return SystemComparison(ranking, results, record, list(data.notes) + _resolution_note(family, o))
 
 
 def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemScores:
@@ -312,8 +284,7 @@ def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemS
                     f"got {type(scores).__name__}")
 
 
-def _check_settings(data: SystemScores, baseline: tuple[str, ...], resamples: int, permutations: int,
-                    test: str) -> None:
+def _check_settings(data: SystemScores, baseline: tuple[str, ...], o: SystemsSettings) -> None:
     if len(data.systems) < 2:
         found = f" ({data.systems[0]!r})" if data.systems else ""
         raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
@@ -322,9 +293,9 @@ def _check_settings(data: SystemScores, baseline: tuple[str, ...], resamples: in
     for name in baseline:
         if name not in data.systems:
             raise UserError(f"--baseline {name!r} is not one of the systems ({', '.join(data.systems)})")
-    if (test == "bootstrap" and resamples < 1) or (test == "permutation" and permutations < 1):
-        count = "--resamples" if test == "bootstrap" else "--permutations"
-        raise UserError(f"the {TEST_NAMES[test]} decides significance: {count} must be >= 1")
+    if (o.test == "bootstrap" and o.resamples < 1) or (o.test == "permutation" and o.permutations < 1):
+        count = "--resamples" if o.test == "bootstrap" else "--permutations"
+        raise UserError(f"the {TEST_NAMES[o.test]} decides significance: {count} must be >= 1")
 
 
 def _oriented_pairs(data: SystemScores, order: list[int], baseline: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -343,17 +314,12 @@ def _oriented_pairs(data: SystemScores, order: list[int], baseline: tuple[str, .
 
 
 def _document_bootstrap(values: np.ndarray, weights: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """(resamples x columns) means of every column over redrawn documents: each resample draws N documents
-    with replacement, and a column's mean runs over the drawn documents it has (``weights`` 1). One draw serves
-    every system and every pair, so a pair's two systems always see the same documents. NaN where a resample
-    drew none of a column's documents."""
-    n_docs = values.shape[0]
-    weights = weights.astype(np.float64)
+    """(resamples x columns) means of every column over redrawn documents, each over the drawn documents it has
+    (``weights`` 1); NaN where a resample drew none of them. One draw per seed serves every system and pair."""
     blocks = []
-    for idx, _ in bootstrap_indices(n_docs, 1, resamples, "documents", seed):
-        counts = index_counts(idx, n_docs, idx.shape[0])
+    for (counts,) in drawn_counts((values.shape[0],), resamples, seed):
         with np.errstate(invalid="ignore", divide="ignore"):
-            blocks.append((counts @ values) / (counts @ weights))
+            blocks.append((counts @ values) / (counts @ weights.astype(np.float64)))
     return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
 
 
@@ -365,15 +331,15 @@ def _permutation_means(diffs: np.ndarray, n: np.ndarray, permutations: int, seed
     return np.concatenate(blocks) if blocks else np.empty((0, diffs.shape[1]))
 
 
-def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], resamples: int,
-                     permutations: int, seed: int, confidence: float) -> list[_PairStats]:
+def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], o: SystemsSettings
+                     ) -> list[_PairStats]:
     """Every statistic of every pair, on the documents both systems scored; undefined below 2 of them."""
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
     shared = present[:, a] & present[:, b]
     diffs = np.where(shared, filled[:, a] - filled[:, b], 0.0)
     n = shared.sum(axis=0)
-    boot = _document_bootstrap(diffs, shared, resamples, seed)
-    perm = _permutation_means(diffs, n, permutations, seed)
+    boot = _document_bootstrap(diffs, shared, o.resamples, o.seed)
+    perm = _permutation_means(diffs, n, o.permutations, o.seed)
     out = []
     for k in range(len(pairs)):
         if n[k] < 2:
@@ -381,15 +347,12 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
             continue
         d = diffs[shared[:, k], k]
         delta = float(d.mean())
-        out.append(_PairStats(
-            n=int(n[k]),
-            delta=delta,
-            ci=percentile_interval(boot[:, k], percentiles_for(confidence)).ci if resamples else None,
-            record=(int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())),
-            p={"bootstrap": _bootstrap_p(boot[:, k], delta) if resamples else _no_p(),
-               "permutation": _permutation_p(perm[:, k], delta) if permutations else _no_p(),
-               "t": _t_test(d)},
-        ))
+        ci = percentile_interval(boot[:, k], percentiles_for(o.confidence)).ci if o.resamples else None
+        record = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+        p = {"bootstrap": _sides(bootstrap_p, boot[:, k], delta) if o.resamples else dict.fromkeys(SIDES),
+             "permutation": _sides(_permutation_p, perm[:, k], delta) if o.permutations else dict.fromkeys(SIDES),
+             "t": _t_test(d)}
+        out.append(_PairStats(int(n[k]), delta, ci, record, p))
     return out
 
 
@@ -400,54 +363,41 @@ def _t_test(d: np.ndarray) -> dict[str, float | None]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return {side: _defined(ttest_1samp(d, 0.0, alternative=side).pvalue)
-                for side in ("greater", "less", "two-sided")}
+        return {side: none_if_nan(ttest_1samp(d, 0.0, alternative=side).pvalue) for side in SIDES}
 
 
-def _bootstrap_p(samples: np.ndarray, delta: float) -> dict[str, float | None]:
-    """The package's one paired-bootstrap p (:func:`.significance.bootstrap_p`, shifted null) per alternative."""
-    return {"greater": bootstrap_p(delta, samples), "less": bootstrap_p(-delta, -samples),
-            "two-sided": bootstrap_p(delta, samples, "two-sided")}
+def _sides(p: Callable[..., float | None], samples: np.ndarray, delta: float) -> dict[str, float | None]:
+    """One test's p per alternative (:func:`.significance.bootstrap_p` or ``permutation_p``); "less" flips the
+    signs."""
+    return {"greater": p(delta, samples), "less": p(-delta, -samples), "two-sided": p(delta, samples, "two-sided")}
 
 
-def _permutation_p(samples: np.ndarray, delta: float) -> dict[str, float | None]:
-    """p = (1 + #{delta* at least as extreme}) / (1 + k), for each alternative (as :func:`.permutation_p`)."""
-    return {"greater": permutation_p(delta, samples)[0], "less": permutation_p(-delta, -samples)[0],
-            "two-sided": permutation_p(delta, samples, "two-sided")[0]}
+def _permutation_p(delta: float, samples: np.ndarray, alternative: str = "greater") -> float | None:
+    return permutation_p(delta, samples, alternative)[0]
 
 
-def _no_p() -> dict[str, None]:
-    return {"greater": None, "less": None, "two-sided": None}
-
-
-def _defined(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
-def _adjusted(stats: list[_PairStats], test: str, two_sided: bool, correction: str, *,
-              one_direction_planned: bool) -> tuple[list[float | None], int]:
+def _adjusted(stats: list[_PairStats], o: SystemsSettings, *, one_direction_planned: bool
+              ) -> tuple[list[float | None], int]:
     """Corrected p of each pair's decisive test, and the family size; post-hoc one-sided directions enter the
     family both ways."""
-    side = "two-sided" if two_sided else "greater"
-    family = [s.p.get(test, {}).get(side) for s in stats]
-    if not two_sided and not one_direction_planned:
-        family += [s.p.get(test, {}).get("less") for s in stats]
-    return adjust_p_values(family, correction)[: len(stats)], sum(p is not None for p in family)
+    family = [s.p.get(o.test, {}).get(o.alternative) for s in stats]
+    if o.alternative == "greater" and not one_direction_planned:
+        family += [s.p.get(o.test, {}).get("less") for s in stats]
+    return adjust_p_values(family, o.correction)[: len(stats)], sum(p is not None for p in family)
 
 
-def _pair_result(systems: list[str], pair: tuple[int, int], s: _PairStats, two_sided: bool,
-                 p_adjusted: float | None, alpha: float) -> PairResult:
+def _pair_result(systems: list[str], pair: tuple[int, int], s: _PairStats, o: SystemsSettings,
+                 p_adjusted: float | None) -> PairResult:
+    """A pair's statistics on the settings' side (``alternative``), and which system is significantly better."""
     a, b = systems[pair[0]], systems[pair[1]]
     better = None
-    if p_adjusted is not None and p_adjusted < alpha:
-        better = a if not two_sided or s.delta > 0 else b if s.delta < 0 else None
-    side = "two-sided" if two_sided else "greater"
+    if p_adjusted is not None and p_adjusted < o.alpha:
+        better = a if o.alternative == "greater" or s.delta > 0 else b if s.delta < 0 else None
     wins, ties, losses = s.record if s.record else (None, None, None)
-    return PairResult(a=a, b=b, n=s.n, delta=s.delta, ci=s.ci, wins=wins, ties=ties, losses=losses,
-                      win_rate=None if s.record is None else wins / s.n,
-                      p_bootstrap=s.p.get("bootstrap", {}).get(side),
-                      p_permutation=s.p.get("permutation", {}).get(side), p_t=s.p.get("t", {}).get(side),
-                      p_adjusted=p_adjusted, significant=better is not None, better=better)
+    side = o.alternative
+    return PairResult(a, b, s.n, s.delta, s.ci, wins, ties, losses, None if s.record is None else wins / s.n,
+                      s.p.get("bootstrap", {}).get(side), s.p.get("permutation", {}).get(side),
+                      s.p.get("t", {}).get(side), p_adjusted, better is not None, better)
 
 
 def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np.ndarray, order: list[int],
@@ -466,10 +416,11 @@ def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np
     return out
 
 
-def _resolution_note(family: int, test: str, correction: str, permutations: int, alpha: float) -> list[str]:
+def _resolution_note(family: int, o: SystemsSettings) -> list[str]:
     """Say so when no pair can be significant: a permutation p is at least 1/(k+1), and Bonferroni and Holm
     multiply the smallest p by the family size m, so k must exceed m/alpha."""
-    if test != "permutation" or family == 0:
+    correction, permutations, alpha = o.correction, o.permutations, o.alpha
+    if o.test != "permutation" or family == 0:
         return []
     m = 1 if correction == "none" else family
     if m / (1 + permutations) < alpha:
