@@ -1,29 +1,9 @@
 """Resumable file scoring: every finished chunk is kept beside the output until the whole run is done.
 
-A scoring run of hours must survive ``kill -9``, preemption and an out-of-memory
-kill. The runner hands each finished chunk to a :class:`ChunkStore`: the chunk's
-rows go to ``part-NNNNNN`` in the output's own format (written to a temporary
-name and renamed), then ``progress.json`` records the part: its rows, size and
-SHA-256, its counters, and the SHA-256 of the input rows read up to its end.
-``--resume`` continues when the run's fingerprint (input file, model files,
-options, chunk size) is unchanged and the input rows it skips hash to what was
-recorded (so another standard input, or a file rewritten with its old size and
-time, is refused rather than mixed in); at the end the parts are joined into
-the output (atomically, as every output) and the folder is removed. A resumed
-file equals an uninterrupted one byte for byte: chunks are the same rows, and
-MC dropout seeds each chunk from ``(seed, chunk)``.
-
-Nothing in the folder is trusted: ``progress.json`` is checked field by field
-(a damaged record is one line, and the folder is kept for ``--restart``), and
-every recorded part is checked against its record (size, rows, complete last
-line, SHA-256) when a run resumes and again when it is joined: a damaged part is
-removed and its chunk scored again, never joined.
-
-The folder is ``.<output name>.lmresume`` beside the output. It holds
-``progress.json``, ``lock`` and ``part-NNNNNN.<format>`` files (and their
-``.tmp`` while written); anything else in it was not written here and is never
-deleted: a run refuses to use the folder until it is moved away. A lock keeps
-two runs from writing the same output at once.
+A run of hours must survive ``kill -9``, preemption and an out-of-memory kill, yet never mix two inputs or join a
+damaged part: each part's rows, size and SHA-256, and the hash of the input rows up to its end, are recorded in
+``progress.json``, and nothing in the folder is trusted (docs/scoring.md, "Resuming an interrupted run", says what
+is kept, checked and refused).
 """
 
 from __future__ import annotations
@@ -35,6 +15,7 @@ import io
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +28,6 @@ PROGRESS_NAME = "progress.json"
 LOCK_NAME = "lock"
 PROGRESS_KIND = "learned-metrics scoring progress"
 _PART = "part-{:06d}"
-_BLOCK = 1 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOTALS = ("rows", "truncated")
 
@@ -96,6 +76,15 @@ def _part_record_problem(record: Any) -> str | None:
     return _counts_problem(record.get("details"))
 
 
+def _totals(finished: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's totals as its finished part records give them: written into, and checked against, progress.json."""
+    details: Counter[str] = Counter()
+    for record in finished:
+        details.update(record["details"])
+    return {"chunks": len(finished), **{key: sum(r[key] for r in finished) for key in _TOTALS},
+            "details": dict(details)}
+
+
 def progress_problem(data: Any) -> tuple[str, str] | None:
     """``(field, what is wrong)`` for a progress record this module could not have written; None when it is sound.
 
@@ -114,10 +103,9 @@ def progress_problem(data: Any) -> tuple[str, str] | None:
         problem = _part_record_problem(record)
         if problem:
             return "parts", f"part {index + 1}: {problem}"
-    finished = [record for record in parts if record is not None]
-    expected = {"chunks": len(finished), **{key: sum(r[key] for r in finished) for key in _TOTALS}}
-    for key, total in expected.items():
-        value = data.get(key)
+    expected = _totals([record for record in parts if record is not None])
+    for key in ("chunks", *_TOTALS):
+        value, total = data.get(key), expected[key]
         if not _is_count(value):
             return key, f"expected a whole number >= 0, got {value!r:.60}"
         if value != total:
@@ -249,7 +237,7 @@ class ChunkStore:
         for index, record in enumerate(parts):
             if record is None:
                 continue
-            problem = self._part_problem(index, record)
+            problem = self._read_part(index, record)[1]
             if problem:
                 with contextlib.suppress(FileNotFoundError):
                     self.part_path(index).unlink()
@@ -259,30 +247,26 @@ class ChunkStore:
         if self.notes:
             self._write_progress()
 
-    def _part_problem(self, index: int, record: dict[str, Any]) -> str | None:
-        """What is wrong with a finished part, or None when it is exactly what was written."""
-        path = self.part_path(index)
-        digest, size, lines, last = hashlib.sha256(), 0, 0, b""
+    def _read_part(self, index: int, record: dict[str, Any] | None) -> tuple[bytes, str | None]:
+        """A finished part's bytes and what is wrong with them (None when they are exactly what was written)."""
+        if record is None:
+            return b"", "missing"
         try:
-            with path.open("rb") as handle:
-                while block := handle.read(_BLOCK):
-                    digest.update(block)
-                    size += len(block)
-                    lines += block.count(b"\n")
-                    last = block[-1:]
+            data = self.part_path(index).read_bytes()
         except FileNotFoundError:
-            return "missing"
+            return b"", "missing"
         except OSError as exc:
-            return f"unreadable: {exc.strerror or exc}"
-        if self.format != "parquet" and last != b"\n":
-            return "empty" if not size else "its last line is incomplete"
+            return b"", f"unreadable: {exc.strerror or exc}"
+        lines = data.count(b"\n")
+        if self.format != "parquet" and not data.endswith(b"\n"):
+            return data, "empty" if not data else "its last line is incomplete"
         if self.format == "jsonl" and lines != record["rows"]:
-            return f"{lines:,} rows, {record['rows']:,} were written"
-        if size != record["bytes"]:
-            return f"{size:,} bytes, {record['bytes']:,} were written"
-        if digest.hexdigest() != record["sha256"]:
-            return "its bytes changed since it was written (SHA-256 differs)"
-        return None
+            return data, f"{lines:,} rows, {record['rows']:,} were written"
+        if len(data) != record["bytes"]:
+            return data, f"{len(data):,} bytes, {record['bytes']:,} were written"
+        if hashlib.sha256(data).hexdigest() != record["sha256"]:
+            return data, "its bytes changed since it was written (SHA-256 differs)"
+        return data, None
 
     # -- saving --------------------------------------------------------------------------------
 
@@ -290,12 +274,9 @@ class ChunkStore:
              first_row: int = 1) -> None:
         """Keep chunk ``index``'s output rows (default: the next chunk), the part first, then its record.
 
-        ``counters`` are the chunk's own: ``truncated``, ``details`` and ``input_sha256`` (the hash of the input
-        rows up to the chunk's end) go into the part's record; ``fieldnames`` (the CSV columns of every part, the
-        header being written once, at the join) and ``replaced`` are the run's. ``first_row`` is the output row
-        number of ``rows[0]`` (for messages). A Parquet part has the columns of its own rows; a field whose type
-        cannot be merged with the parts before is refused here, not after the last chunk.
-        """
+        ``counters``: the chunk's ``truncated``, ``details`` and ``input_sha256`` (input rows hashed up to its end),
+        and the run's ``fieldnames`` and ``replaced``. A Parquet field whose type cannot be merged with the parts
+        before is refused here, not after the last chunk."""
         parts = self.state["parts"]
         index = len(parts) if index is None else index
         part = self.part_path(index)
@@ -320,7 +301,7 @@ class ChunkStore:
                     sink.close()
                     if not isinstance(handle, str):
                         handle.close()
-            digest, size = _file_digest(tmp)
+            data = tmp.read_bytes()
         except BaseException:
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -328,7 +309,7 @@ class ChunkStore:
         os.replace(tmp, part)
         self._schema = schema
         parts.extend([None] * (index + 1 - len(parts)))
-        parts[index] = {"rows": len(rows), "bytes": size, "sha256": digest,
+        parts[index] = {"rows": len(rows), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
                         "truncated": int(counters.get("truncated") or 0),
                         "details": dict(counters.get("details") or {}), "input_sha256": counters.get("input_sha256")}
         for key in ("fieldnames", "replaced"):
@@ -359,15 +340,7 @@ class ChunkStore:
         return self.folder / (_PART.format(index) + "." + self.format)
 
     def _write_progress(self) -> None:
-        finished = [record for record in self.state.get("parts", []) if record is not None]
-        self.state["chunks"] = len(finished)
-        for key in _TOTALS:
-            self.state[key] = sum(record[key] for record in finished)
-        details: dict[str, int] = {}
-        for record in finished:
-            for key, value in record["details"].items():
-                details[key] = details.get(key, 0) + value
-        self.state["details"] = details
+        self.state.update(_totals([record for record in self.state.get("parts", []) if record is not None]))
         tmp = self.folder / f"{PROGRESS_NAME}.tmp"
         with writing(self.folder / PROGRESS_NAME):
             tmp.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
@@ -393,13 +366,8 @@ class ChunkStore:
     def _verified_bytes(self, index: int) -> bytes:
         """A part's bytes, only if they are still what was written (else one line; --resume scores it again)."""
         parts = self.state["parts"]
-        record = parts[index] if index < len(parts) else None
-        try:
-            data = None if record is None else self.part_path(index).read_bytes()
-        except FileNotFoundError:
-            data = None
-        if data is None or hashlib.sha256(data).hexdigest() != record["sha256"]:
-            problem = "missing" if data is None else self._part_problem(index, record) or "its bytes changed"
+        data, problem = self._read_part(index, parts[index] if index < len(parts) else None)
+        if problem:
             raise UserError(f"part {index + 1} ({self.part_path(index).name}) is damaged ({problem}); nothing was "
                             "written: run the same command with --resume to score it again", path=self.output)
         return data
@@ -442,9 +410,7 @@ class ChunkStore:
                 entry.unlink()
 
     def remove(self) -> None:
-        """The run is over (done, or failed for a reason a rerun cannot fix): delete what this module wrote.
-
-        Anything else in the folder stays, and so does the folder then."""
+        """The run is over (done, or failed for a reason a rerun cannot fix): delete what this module wrote, only."""
         if self.folder.is_dir():
             self._remove_parts()
             with contextlib.suppress(OSError):
@@ -460,18 +426,8 @@ class ChunkStore:
             self._lock = None
 
 
-def _file_digest(path: Path) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    with path.open("rb") as handle:
-        while block := handle.read(_BLOCK):
-            digest.update(block)
-            size += len(block)
-    return digest.hexdigest(), size
-
-
 def _lock_exclusive(handle: Any) -> None:
-    """An exclusive, non-blocking lock on an open file (OSError when another process holds it): ``fcntl`` on POSIX,
-    ``msvcrt`` on Windows, imported here so the module imports everywhere."""
+    """An exclusive, non-blocking lock (OSError when another process holds it); imported here: fcntl is POSIX-only."""
     try:
         import fcntl
     except ImportError:  # Windows

@@ -17,6 +17,7 @@ import dataclasses
 import os
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,11 +60,7 @@ _COLUMN_ORDER = ("coherent", "incoherent", "entailment", "neutral", "contradicti
 
 
 def default_max_tokens(config, device: torch.device) -> int:
-    """Tokens per forward, scaled inversely with hidden size within bounds.
-
-    CPU: 1,024 for base-sized and larger models up to 4,096 for tiny ones; GPU: 32,768 for
-    large-sized models up to 131,072 for small ones.
-    """
+    """Tokens per forward, scaled inversely with hidden size within the device's bounds (see the budgets above)."""
     budget, reference_hidden, low, high = _GPU_BUDGET if device.type == "cuda" else _CPU_BUDGET
     hidden = getattr(config, "hidden_size", None) or reference_hidden
     return int(min(high, max(low, budget * reference_hidden // hidden)))
@@ -75,19 +72,10 @@ class TruncationWarning(UserWarning):
 
 @dataclass
 class ScoreResult:
-    """Scores of one call, in input order.
+    """Scores of one call, in input order (the fields are described in docs/scoring.md, "Python API").
 
-    ``probabilities`` maps each label name to its (MC-mean) probability;
-    ``score_std`` is the standard deviation of the score across the MC passes
-    (population std; zeros when ``passes == 1``). ``tokens`` counts model
-    input tokens (once per row, not per pass), ``truncated`` the rows cut to
-    the model's limit. ``sentences`` (faithfulness with ``details=True``) holds per
-    row each generation sentence with its score and the grounding unit that
-    supported it most. ``provenance`` (set by :meth:`Scorer.score`) is the record of the model and
-    settings that made these scores (:mod:`learned_metrics.provenance`). ``timings`` says where the call's time
-    went: ``tokenize_seconds``, ``forward_seconds``, ``wait_seconds`` (the model waiting for tokenized rows) and
-    ``wall_seconds`` (:mod:`learned_metrics.scoring.pipeline`).
-    """
+    ``score_std`` is the population std of the score across the MC passes (zeros when ``passes == 1``); ``tokens``
+    counts model input tokens once per row, not per pass."""
 
     kind: str
     scores: np.ndarray
@@ -144,10 +132,9 @@ class ScoreResult:
             std[indices] = part.score_std
             for label in probs:
                 probs[label][indices] = part.probabilities[label]
-        details: dict[str, int] = {}
+        details: Counter[str] = Counter()
         for _, part in parts:
-            for key, value in part.details.items():
-                details[key] = details.get(key, 0) + value
+            details.update(part.details)
         sentences = None
         if first.sentences is not None:
             sentences = [[] for _ in range(n_rows)]
@@ -155,7 +142,7 @@ class ScoreResult:
                 for index, row in zip(indices, part.sentences, strict=True):
                     sentences[index] = row
         return cls(first.kind, scores, probs, std, first.passes, first.mode,
-                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), details, sentences,
+                   sum(p.tokens for _, p in parts), sum(p.truncated for _, p in parts), dict(details), sentences,
                    first.provenance)
 
 
@@ -233,14 +220,10 @@ class Scorer:
     def provenance(self, *, mode: str | None = None, mc_samples: int | None = None,
                    premise_strategy: str | None = None, granularity: str | None = None, seed: int | None = None,
                    **extra: Any) -> dict[str, Any]:
-        """The provenance record of scores made by this scorer (:mod:`learned_metrics.provenance`): model (resolved
-        folder or Hub id and revision), SHA-256 of its weights (hashed on the first call, then kept), labels, the
-        resolved mode, MC passes, seed, granularity, premise strategy, max length and precision. Arguments are a
-        call's overrides, as in :meth:`score`; ``extra`` keys (``input=``, ...) are added to the record.
-
-        Without a per-call ``seed`` the record names the scorer's seed; its dropout stream continues from call to
-        call, so only a fresh scorer (or an explicit ``seed``) repeats a call's MC masks.
-        """
+        """The provenance record of scores made by this scorer (:mod:`learned_metrics.provenance`), weights hashed
+        once. Arguments are a call's overrides, as in :meth:`score`; ``extra`` keys (``input=``, ...) are added.
+        Without a per-call ``seed`` the record names the scorer's seed, whose dropout stream continues from call
+        to call: only a fresh scorer (or an explicit ``seed``) repeats a call's MC masks."""
         from learned_metrics import provenance
 
         if self._weights is None:
@@ -280,16 +263,10 @@ class Scorer:
               progress: Callable[[float], None] | None = None) -> ScoreResult:
         """Score texts (coherence: ``texts`` or ``sentences``) or pairs (faithfulness: ``groundings``, ``generations``).
 
-        Positionally, as other faithfulness scorers are called: ``score(groundings, generations)`` for an NLI model
-        (MiniCheck's ``score(docs, claims)``, AlignScore's ``score(contexts, claims)``), ``score(texts)`` for a
-        coherence model, or ``score(frame)`` for a DataFrame with the CLI's column names.
-        ``mode``, ``mc_samples``, ``premise_strategy`` and ``granularity`` override
-        the scorer's settings for this call; ``details=True`` (faithfulness) adds
-        per-sentence scores and supporting grounding units (``result.sentences``);
-        ``seed`` restarts the dropout stream; ``progress`` is called with the number
-        of rows finished. Every text is checked (:mod:`learned_metrics.validate`);
-        errors name the argument and position. ``result.provenance`` is the call's
-        record (:meth:`provenance`).
+        Positionally as other faithfulness scorers are called (``score(groundings, generations)``, ``score(texts)``,
+        or ``score(frame)`` with the CLI's column names). ``mode``, ``mc_samples``, ``premise_strategy`` and
+        ``granularity`` override the scorer's settings for this call; ``details=True`` adds per-sentence scores
+        (``result.sentences``); ``seed`` restarts the dropout stream; ``progress`` gets the rows finished.
         """
         details = flag(details, "details")  # True or False: 'no' is truthy
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
@@ -368,35 +345,19 @@ class Scorer:
         if self.kind == "coherence":
             if details:
                 raise UserError("details= is for faithfulness scoring (per generation sentence)")
-            probs, tokens, truncated, counts = self._run_texts(self.coherence_inputs(texts, sentences), passes,
-                                                               progress)
-            return self._result(probs, passes, None, tokens, truncated, counts)
+            return self._run_whole(self.coherence_inputs(texts, sentences), None, passes, None, progress)
         if len(groundings) != len(generations):
             raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
         strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
         units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
         mode = one_of(mode or self.mode, MODES, "mode")
         if strategy == "truncate" and units == "document":
-            probs, tokens, truncated, counts = self._run_whole_pairs(groundings, generations, passes, progress)
-            result = self._result(probs, passes, mode, tokens, truncated, counts)
+            result = self._run_whole(groundings, generations, passes, mode, progress)
             if details:
                 result.sentences = [[{"sentence": h, "score": float(s), "unit": 0, "support": p}]
                                     for p, h, s in zip(groundings, generations, result.scores, strict=True)]
             return result
-        probs, tokens, truncated, counts, rows = self._run_units(groundings, generations, units, mode, passes,
-                                                                 progress, details)
-        result = self._result(probs, passes, mode, tokens, truncated, counts)
-        result.sentences = rows
-        return result
-
-    def _batch_settings(self) -> BatchSettings:
-        return BatchSettings(
-            max_tokens=self.max_tokens,
-            max_rows=self.batch_size,
-            pad_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0,
-            padding_side=getattr(self.tokenizer, "padding_side", "right"),
-            pad_to_multiple_of=8 if self.device.type == "cuda" else None,
-        )
+        return self._run_units(groundings, generations, units, mode, passes, progress, details)
 
     def _predict(self, first: list[str], second: list[str] | None, passes: int,
                  progress: Callable[[float], None] | None) -> tuple[np.ndarray, FeedCounts]:
@@ -409,7 +370,9 @@ class Scorer:
         columns = (first,) if second is None else (first, second)
         feed = SliceFeed(slices_longest_first(*columns), encode_rows, self._tokenizers, self.tokenizer_workers,
                          self.timings)
-        settings = self._batch_settings()
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        settings = BatchSettings(self.max_tokens, self.batch_size, pad_id, getattr(self.tokenizer, "padding_side",
+                                 "right"), 8 if self.device.type == "cuda" else None)
         try:
             if passes == 1:
                 self.model.eval()
@@ -420,25 +383,23 @@ class Scorer:
         finally:
             self.max_tokens = settings.max_tokens  # a budget halved after an out-of-memory error stays halved
 
-    def _run_texts(self, texts: list[str], passes: int, progress):
-        probs, encoded = self._predict(texts, None, passes, progress)
+    def _run_whole(self, first: list[str], second: list[str] | None, passes: int, mode: str | None,
+                   progress) -> ScoreResult:
+        """Each text, or each pair the paper's way: whole, the premise truncated when the pair is too long."""
+        probs, encoded = self._predict(first, second, passes, progress)
         truncated = int(encoded.truncated.sum())
-        self._warn_truncated(truncated, len(texts), "the end of the text was cut")
-        return probs, encoded.tokens, truncated, {}
-
-    def _run_whole_pairs(self, premises: list[str], hypotheses: list[str], passes: int, progress):
-        """The paper's way: each pair whole, the premise truncated when the pair is too long."""
-        probs, encoded = self._predict(premises, hypotheses, passes, progress)
-        truncated = int(encoded.truncated.sum())
+        if second is None:
+            self._warn_truncated(truncated, len(first), "the end of the text was cut")
+            return self._result(probs, passes, mode, encoded.tokens, truncated, {})
         both = int(encoded.second_truncated.sum())
         how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
         if both:
             how += f"; in {both} of them the generation alone was too long and was cut as well"
-        self._warn_truncated(truncated, len(premises), how)
-        return probs, encoded.tokens, truncated, {"generation_truncated": both}
+        self._warn_truncated(truncated, len(first), how)
+        return self._result(probs, passes, mode, encoded.tokens, truncated, {"generation_truncated": both})
 
     def _run_units(self, premises: list[str], hypotheses: list[str], granularity: str, mode: str, passes: int,
-                   progress, details: bool):
+                   progress, details: bool) -> ScoreResult:
         """Generation sentences against grounding units, best unit per sentence (:mod:`.units`)."""
         plan = plan_units(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"), granularity)
         probs = np.zeros((passes, len(premises), self.model.config.num_labels))
@@ -455,7 +416,8 @@ class Scorer:
             tokens += encoded.tokens
             truncated += len(np.unique(group.row_of_sentence[group.sentence_of_pair[encoded.truncated]]))
         self._warn_truncated(truncated, len(premises), "a unit or sentence longer than the limit was cut")
-        return probs, tokens, truncated, {"chunked_rows": plan.chunked_rows, "pairs": len(plan)}, rows
+        return self._result(probs, passes, mode, tokens, truncated, {"chunked_rows": plan.chunked_rows,
+                                                                     "pairs": len(plan)}, rows)
 
     def _warn_truncated(self, truncated: int, total: int, how: str) -> None:
         if truncated:
@@ -463,14 +425,14 @@ class Scorer:
                           TruncationWarning, stacklevel=4)
 
     def _result(self, probs: np.ndarray, passes: int, mode: str | None, tokens: int, truncated: int,
-                details: dict[str, int]) -> ScoreResult:
+                details: dict[str, int], sentences: list[list[dict]] | None = None) -> ScoreResult:
         """Average the probabilities over passes, then apply the mode; std of the per-pass scores."""
         per_pass = self._scores_from_probs(probs, mode)
         mean = probs.mean(axis=0)
         std = per_pass.std(axis=0) if passes > 1 else np.zeros(probs.shape[1])
         probabilities = {label: mean[:, self.label_ids[label]] for label in self.label_names}
         return ScoreResult(self.kind, self._scores_from_probs(mean[None], mode)[0], probabilities, std, passes, mode,
-                           tokens, truncated, details)
+                           tokens, truncated, details, sentences)
 
     def _scores_from_probs(self, probs: np.ndarray, mode: str | None) -> np.ndarray:
         if self.kind == "coherence":
@@ -484,14 +446,9 @@ class Scorer:
 def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options: Any) -> Scorer:
     """Load an export folder, a plain transformers classifier folder, or a Hugging Face Hub id.
 
-    ``kind`` is read from the export's card; a folder without a card is a
-    faithfulness (NLI) scorer unless ``kind="coherence"``. ``options`` are the
-    fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (``device``,
-    ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``,
-    ``label_order``, ``max_tokens``, ``batch_size``, ``max_length``, ``seed``,
-    ``tokenizer_workers``, ``compile``, ``allow_pickle``), the same as the ``learned-metrics score``
-    flags. ``max_length`` defaults to the card's training length, capped by the
-    model's own limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
+    ``kind`` is read from the export's card; a folder without a card is a faithfulness (NLI) scorer unless
+    ``kind="coherence"``. ``options`` are the fields of :class:`~learned_metrics.scoring.options.ScoringOptions`
+    (the ``learned-metrics score`` flags); ``seed=None`` draws MC dropout masks from the global torch RNG.
     """
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
