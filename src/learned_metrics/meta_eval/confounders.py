@@ -1,59 +1,18 @@
-"""Why does a metric work? Correlate its scores (and the human labels) with simple text proxies.
+"""Why does a metric work? Correlate its scores (and the human labels) with simple text proxies (length, overlap
+with the grounding, first-person pronouns, numeric fields) that can make a metric look good for the wrong reason
+(the faithfulness thesis' Tables 5.5, 5.10 and 5.11). Proxies, statistics and the sign-aligned Williams test:
+docs/meta_eval.md, ``meta-eval confounders``.
 
-A metric that tracks the length of a generation, its word overlap with the
-grounding, or the first-person pronouns of a chat reply can look good for the
-wrong reason (the faithfulness thesis' Tables 5.5, 5.10 and 5.11; the coherence
-paper's Table 4.1 is another thing, the correlations of pseudo-metrics such as
-length with the humans, which ``correlations`` reproduces). For every score column (each metric, and the human
-label/score as the row ``human``) and every proxy this module reports Kendall's
-tau-b (``scipy.stats.kendalltau``), its p-value, n and a percentile bootstrap
-CI at ``confidence`` (95% by default; rows redrawn with replacement, seeded, through
-:mod:`~learned_metrics.meta_eval.resampling`).
-
-Proxies, computed from plain text without a model:
-
-``chars``         length of the generation in characters
-``tokens``        word tokens: runs of letters/digits, an inner apostrophe kept (``don't``, ``o'clock``)
-``sentences``     sentence count, with the project's splitter (:mod:`learned_metrics.text.sentences`)
-``overlap``       share of the generation's tokens (with repeats, case-folded) that occur in the grounding
-``first_person``  first-person pronouns, case-insensitive and word-bounded (the ``I`` of ``I'm`` counts;
-                  ``US`` counts as ``us``): with ``first_person="all"`` (default) I, me, my, mine, myself,
-                  we, us, our, ours, ourselves; with ``first_person="i"`` the word I only, as the
-                  faithfulness thesis counts it (a lowercase ``i`` counts too, as chat text writes it)
-
-plus any numeric field named by the user (e.g. the position of the first
-error). A row where such a field is missing (absent, null, empty, NaN) is left
-out of that proxy's correlations and counted in ``skipped``.
-
-``by_label=True`` repeats everything within the label-1 and the label-0 rows,
-as the thesis does, so a proxy that merely predicts the label does not show up
-as a confounder; the human row is omitted there (it is constant).
-
-**Williams' test**, "metric A depends less on the proxy than metric B", for
-every ordered pair of metrics and every proxy: one-sided
-:func:`~learned_metrics.meta_eval.significance.williams_p` with variable 1 the
-proxy P, 2 = B, 3 = A::
-
-    r12 = |tau(P, B)|,  r13 = |tau(P, A)|,  r23 = s_A * s_B * tau(A, B),  s_X = sign(tau(P, X)) (0 -> +1)
-
-Taking |tau(P, X)| is the same as replacing X by s_X * X (reversing a variable
-flips the sign of every correlation it takes part in), so tau(A, B) must be
-flipped by the same signs: the three values are then the correlations of (P,
-s_B B, s_A A), a consistent triple, and Williams' t tests whether the
-(sign-aligned) B is more associated with P than the aligned A. Taking |tau(A,
-B)| instead (``williams_p(..., absolute=True)``) is wrong when exactly one
-metric correlates negatively with the proxy. Williams' t is derived for
-Pearson's r; with Kendall's tau it is an approximation (as in ``compare``), n
-is the rows both correlations use. Optional Bonferroni/Holm correction over
-every Williams p-value of the run (:func:`~.multiple.adjust_p_values`).
-"""
+Williams' test takes |tau(P, X)|, which is the same as replacing X by sign(tau(P, X)) * X, so tau(A, B) is flipped
+by the same signs: the three values stay the correlations of one triple of variables (|tau(A, B)| would be wrong
+when exactly one metric goes against the proxy)."""
 
 from __future__ import annotations
 
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +23,13 @@ from learned_metrics.io import numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check, takes
-from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, single_threaded_blas
+from learned_metrics.meta_eval.resampling import (
+    Estimate,
+    bootstrap_weights,
+    estimate_from,
+    none_if_nan,
+    single_threaded_blas,
+)
 from learned_metrics.meta_eval.rows import distinct, distinct_names
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -266,9 +231,7 @@ class WilliamsTest:
     p_adjusted: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"scope": self.scope, "proxy": self.proxy, "metric_a": self.metric_a, "metric_b": self.metric_b,
-                "tau_a": self.tau_a, "tau_b": self.tau_b, "tau_ab": self.tau_ab, "n": self.n, "p": self.p,
-                "p_adjusted": self.p_adjusted}
+        return asdict(self)
 
 
 def _tau_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float | None]:
@@ -327,10 +290,6 @@ def _sign(value: float) -> float:
     return -1.0 if value < 0 else 1.0
 
 
-def _none_if_nan(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
 def williams_tests(data: ConfounderData, scope: str, rows: np.ndarray) -> list[WilliamsTest]:
     """Every ordered metric pair (A, B) and proxy: one-sided Williams p for |tau(B, P)| > |tau(A, P)|."""
     tests = []
@@ -340,14 +299,14 @@ def williams_tests(data: ConfounderData, scope: str, rows: np.ndarray) -> list[W
         for a, b in itertools.permutations(data.metrics, 2):
             tau_ab = _tau_and_p(data.scores[a][used], data.scores[b][used])[0]
             p = williams_p(abs(taus[b]), abs(taus[a]), _sign(taus[a]) * _sign(taus[b]) * tau_ab, int(used.sum()))
-            tests.append(WilliamsTest(scope, proxy, a, b, _none_if_nan(taus[a]), _none_if_nan(taus[b]),
-                                      _none_if_nan(tau_ab), int(used.sum()), p, p))
+            tests.append(WilliamsTest(scope, proxy, a, b, none_if_nan(taus[a]), none_if_nan(taus[b]),
+                                      none_if_nan(tau_ab), int(used.sum()), p, p))
     return tests
 
 
 def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]:
     adjusted = adjust_p_values([t.p for t in tests], correction)
-    return [WilliamsTest(**{**t.__dict__, "p_adjusted": p}) for t, p in zip(tests, adjusted, strict=True)]
+    return [replace(t, p_adjusted=p) for t, p in zip(tests, adjusted, strict=True)]
 
 
 @takes(ConfounderSettings)
@@ -507,8 +466,7 @@ class ConfounderReport(Tabular):
 
 
 def _flat(c: ProxyCorrelation) -> dict[str, Any]:
-    tau = c.tau
-    return {"scope": c.scope, "column": c.column, "proxy": c.proxy, "tau": tau.value,
-            "ci_low": tau.ci[0] if tau.ci else None, "ci_high": tau.ci[1] if tau.ci else None,
-            "p_value": c.p_value, "n": tau.n, "skipped": tau.skipped}
+    row = c.tau.to_row()
+    return {"scope": c.scope, "column": c.column, "proxy": c.proxy, "tau": row["value"], "ci_low": row["ci_low"],
+            "ci_high": row["ci_high"], "p_value": c.p_value, "n": row["n"], "skipped": row["skipped"]}
 
