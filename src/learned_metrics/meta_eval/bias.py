@@ -1,13 +1,6 @@
-"""Bias matrix: for which pairs of systems does a metric get the human order wrong?
-
-Systems are ordered by mean human score, best first. Cell (row a, column b)
-looks at the same-document summary pairs of systems a and b where the humans
-prefer a's summary, and reports 2 * acc - 1, where acc is the share of those
-pairs the metric also orders a above b (a metric tie counts wrong). Above the
-diagonal the row system is the better one overall, so the cell is tau+; below,
-it is tau- (the humans prefer the overall worse system on those documents).
-A cell without such pairs is undefined (NaN; null in JSON, empty in plots).
-"""
+"""Bias matrix: for which pairs of systems does a metric get the human order wrong? Cell (a, b) is 2 * acc - 1 over
+the same-document pairs where the humans prefer system a (tau+ above the diagonal, tau- below; definition in
+docs/meta_eval.md, ``meta-eval bias-matrix``); a cell without such pairs is undefined (NaN; null in JSON)."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.frames import labelled_grids
+from learned_metrics.meta_eval.resampling import none_if_nan
 from learned_metrics.render import Cell, Column, Table, Tabular
 
 
@@ -47,24 +41,15 @@ class BiasMatrix(Tabular):
                       "Systems by mean human score, best first; upper triangle tau+, lower tau-.")]
 
     def to_json(self) -> dict:
-        tau = [[None if np.isnan(v) else float(v) for v in row] for row in self.tau]
-        return {
-            "systems": self.systems,
-            "mean_human": [float(v) for v in self.mean_human],
-            "tau": tau,
-            "pairs": self.pairs.astype(int).tolist(),
-            "definition": (
-                "tau[a][b] = 2*acc-1 over same-document pairs where humans prefer systems[a] to systems[b]; "
-                "acc = share the metric also orders so (ties wrong). Upper triangle: tau+, lower: tau-."
-            ),
-        }
+        return {"systems": self.systems, "mean_human": [float(v) for v in self.mean_human],
+                "tau": [[none_if_nan(v) for v in row] for row in self.tau], "pairs": self.pairs.astype(int).tolist(),
+                "definition": "tau[a][b] = 2*acc-1 over same-document pairs where humans prefer systems[a] to "
+                "systems[b]; acc = share the metric also orders so (ties wrong). Upper triangle: tau+, lower: tau-."}
 
     def to_frame(self, form: str = "long"):
-        """For notebooks. ``"long"``: one row per ordered pair of distinct systems (the matrix cells): ``preferred``
-        is the row system (the one the humans prefer on the pairs counted), ``other`` the column system, ranks 1 =
-        best mean human score, ``tau`` NaN where undefined, ``kind`` tau+ (upper triangle) or tau- (lower).
-        ``"tau"`` / ``"pairs"``: the systems x systems matrix of tau (NaN where undefined) or of pair counts, index
-        and columns the system names, best first."""
+        """For notebooks. ``"long"``: one row per matrix cell, ``preferred`` the row system, ``other`` the column
+        system, ranks 1 = best, ``tau`` NaN where undefined, ``kind`` tau+ or tau-. ``"tau"`` / ``"pairs"``: the
+        systems x systems matrix of tau or of pair counts, index and columns the system names, best first."""
         import pandas as pd
 
         if form in ("tau", "pairs"):

@@ -1,16 +1,7 @@
-"""Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples.
-
-Two shapes of input occur:
-
-* :class:`FixedGroups`: values fixed, weights vary per resample (per-document,
-  per-system and pooled correlations; the weights are bootstrap counts or
-  permutation choices);
-* :func:`rowwise_correlation`: the values themselves change per resample
-  (per-system means feeding ``tau_sys``).
-
-A correlation is *undefined* (NaN) when either side is constant among the
-items with weight; callers skip such groups and count them.
-"""
+"""Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples: :class:`FixedGroups`
+when the values are fixed and the weights vary (bootstrap counts, permutation choices), :func:`rowwise_correlation`
+when the values change per resample (per-system means). A correlation is undefined (NaN) when either side is
+constant among the items with weight; callers skip such groups and count them."""
 
 from __future__ import annotations
 
@@ -23,7 +14,6 @@ from learned_metrics.meta_eval.kendall import (
     rowwise_sign_sums,
     tau_b_from_sums,
 )
-from learned_metrics.meta_eval.options import check
 
 # Above this many items per group, tau-b's m**2 sign products cost more than scipy's O(m log m)
 # merge sort on the expanded resample (measured crossover near 3,000 items on 2 cores).
@@ -49,15 +39,10 @@ def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.nd
 
 
 class FixedGroups:
-    """One grouping of cells (per document, per system, or all pooled) with fixed values.
-
-    ``x`` (metric) and ``y`` (human) are (G, m); items that are absent carry
-    weight 0 (their values must still be finite). Everything that depends
-    only on the values is computed here once, before any resampling.
-    """
+    """One grouping of cells (per document, per system, or all pooled) with fixed (G, m) values ``x`` (metric) and
+    ``y`` (human); absent items carry weight 0. What depends only on the values is computed once, here."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool, accuracy: bool):
-        check(coefficient=coefficient)
         self.x = np.asarray(x, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
         self.coefficient = coefficient
@@ -98,11 +83,8 @@ class FixedGroups:
         return out
 
     def pair_agreement(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per group: (pairs ordered like the human, pairs with a strict human order, all pairs).
-
-        Counts are of unordered pairs of distinct (expanded) items; a metric tie
-        on a strictly ordered human pair counts as wrong.
-        """
+        """Per group: (pairs ordered like the human, pairs with a strict human order, all pairs), unordered pairs of
+        distinct (expanded) items; a metric tie on a strictly ordered human pair counts as wrong."""
         concordance = self.signs.quadratic(weights)
         strict_both = self.strict_signs.quadratic(weights)
         human_strict = self.ties_y.untied_pairs(weights)
@@ -122,12 +104,8 @@ def _plain_kendalltau():
 
 
 def _snap(values: np.ndarray) -> np.ndarray:
-    """Round per-resample values to 12 significant digits of the row's largest magnitude.
-
-    Means that are equal in exact arithmetic (two systems with the same total)
-    can differ in the last bit depending on summation order; rounding keeps
-    them tied, as they are for a direct computation.
-    """
+    """Round per-resample values to 12 significant digits of the row's largest magnitude: means equal in exact
+    arithmetic can differ in the last bit by summation order; rounding keeps them tied, as a direct computation."""
     scale = np.nanmax(np.abs(values), axis=-1, keepdims=True, initial=0.0)
     scale = np.where(scale > 0, scale, 1.0)
     quantum = 10.0 ** (np.floor(np.log10(scale)) - 11)
@@ -138,10 +116,8 @@ def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coeff
     """Correlation per resample when values differ per resample: (R, m) each -> (R,), NaN where undefined."""
     # The pair arrays are rows * m**2: cap them at a few million entries (many systems stay in memory).
     rows = max(1, _ROWWISE_ENTRIES // max(1, x.shape[1] ** 2))
-    parts = [
-        _rowwise_block(x[i : i + rows], y[i : i + rows], weights[i : i + rows], coefficient)
-        for i in range(0, x.shape[0], rows)
-    ]
+    parts = [_rowwise_block(x[i : i + rows], y[i : i + rows], weights[i : i + rows], coefficient)
+             for i in range(0, x.shape[0], rows)]
     return np.concatenate(parts) if parts else np.empty(0)
 
 

@@ -1,19 +1,9 @@
 """Weighted Kendall tau-b for many groups and many resamples at once.
 
-A bootstrap resample that draws an item k times is the same data as the item
-with weight k, and a permutation that picks one of two values per cell is a 0/1
-weight on the two copies. So every resample of every statistic is a *weighted*
-tau-b over values that never change, and
-
-* the concordance sum is a quadratic form ``w^T A w`` with one fixed sign
-  matrix ``A = sign(x_i - x_j) * sign(y_i - y_j)`` per group: one matrix
-  product covers every resample of a block (no Python loop per resample);
-* the tie corrections need only the total weight of each tie class.
-
-Weights must be non-negative integers (resample counts, 0/1 selections): the
-sums are then exact, which also makes float32 products exact while every
-partial sum stays below 2**24.
-"""
+A resample drawing an item k times is the item with weight k, and a permutation is a 0/1 weight on two copies, so
+every resample is a weighted tau-b over fixed values: the concordance sum is a quadratic form ``w^T A w`` with one
+sign matrix per group (one matrix product per block of resamples), the tie corrections need only each tie class's
+total weight. Weights are non-negative integers, so the sums are exact (in float32 while below 2**24)."""
 
 from __future__ import annotations
 
@@ -35,12 +25,8 @@ _BLOCK_BYTES = 32 * 2**20
 
 @dataclass(frozen=True)
 class TieClasses:
-    """Which items of each group share a value.
-
-    Classes of one group are numbered contiguously in increasing value order,
-    so cumulative class weights give (weighted) mid-ranks and squared class
-    weights give the tau-b tie correction.
-    """
+    """Which items of each group share a value; classes of a group are numbered in increasing value order, so
+    cumulative class weights give (weighted) mid-ranks and squared class weights the tau-b tie correction."""
 
     class_of_item: np.ndarray  # (G, m) global class index of each item
     group_starts: np.ndarray  # (G,) index of each group's first class
@@ -94,12 +80,8 @@ class TieClasses:
 
 
 class SignProducts:
-    """Quadratic forms ``sum_ij w_i w_j A_ij`` over fixed per-group sign matrices.
-
-    ``A = sign(dx) * sign(dy)`` gives the tau-b numerator (concordant minus
-    discordant ordered pairs); with ``strict=True``, ``A = |sign(dx) * sign(dy)|``
-    counts the ordered pairs strictly ordered by both, which pair accuracy needs.
-    """
+    """Quadratic forms ``sum_ij w_i w_j A_ij`` over fixed per-group sign matrices: ``A = sign(dx) * sign(dy)`` gives
+    the tau-b numerator; ``strict=True`` takes ``|A|``, the pairs strictly ordered by both (pair accuracy)."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, *, strict: bool = False):
         self.x = np.asarray(x, dtype=np.float64)
@@ -112,11 +94,8 @@ class SignProducts:
 
     def _block(self, cols: slice, dtype: type) -> np.ndarray:
         sx = np.sign(self.x[:, :, None] - self.x[:, None, cols])
-        sy = np.sign(self.y[:, :, None] - self.y[:, None, cols])
-        product = sx * sy
-        if self.strict:
-            product = np.abs(product)
-        return product.astype(dtype)
+        product = sx * np.sign(self.y[:, :, None] - self.y[:, None, cols])
+        return (np.abs(product) if self.strict else product).astype(dtype)
 
     def _blocks(self, dtype: type) -> Iterator[tuple[slice, np.ndarray]]:
         m = self.x.shape[1]
@@ -150,22 +129,14 @@ def tau_b_from_sums(concordance: np.ndarray, untied_x: np.ndarray, untied_y: np.
 
 
 def rowwise_sign_sums(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
-    """Weighted pair sums when the values themselves change per resample (per-system means).
-
-    ``x``, ``y`` and ``weights`` are (R, m); returns ordered-pair sums (R,)
-    named ``concordance``, ``untied_x``, ``untied_y`` and ``strict`` (strictly
-    ordered by both). Cost R * m**2, fine for the few systems of a data set.
-    """
+    """Weighted ordered-pair sums (R,) ``concordance``, ``untied_x``, ``untied_y`` of (R, m) values that change per
+    resample (per-system means); cost R * m**2, fine for the few systems of a data set."""
     sx = np.sign(x[:, :, None] - x[:, None, :])
     sy = np.sign(y[:, :, None] - y[:, None, :])
     pair_weights = weights[:, :, None] * weights[:, None, :]
-    product = sx * sy
-    return {
-        "concordance": np.einsum("rij,rij->r", pair_weights, product),
-        "untied_x": np.einsum("rij,rij->r", pair_weights, np.abs(sx)),
-        "untied_y": np.einsum("rij,rij->r", pair_weights, np.abs(sy)),
-        "strict": np.einsum("rij,rij->r", pair_weights, np.abs(product)),
-    }
+    return {"concordance": np.einsum("rij,rij->r", pair_weights, sx * sy),
+            "untied_x": np.einsum("rij,rij->r", pair_weights, np.abs(sx)),
+            "untied_y": np.einsum("rij,rij->r", pair_weights, np.abs(sy))}
 
 
 def rowwise_midranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -176,11 +147,8 @@ def rowwise_midranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """Kendall tau-b of two vectors (integer ``weights`` repeat items); NaN when undefined.
-
-    One pair of vectors is ``scipy.stats.kendalltau`` (O(n log n)); the batched kernels above exist
-    for thousands of bootstrap resamples at once, where a Python loop over scipy calls is the bottleneck.
-    """
+    """Kendall tau-b of two vectors (integer ``weights`` repeat items); NaN when undefined. One pair of vectors is
+    ``scipy.stats.kendalltau``; the batched kernels above are for thousands of resamples at once."""
     from scipy.stats import kendalltau
 
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)

@@ -1,11 +1,5 @@
-"""Multiple-comparison correction of p-values (Bonferroni, Holm step-down).
-
-Comparing many metric (or system) pairs at one level alpha inflates the
-family-wise error rate; Deutsch et al. (2021) correct their significance
-figures with Bonferroni, and Holm's step-down is uniformly more powerful
-with the same guarantee. ``None`` entries (undefined tests) are left out of
-the family and stay ``None``.
-"""
+"""Multiple-comparison correction of p-values: Bonferroni (as Deutsch et al. 2021) and Holm's step-down, uniformly
+more powerful with the same family-wise guarantee. ``None`` entries (undefined tests) stay out of the family."""
 
 from __future__ import annotations
 
@@ -14,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from learned_metrics.meta_eval.options import check
+from learned_metrics.meta_eval.resampling import none_if_nan
 
 
 def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> list[float | None]:
@@ -23,8 +18,8 @@ def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> l
     sequence monotone (equal to ``statsmodels.stats.multitest.multipletests(..., method="holm")``).
     """
     check(correction=method)
-    defined = [i for i, p in enumerate(p_values) if p is not None and not np.isnan(p)]
-    adjusted: list[float | None] = [None if p is None or np.isnan(p) else float(p) for p in p_values]
+    adjusted = [none_if_nan(p) for p in p_values]
+    defined = [i for i, p in enumerate(adjusted) if p is not None]
     m = len(defined)
     if method == "none" or m == 0:
         return adjusted
