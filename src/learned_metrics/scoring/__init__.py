@@ -1,10 +1,7 @@
 """Scoring with learned metrics: the Python API behind ``learned-metrics score``.
 
-``load_scorer`` loads an export (or a plain transformers NLI folder, or a Hub
-id); ``Scorer.score`` returns a :class:`ScoreResult` in input order. Batching,
-MC dropout, premise chunking and device/precision handling live in the
-submodules of this package. Names are loaded lazily so that the CLI's
-``--help`` does not import torch.
+``load_scorer`` loads an export (or a plain transformers NLI folder, or a Hub id); ``Scorer.score`` returns a
+:class:`ScoreResult` in input order. Names are loaded lazily so that the CLI's ``--help`` does not import torch.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Tokenize once, batch by length under a token budget, pad per batch, restore input order.
 
-The naive way (one text at a time, padded to 512 tokens) spends most of its
-time on padding and per-call overhead. Here inputs are tokenized once per call
-(and reused for every Monte-Carlo pass), sorted by length (longest first, so an
-out-of-memory error shows on the first batch rather than after an hour), cut
-into batches whose padded size ``rows x longest`` stays under ``max_tokens``,
-padded only to the longest row of the batch, and the outputs are written back
-at each row's input index.
-
-Token ids are stored flat as int32 (with row offsets) so a 10,000-row chunk of
+Inputs are sorted longest first (an out-of-memory error shows on the first batch, not after an hour) and padded
+only to their batch's longest row; token ids are stored flat as int32 with row offsets, so a 10,000-row chunk of
 long groundings costs megabytes, not the gigabytes of Python int lists.
 """
 
@@ -134,14 +127,9 @@ def _free_device_memory(device: torch.device) -> None:
 
 def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchSettings, device: torch.device,
                           progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """Class probabilities of every pass, ``(passes, N, classes)``, rows in input order.
-
-    Under MC dropout the base batches get ``max_tokens / passes`` so that all
-    ``passes`` stacked copies of a batch fit the budget in one forward. A batch
-    that runs out of device memory halves ``settings.max_tokens`` (the caller
-    keeps the smaller budget) and the rows not yet scored are batched again;
-    only a single row that does not fit is an error.
-    """
+    """Class probabilities of every pass, ``(passes, N, classes)``, rows in input order. Base batches get
+    ``max_tokens / passes`` so the stacked MC copies fit one forward; out of device memory, ``settings.max_tokens``
+    is halved (and kept by the caller) and the unscored rows batched again: only a single row can fail."""
     n_rows = len(encoded)
     num_labels = model.config.num_labels
     out = np.zeros((passes, n_rows, num_labels), dtype=np.float64)

@@ -1,10 +1,7 @@
 """Sharding a chunk of rows across ``accelerate launch`` processes and gathering the results.
 
-Every process reads and validates the whole chunk (so a bad row stops every
-process at the same point, and none waits forever in a collective), scores
-its share, and all shares are gathered; process 0 writes the one output file
-in input order. Shares are dealt round-robin over the rows sorted by text
-length, so every process gets the same amount of work.
+Every process reads and validates the whole chunk (a bad row stops every process at the same point, and none waits
+forever in a collective) and scores its share, dealt round-robin over the rows sorted by length; process 0 writes.
 """
 
 from __future__ import annotations

@@ -33,10 +33,7 @@ _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "l
 
 def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
     """A local folder as is; a Hub id downloaded (config, safetensors weights, tokenizer, card) to the HF cache.
-
-    What counts as local (and is then one line when missing, never a Hub lookup) is decided by
-    :func:`learned_metrics.safety.check_source`, as for every other model and tokenizer source.
-    """
+    What counts as local is decided by :func:`learned_metrics.safety.check_source`, as for every model source."""
     safety.check_source(name_or_path, "model")
     path = Path(name_or_path).expanduser()
     if path.is_dir():
@@ -98,12 +95,9 @@ def require_classifier_architecture(config, model_dir: Path) -> None:
     """Refuse a bare encoder (saved with ``AutoModel``) before anything else complains about its labels."""
     architectures = config.architectures or []
     if architectures and not any("ForSequenceClassification" in name for name in architectures):
-        raise UserError(
-            f"not a sequence classifier (architectures {architectures}): a bare encoder has no trained "
-            "classification head, and scoring with a random one would be meaningless. Point --model at a "
-            "fine-tuned classifier or an export",
-            path=model_dir,
-        )
+        raise UserError(f"not a sequence classifier (architectures {architectures}): a bare encoder has no trained "
+                        "classification head, and scoring with a random one would be meaningless. Point --model at a "
+                        "fine-tuned classifier or an export", path=model_dir)
 
 
 def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) -> dict[str, int]:
@@ -125,19 +119,14 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
         neutral = {}
     ids = {"entailment": required["entailment"], **neutral, "contradiction": required["contradiction"]}
     if len(id2label) != len(ids):
-        raise UserError(
-            f"the model has {len(id2label)} classes {dict(id2label)}; only {sorted(ids)} could be named, "
-            "so its probabilities cannot be reported by label"
-        )
+        raise UserError(f"the model has {len(id2label)} classes {dict(id2label)}; only {sorted(ids)} could be named, "
+                        "so its probabilities cannot be reported by label")
     return ids
 
 
 def load_classifier(folder: safety.ModelFolder, config, dtype: torch.dtype, allow_pickle: bool = False):
-    """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head.
-
-    Weights load from safetensors; a pickle-only folder is refused unless ``allow_pickle``. ``folder`` was checked
-    once by the caller (:func:`learned_metrics.safety.check_model_folder`).
-    """
+    """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head. ``folder``
+    was checked once by the caller; a pickle-only folder is refused unless ``allow_pickle``."""
     model_dir = folder.given
     model, info = safety.load_classifier(folder, allow_pickle=allow_pickle, config=config, dtype=dtype,
                                          output_loading_info=True)
@@ -145,11 +134,9 @@ def load_classifier(folder: safety.ModelFolder, config, dtype: torch.dtype, allo
     if missing:
         architectures = config.architectures or ["unknown"]
         shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-        raise UserError(
-            f"no trained sequence-classification head (architectures {architectures}; weights missing: {shown}); "
-            "scoring would use a randomly initialised head. Point --model at a fine-tuned classifier or an export",
-            path=model_dir,
-        )
+        raise UserError(f"no trained sequence-classification head (architectures {architectures}; weights missing: "
+                        f"{shown}); scoring would use a randomly initialised head. Point --model at a fine-tuned "
+                        "classifier or an export", path=model_dir)
     return model.eval()
 
 

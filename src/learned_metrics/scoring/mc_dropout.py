@@ -1,17 +1,9 @@
 """Monte-Carlo dropout: K independent stochastic passes, run as few batched forwards.
 
-Why train mode and not "switch the nn.Dropout modules on": in transformers v5
-several architectures (RoBERTa among them) apply attention-probability dropout
-through the attention module's own ``training`` flag
-(``dropout=0.0 if not self.training else self.dropout.p``) rather than by
-calling their ``nn.Dropout``. Flipping only the dropout modules silently leaves
-attention dropout off. So MC mode puts *every* module in train mode, exactly as
-in training, except the layers whose train mode changes state (batch-norm-like
-running statistics); ``torch.inference_mode`` keeps gradients off.
-
-The K passes are one forward over K stacked copies of the batch whenever
-``K x rows x length`` fits the token budget (dropout masks are drawn per
-element, so the copies are independent passes), else as few forwards as fit.
+MC mode puts *every* module in train mode, as in training, except the layers whose train mode changes state
+(running statistics): several architectures apply attention dropout through the attention module's own
+``training`` flag, so switching on only the ``nn.Dropout`` modules would silently leave it off (docs/scoring.md,
+"Monte-Carlo dropout"). The K passes are one forward over K stacked copies of a batch when they fit the budget.
 """
 
 from __future__ import annotations
@@ -56,13 +48,8 @@ def _dropout_forward(module: nn.Dropout, fast: FastDropout):
 
 
 def _attention_with_fast_dropout(original, fast: FastDropout):
-    """transformers' ``sdpa`` attention, except that with dropout on CPU it runs the same math with ``fast`` masks.
-
-    With dropout, torch's CPU SDPA falls back to its math path anyway (and draws masks with ``bernoulli_``);
-    this computes softmax(q k^T * scale + mask) with the dropout mask applied, then times v, as that path does.
-    Anything this does not cover (no dropout, GPU, causal without a mask, grouped heads, position bias, paged
-    cache) goes to the original.
-    """
+    """transformers' ``sdpa`` attention, except that with dropout on CPU it runs torch's own math path (where CPU
+    SDPA falls back with dropout anyway) with ``fast`` masks; anything it does not cover goes to the original."""
 
     def attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
                   **kwargs):
@@ -109,9 +96,7 @@ def _fast_cpu_dropout(model: nn.Module) -> Iterator[None]:
 @contextlib.contextmanager
 def mc_dropout_mode(model: nn.Module, fast_cpu_masks: bool = True) -> Iterator[nn.Module]:
     """Enable the dropout the architecture uses in training; restore every module's mode on exit.
-
-    ``fast_cpu_masks``: masks of tensors on CPU come from :class:`FastDropout` (same distribution, cheaper).
-    """
+    ``fast_cpu_masks``: masks of tensors on CPU come from :class:`FastDropout` (same distribution, cheaper)."""
     stateful_norms = compat.stateful_norm_types()  # their train mode updates running statistics: kept in eval mode
     previous = {module: module.training for module in model.modules()}
     model.train()
@@ -132,11 +117,8 @@ def copies_per_forward(passes: int, rows: int, width: int, max_tokens: int) -> i
 
 
 def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int, max_tokens: int) -> torch.Tensor:
-    """Class probabilities ``(passes, rows, classes)`` in float64; one pass = one full stochastic forward.
-
-    The caller decides the mode: in eval mode every pass is the same
-    deterministic forward, so callers ask for ``passes=1`` there.
-    """
+    """Class probabilities ``(passes, rows, classes)`` in float64; one pass = one full stochastic forward (the caller
+    sets the mode: in eval mode every pass is the same, so it asks for ``passes=1``)."""
     rows, width = batch["input_ids"].shape
     per_forward = copies_per_forward(passes, rows, width, max_tokens)
     chunks: list[torch.Tensor] = []
@@ -151,13 +133,8 @@ def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int
 
 
 class DropoutStream:
-    """The scorer's own random stream for dropout masks.
-
-    With a seed, results are reproducible run to run and call to call (the
-    stream continues across calls, so chunk 2 of a file does not reuse the
-    masks of chunk 1), and the caller's global torch RNG is left untouched.
-    Without a seed the global RNG is used as is.
-    """
+    """The scorer's own random stream for dropout masks: with a seed reproducible and continued across calls (chunk
+    2 does not reuse chunk 1's masks), the global torch RNG untouched; without a seed the global RNG as is."""
 
     def __init__(self, seed: int | None, device: torch.device):
         self.device = device
@@ -189,10 +166,6 @@ class DropoutStream:
 
 
 def chunk_seed(seed: int, chunk: int) -> int:
-    """The dropout seed of chunk ``chunk`` of a file run: a resumed run draws the masks an uninterrupted one drew.
-
-    Derived, not carried over in memory: the stream state of chunk 5 does not
-    exist in a process that starts at chunk 5. Chunk 0 uses ``seed`` itself, so
-    a file of one chunk scores as ``Scorer.score(..., seed=seed)`` does.
-    """
+    """The dropout seed of chunk ``chunk`` of a file run, derived (a resumed run starting at chunk 5 has no stream
+    state to carry): it draws the masks an uninterrupted one drew; chunk 0 uses ``seed`` as ``score(seed=)`` does."""
     return seed if chunk == 0 else int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0])

@@ -1,21 +1,9 @@
 """Tokenization overlapped with the model forward, so the accelerator does not wait for the CPU.
 
-On a GPU the forward of a large encoder gets 50-200x faster than on a CPU core, while tokenization stays on the
-CPU: run one after the other, tokenization becomes most of the wall time. So the rows of a call are tokenized
-ahead of the model, in background threads (the fast tokenizers' Rust encoder releases the GIL), through a bounded
-queue so memory stays flat.
-
-The batches must not depend on how the work is spread, or an overlapped run would not give the bytes of a
-sequential one (MC dropout masks follow the batch shapes). So the plan is fixed by the inputs alone:
-
-1. rows are ordered longest first by characters (a stand-in for token length that is known before tokenizing);
-2. cut into slices in that order: :data:`FIRST_SLICE_ROWS` rows, doubling up to :data:`SLICE_ROWS`;
-3. each slice is tokenized, sorted by token length and batched under the token budget inside the slice
-   (:func:`learned_metrics.scoring.batching.predict_probabilities`).
-
-``workers`` only decides where step 3's tokenization runs: 0 = in the calling thread, just before the slice's
-forward (the sequential pipeline); N > 0 = N threads, at most N + 1 slices ahead. Neighbouring rows in character
-order have near-equal token lengths, so batches inside a slice pad about as little as a sort of the whole call.
+Rows are tokenized ahead of the model in background threads (the fast tokenizers' Rust encoder releases the GIL),
+through a bounded queue. The slices, and so the batches and MC dropout masks, depend on the inputs alone, never on
+how many workers tokenize: an overlapped run gives the bytes of a sequential one (docs/scoring.md, "Keeping the
+GPU busy", gives the plan step by step).
 """
 
 from __future__ import annotations
@@ -48,16 +36,9 @@ MAX_AUTO_WORKERS = 4
 
 
 def tokenizer_workers(requested: int | None, device_type: str, torch_threads: int, processes: int = 1) -> int:
-    """Background tokenizer threads: ``requested`` if given, at most the cores available (0 = none: tokenize, then
-    run the model).
-
-    Automatic: on a GPU the cores this process may use less one for the thread that drives the GPU (at most
-    :data:`MAX_AUTO_WORKERS`); on a CPU only the cores torch's own threads leave free, none when torch has them
-    all: a tokenizer thread beside torch's threads on the same cores made a 2-core run up to 16% slower than no
-    thread at all, while with a core of its own it overlaps fully (bench/README.md, "Tokenization overlapped
-    with the forward"). Under ``processes`` processes on one machine (``accelerate launch``) each counts its
-    share of the cores.
-    """
+    """Background tokenizer threads: ``requested`` if given (at most the cores available), else on a GPU the cores
+    less the one that drives it, on a CPU only the cores torch's threads leave free: a tokenizer thread sharing
+    torch's cores made a 2-core run up to 16% slower (bench/README.md). ``processes`` on one machine share them."""
     if requested is not None:  # at most one per core: more only add threads (and tokenizer copies) that wait
         return min(int_at_least(requested, 0, "tokenizer_workers"), available_cores())
     cores = available_cores() // max(1, processes)
@@ -78,15 +59,8 @@ class Timings:
     wall: float = 0.0
 
     def add(self, other: Timings) -> None:
-        self.tokenize += other.tokenize
-        self.forward += other.forward
-        self.wait += other.wait
-        self.wall += other.wall
-
-    @property
-    def busy_share(self) -> float | None:
-        """Share of the wall time the model was not waiting for tokens (None before anything ran)."""
-        return None if self.wall <= 0 else max(0.0, 1.0 - self.wait / self.wall)
+        for name in ("tokenize", "forward", "wait", "wall"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def to_json(self) -> dict[str, float]:
         return {"tokenize_seconds": self.tokenize, "forward_seconds": self.forward, "wait_seconds": self.wait,
@@ -116,12 +90,8 @@ def slices_longest_first(*columns: Sequence[str], rows: int = SLICE_ROWS,
 
 
 def ordered_map(function: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
-    """``function(item)`` for each item, yielded in order; with ``workers`` > 0 computed in that many threads,
-    at most ``workers + 1`` items ahead of the consumer.
-
-    When the consumer stops early (an error, a signal, ``close()``), queued items are cancelled and the ones
-    already running are waited for, so nothing runs on after the generator is closed.
-    """
+    """``function(item)`` for each item, in order; with ``workers`` > 0 in that many threads, at most ``workers + 1``
+    items ahead. Closed early, queued items are cancelled and running ones waited for: nothing runs on after."""
     if workers <= 0:
         for item in items:
             yield function(item)

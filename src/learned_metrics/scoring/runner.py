@@ -1,25 +1,9 @@
 """Scoring a whole file: streamed in chunks, validated, sharded, resumable, written in input order.
 
-Memory is bounded by the chunk size (and the token budget), not the input
-size: rows are read ``chunk_size`` at a time, every row of a chunk is
-validated before anything of it is scored, the chunk is scored (sorted by
-length inside the scorer), and its output rows are kept in a
-:class:`~learned_metrics.scoring.resume.ChunkStore` beside the output. When the
-whole input is scored the chunks are joined into the output (a temporary file
-renamed at the end). A bad row leaves nothing behind; an interrupted run (signal,
-``kill -9``, out of memory) leaves its finished chunks for ``--resume``. ``-`` as
-output streams rows to standard output instead.
-
-The input rows are hashed as they stream (:func:`hash_rows`); each finished chunk
-records the hash of the rows up to its end, and a resumed run compares the rows it
-skips with it, so it never joins the chunks of one input to the rows of another
-(standard input above all, where there is no file to compare). A resumed run that
-fails for a user error keeps the interrupted run's chunks.
-
-The output says what made it (:mod:`learned_metrics.provenance`): the record is
-built when the run starts (weights and input hashed once) and written when the
-output is finalized, in a Parquet file's schema metadata or as the sidecar
-``<output>.provenance.json`` renamed into place together with the output.
+Memory is bounded by the chunk size, not the input: every row of a chunk is validated before anything of it is
+scored, each finished chunk is kept in a :class:`~learned_metrics.scoring.resume.ChunkStore` with the hash of the
+input rows up to its end (:func:`hash_rows`: a resumed run never joins another input's chunks, standard input
+included), and the chunks are joined into the output, with its provenance record, when all are scored.
 """
 
 from __future__ import annotations
@@ -216,26 +200,12 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
     }
 
 
-def run_provenance(scorer: Scorer, input_path: str | Path, run: FileRun, world: int) -> dict[str, Any]:
-    """The provenance record of a file run as it starts: the scorer's (model, weights, resolved settings), the
-    input file and the batching that MC dropout masks depend on (with the settings' ``max_tokens`` and
-    ``batch_size``). ``fields`` and ``created`` come at the end."""
-    return scorer.provenance(input=provenance.input_record(input_path),
-                             batching={"chunk_size": run.chunk_size, "processes": world})
-
-
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
                run: FileRun | None = None, processes: Processes | None = None, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None) -> RunSummary:
-    """Score every row of ``input_path`` into ``output_path`` (``.jsonl``/``.csv``/``.parquet``, or ``-``).
-
-    Rows and their order are kept. Under several processes each scores its
-    share of every chunk and process 0 writes; the other processes return the
-    same summary without writing. ``say`` receives the notes of a resumed run. The
-    output gets its provenance record (``summary.provenance``): in its Parquet
-    metadata, or as the sidecar :func:`learned_metrics.provenance.sidecar_path`
-    (none for ``-``).
-    """
+    """Score every row of ``input_path`` into ``output_path`` (``.jsonl``/``.csv``/``.parquet``, or ``-``), rows
+    and order kept. Under several processes each scores its share of every chunk and process 0 writes. ``say``
+    receives the notes of a resumed run; ``summary.provenance`` is the record written with the output."""
     run = run or FileRun()
     validate.int_at_least(run.chunk_size, 1, "--chunk-size")
     processes = processes or Processes()
@@ -249,7 +219,9 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
         output_path = Path(output_path)
         check_outputs([file_output(output_path), *provenance.outputs(output_path, out_format)],
                       inputs=[input_path, getattr(scorer, "source", None)])
-    record = run_provenance(scorer, input_path, run, processes.world) if processes.is_main else None
+    # the record as the run starts (weights and input hashed once; the batching MC masks depend on)
+    record = scorer.provenance(input=provenance.input_record(input_path), batching={
+        "chunk_size": run.chunk_size, "processes": processes.world}) if processes.is_main else None
     store = None
     if processes.is_main and not streamed:
         store = ChunkStore(output_path.resolve(), out_format,

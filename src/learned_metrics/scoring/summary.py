@@ -115,15 +115,6 @@ class ScoreCollector:
         for system, score in zip(systems, scores, strict=True):
             self.by_system.setdefault(system, array("d")).append(score)
 
-    def add_rows(self, rows: Iterable[dict[str, Any]]) -> None:
-        """Rows of an output written earlier (a resumed run's finished chunks)."""
-        scores, systems = [], []
-        for row in rows:
-            scores.append(float(row["score"]))
-            if self.system_field is not None:
-                systems.append(str(row[self.system_field]))
-        self.add(scores, systems if self.system_field is not None else None)
-
     def summary(self, *, seed: int = 0) -> ScoreSummary:
         rng = np.random.default_rng(seed)
         overall = self._group("all", np.frombuffer(self.scores, dtype=np.float64), rng)

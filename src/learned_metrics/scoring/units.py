@@ -1,27 +1,10 @@
 """Grounding units and generation sentences: how long groundings and ``--granularity`` are scored.
 
-One mechanism covers the whole space, SummaC-ZS style:
-
-1. the grounding is cut into **units**: ``document`` keeps it whole when the pair
-   fits the model (then the pair is scored exactly as ``truncate`` scores it) and
-   otherwise packs its sentences, in order, into chunks that fit
-   (``--premise-strategy chunk``); ``paragraph`` uses blank-line separated
-   paragraphs (a paragraph that does not fit is packed into chunks of its
-   sentences); ``sentence`` uses each sentence (an over-long one is cut into
-   word windows);
-2. the generation is split into sentences (a whole pair that fits at
-   ``document`` granularity keeps the whole generation as its one "sentence");
-3. every (unit, generation sentence) pair is scored, the pairs of all rows in
-   one flat stream so they share length-sorted batches;
-4. for each generation sentence the unit with the highest score (the mode's:
-   ``e`` or ``e-c``, MC mean) is taken, with its whole class distribution;
-5. the row's probabilities are the mean of those distributions over the
-   generation sentences, and the mode is applied to that mean. Since ``e-c``
-   is linear, the row's ``e-c`` equals the mean of the per-sentence maxima,
-   SummaC-ZS's aggregation. Under MC dropout every pass goes through the same
-   selection, which gives ``score_std``.
-
-Sentence splitting uses pysbd (groundings and generations are running text).
+One mechanism covers every strategy, SummaC-ZS style: the grounding is cut into units that fit the model (the
+whole document, paragraphs or sentences; what does not fit is packed or cut), every (unit, generation sentence)
+pair of all rows is scored in one flat stream, each sentence takes its best unit's class distribution, and a row
+is the mean over its sentences (docs/scoring.md, "Long groundings and granularity"). Since ``e-c`` is linear, the
+row's ``e-c`` is the mean of the per-sentence maxima; under MC dropout every pass goes through the same selection.
 """
 
 from __future__ import annotations
@@ -59,11 +42,8 @@ class ChunkPlan:
         return len(self.premises)
 
     def split(self, max_pairs: int) -> list[tuple[slice, ChunkPlan]]:
-        """Consecutive groups of whole rows with at most ``max_pairs`` pairs each (a bigger row stands alone).
-
-        Pass probabilities are kept for every pair until its row is aggregated,
-        so streaming the pairs in groups bounds that memory.
-        """
+        """Consecutive groups of whole rows with at most ``max_pairs`` pairs each (a bigger row stands alone): pass
+        probabilities are kept per pair until its row is aggregated, so groups bound that memory."""
         row_of_pair = self.row_of_sentence[self.sentence_of_pair]
         pair_start = np.searchsorted(row_of_pair, np.arange(self.n_rows + 1))
         sentence_start = np.searchsorted(self.row_of_sentence, np.arange(self.n_rows + 1))
@@ -77,9 +57,8 @@ class ChunkPlan:
             sentences = sentence_start[first]
             groups.append((slice(first, last), ChunkPlan(
                 self.premises[pairs], self.hypotheses[pairs], self.sentence_of_pair[pairs] - sentences,
-                self.row_of_sentence[sentences:sentence_start[last]] - first, last - first,
-                0, self.unit_of_pair[pairs],
-            )))
+                self.row_of_sentence[sentences:sentence_start[last]] - first, last - first, 0,
+                self.unit_of_pair[pairs])))
             first = last
         return groups
 
@@ -91,12 +70,8 @@ def _token_lengths(tokenizer, texts: Sequence[str]) -> list[int]:
 
 
 def split_long_sentence(sentence: str, length: int, budget: int) -> list[tuple[str, int]]:
-    """Cut a sentence longer than ``budget`` tokens into word windows of about ``budget * 0.9`` tokens.
-
-    Text without sentence punctuation (tables, lists, transcripts) is one
-    "sentence" to the splitter; cutting it keeps all of it scorable instead of
-    truncating it.
-    """
+    """Cut a sentence longer than ``budget`` tokens into word windows of about ``budget * 0.9`` tokens: text
+    without sentence punctuation (tables, transcripts) stays scorable instead of truncated."""
     words = sentence.split()
     pieces = min(len(words), math.ceil(length / max(1, int(budget * 0.9))))
     if pieces <= 1:
@@ -144,15 +119,9 @@ class _PlanBuilder:
             self.unit_of_pair.append(index)
 
     def build(self) -> ChunkPlan:
-        return ChunkPlan(
-            self.premises,
-            self.hypotheses,
-            np.asarray(self.sentence_of_pair, dtype=np.int64),
-            np.asarray(self.row_of_sentence, dtype=np.int64),
-            self.n_rows,
-            self.chunked_rows,
-            np.asarray(self.unit_of_pair, dtype=np.int64),
-        )
+        return ChunkPlan(self.premises, self.hypotheses, np.asarray(self.sentence_of_pair, dtype=np.int64),
+                         np.asarray(self.row_of_sentence, dtype=np.int64), self.n_rows, self.chunked_rows,
+                         np.asarray(self.unit_of_pair, dtype=np.int64))
 
 
 def split_paragraphs(text: str) -> list[str]:
