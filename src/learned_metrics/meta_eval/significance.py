@@ -305,11 +305,10 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
             settings: ComparisonSettings) -> ComparisonReport:
     """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
 
-    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
-    Both directions of a pair come from the same permutations and resamples. ``resamples=0`` skips the
-    bootstrap test. ``correction`` adjusts each test's p-values over the comparisons of one statistic
-    (the ordered pairs when one-sided, the unordered pairs when two-sided) into ``p_adjusted``.
-    The pairs run on ``workers`` processes (default: every available core); results do not depend on it.
+    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent); both
+    directions of a pair come from the same draws. ``correction`` adjusts each test's p-values over one statistic's
+    comparisons (ordered pairs when one-sided, unordered when two-sided) into ``p_adjusted``. The pairs run on
+    ``workers`` processes; results do not depend on it.
     """
     options, correction, workers = settings, settings.correction, settings.workers
     if len(metrics) < 2:
@@ -360,26 +359,21 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Comp
             "r_a": r_a, "r_b": r_b, "r_ab": values(a, b), "valid": valid}
 
 
-def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, options: ComparisonSettings):
-    alternative = options.alternative
-    observed = pair["observed"][statistic]
-    deltas = pair["deltas"][statistic]
-    p_forward, dropped = permutation_p(observed, deltas, alternative)
-    p_backward, _ = permutation_p(-observed, -deltas, alternative)
-    boot = None if pair["boot"] is None else pair["boot"][statistic]
-    b_forward = None if boot is None else bootstrap_p(observed, boot, alternative)
-    b_backward = None if boot is None else bootstrap_p(-observed, -boot, alternative)
-    ci = None if boot is None else percentile_interval(boot, percentiles_for(options.confidence)).ci
-    r_a, r_b, r_ab = pair["r_a"][statistic], pair["r_b"][statistic], pair["r_ab"][statistic]
+def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: ComparisonSettings
+                     ) -> list[Comparison]:
+    """A against B and B against A from the same draws: the differences' signs flipped."""
+    deltas, boot = pair["deltas"][statistic], None if pair["boot"] is None else pair["boot"][statistic]
+    r = {name_a: pair["r_a"][statistic], name_b: pair["r_b"][statistic]}
     n = items_per_correlation(statistic, pair["valid"])
-    absolute = options.williams == "abs"
-    w_forward = williams_p(r_a, r_b, r_ab, n, alternative=alternative, absolute=absolute) if n else None
-    w_backward = williams_p(r_b, r_a, r_ab, n, alternative=alternative, absolute=absolute) if n else None
-
-    def make(a, b, value_a, value_b, delta, p_perm, p_will, p_boot, delta_ci) -> Comparison:
-        return Comparison(statistic, a, b, none_if_nan(value_a), none_if_nan(value_b), none_if_nan(delta),
-                          p_perm, p_will, options.permutations, dropped, p_boot, delta_ci, options.resamples)
-
-    backward_ci = None if ci is None else (-ci[1], -ci[0])
-    return (make(name_a, name_b, r_a, r_b, r_a - r_b, p_forward, w_forward, b_forward, ci),
-            make(name_b, name_a, r_b, r_a, r_b - r_a, p_backward, w_backward, b_backward, backward_ci))
+    ci = None if boot is None else percentile_interval(boot, percentiles_for(o.confidence)).ci
+    out = []
+    for sign, a, b in ((1.0, name_a, name_b), (-1.0, name_b, name_a)):
+        observed = sign * pair["observed"][statistic]
+        p_perm, dropped = permutation_p(observed, sign * deltas, o.alternative)
+        p_boot = None if boot is None else bootstrap_p(observed, sign * boot, o.alternative)
+        p_will = (williams_p(r[a], r[b], pair["r_ab"][statistic], n, alternative=o.alternative,
+                             absolute=o.williams == "abs") if n else None)
+        delta_ci = None if ci is None else ci if sign > 0 else (-ci[1], -ci[0])
+        out.append(Comparison(statistic, a, b, none_if_nan(r[a]), none_if_nan(r[b]), none_if_nan(r[a] - r[b]),
+                              p_perm, p_will, o.permutations, dropped, p_boot, delta_ci, o.resamples))
+    return out
