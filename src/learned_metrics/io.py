@@ -1,23 +1,9 @@
-"""Reading and writing user files: one reader for every command.
+"""Reading and writing user files: one reader and one writer for every command.
 
-Inputs are ``.jsonl`` (one JSON object per line), ``.csv`` (header row) or
-``.parquet``; ``-`` is standard input or output (JSON lines unless a format is
-named). Row numbers in errors are 1-based data rows (for ``.jsonl`` the line
-number, for ``.csv`` the row after the header, for ``.parquet`` the row), so
-users can jump straight to them. Outputs go through :mod:`learned_metrics.outputs`
-(a temporary file beside the target, renamed at the end), so a failure never
-leaves a half-written file behind. Values inside rows are checked by
-:mod:`learned_metrics.validate`.
-
-Writers keep every field of every row (:class:`RowSink`): a Parquet table takes its
-columns from all rows of a chunk and each column's type from all of its values,
-chunks written one after another are merged into one schema (:func:`merge_schemas`:
-new fields appended, integers widened to floats), and JSON lines and CSV spell every
-value that can be read (dates, decimals, durations; :func:`text_value`). What a
-format cannot hold (two types in one Parquet column, an empty object in Parquet,
-binary data in JSON lines or CSV) is one line naming the field and the row. A write
-that fails says which file it was writing (:func:`writing`), or "standard output",
-and on a full disk how many bytes it needed when that is known.
+Row numbers in errors are 1-based data rows (the ``.jsonl`` line, the ``.csv`` row after the header, the
+``.parquet`` row), so users can jump straight to them. Outputs go through :mod:`learned_metrics.outputs`, so a
+failure never leaves a half-written file. Writers keep every field of every row (:class:`RowSink`), and what a
+format cannot hold is one line naming the field and the row (docs/scoring.md "Formats: JSONL, CSV, Parquet, pipes").
 """
 
 from __future__ import annotations
@@ -129,7 +115,8 @@ def _iter_csv(path: Path, declared: str | None) -> Iterator[tuple[int, dict[str,
             raise UserError(f"malformed CSV ({exc})", path=path, row=rowno + 1) from None
 
 
-def _parquet_file(path: Path):
+def open_parquet(path: Path):
+    """A Parquet file opened for reading; a damaged one is one line naming it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -143,7 +130,7 @@ def _iter_parquet(path: Path, declared: str | None) -> Iterator[tuple[int, dict[
     import pyarrow as pa
 
     check_input_file(path, declared)
-    parquet = _parquet_file(path)
+    parquet = open_parquet(path)
     rowno = 0
     try:
         for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
@@ -203,7 +190,7 @@ def count_rows(path: str | os.PathLike, declared: str | None = None) -> int | No
     fmt = file_format(path, declared)
     try:
         if fmt == "parquet":
-            return _parquet_file(path).metadata.num_rows
+            return open_parquet(path).metadata.num_rows
         if fmt == "jsonl":
             with path.open("rb") as handle:
                 return sum(1 for line in handle if line.strip())
@@ -467,6 +454,11 @@ def merge_schemas(schemas: Sequence, *, path: str | os.PathLike | None = None,
                         "instead", path=path, row=row, field=name) from None
 
 
+def schema_with(schema, metadata: Mapping[str, str]):
+    """``schema`` with ``metadata`` (text keys and values) added to its own."""
+    return schema.with_metadata({**(schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}})
+
+
 def conform_table(table, schema):
     """``table`` with exactly ``schema``'s columns: a field it lacks is all null, a type widened as merged."""
     import pyarrow as pa
@@ -564,11 +556,7 @@ class RowSink:
                             ".jsonl output instead", path=self.path, field=name,
                             row=None if index is None else self._row(index))
         if self._parquet is None:
-            schema = self.schema
-            if self.metadata:
-                extra = {key.encode(): value.encode() for key, value in self.metadata.items()}
-                schema = schema.with_metadata({**(schema.metadata or {}), **extra})
-            self._parquet = pq.ParquetWriter(self.handle, schema)
+            self._parquet = pq.ParquetWriter(self.handle, schema_with(self.schema, self.metadata or {}))
         self._parquet.write_table(conform_table(table, self.schema))
         self.rows_written += table.num_rows
 

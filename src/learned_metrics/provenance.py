@@ -1,39 +1,9 @@
 """Provenance: what made a scored file (model, weights, settings), kept with the file.
 
-A score that cannot be traced to the model and the settings that produced it
-cannot go in a paper. Every file written by ``learned-metrics score`` carries a
-record (a plain JSON object, :data:`FORMAT` version :data:`VERSION`)::
-
-    {"format": "learned-metrics/provenance", "version": 1,
-     "metric": "faithfulness", "model": "/abs/path/export", "revision": null,
-     "weights_sha256": "3f2a...", "weights_files": ["model.safetensors"],
-     "labels": {"entailment": 0, "neutral": 1, "contradiction": 2},
-     "mode": "e-c", "mc_samples": 15, "seed": 0, "granularity": "document",
-     "premise_strategy": "truncate", "max_length": 512, "precision": "fp32", "device": "cuda",
-     "input": {"path": "/abs/in.jsonl", "size": 1234, "sha256": "..."},
-     "fields": {...}, "batching": {"max_tokens": ..., "batch_size": ..., "chunk_size": ..., "processes": 1},
-     "learned_metrics_version": "0.1.0", "created": "2025-05-01T12:00:00+00:00"}
-
-Where it lives:
-
-- Parquet output: JSON under the schema metadata key :data:`PARQUET_KEY` (``learned_metrics``).
-  There ``created`` is null, so that the same run gives the same bytes (a resumed run equals an
-  uninterrupted one byte for byte); the file's modification time says when.
-- ``.jsonl``/``.csv`` output: a sidecar ``<output file name>.provenance.json`` beside it
-  (:func:`sidecar_path`), written atomically with the output.
-- Standard output (``-``): nowhere (there is no file to put a sidecar beside).
-
-``weights_sha256`` is the SHA-256 of the weights the model loads from: ``model.safetensors``
-(equal to ``sha256sum model.safetensors``); for sharded weights, of the bytes of the index file
-(``model.safetensors.index.json``) followed by every shard it names in name order (equal to
-``cat INDEX SHARD1 SHARD2 ... | sha256sum``); the same for ``pytorch_model.bin`` under
-``--allow-pickle``. ``weights_files`` lists the files hashed, in that order.
-
-Readers: :func:`read_provenance` (None when a file has no record; a damaged record is a
-:class:`~learned_metrics.errors.UserError` naming the file, because comparing metric files on the
-strength of a record that cannot be read is worse than stopping), :func:`describe` (one line for
-people) and :func:`differences` (the settings that make two metric files not comparable).
-
+A score that cannot be traced to the model and the settings that produced it cannot go in a paper. The record's
+fields, where it lives (Parquet metadata with ``created`` null for byte-identical reruns, a ``.provenance.json``
+sidecar, nothing for ``-``) and how ``weights_sha256`` is computed: docs/scoring.md "Provenance: what made this
+file". A damaged record stops the reader: comparing metric files on a record that cannot be read is worse.
 Importable without torch, transformers or pandas: pyarrow is imported only to read or write Parquet.
 """
 
@@ -48,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import dump_json
+from learned_metrics.io import dump_json, open_parquet, schema_with
 
 FORMAT = "learned-metrics/provenance"
 VERSION = 1
@@ -153,7 +123,7 @@ def build_record(*, metric: str, model: str, revision: str | None = None, weight
     from learned_metrics import __version__
 
     nli = metric == "faithfulness"
-    record = {
+    return {
         "format": FORMAT, "version": VERSION, "metric": metric, "model": model, "revision": revision,
         "weights_sha256": weights_sha256, "weights_files": list(weights_files or []),
         "labels": dict(labels) if labels is not None else None,
@@ -163,7 +133,6 @@ def build_record(*, metric: str, model: str, revision: str | None = None, weight
         **extra,
         "learned_metrics_version": __version__, "created": now(),
     }
-    return record
 
 
 def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any]:
@@ -232,19 +201,12 @@ def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None 
 
 
 def _rewrite_parquet_metadata(path: Path, metadata: dict[str, str]) -> None:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from learned_metrics.outputs import atomic_file
 
-    try:
-        source = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
-    with source, atomic_file(path) as tmp:
-        schema = source.schema_arrow
-        schema = schema.with_metadata({**(schema.metadata or {}), **{k.encode(): v.encode() for k, v in
-                                                                    metadata.items()}})
+    with open_parquet(path) as source, atomic_file(path) as tmp:
+        schema = schema_with(source.schema_arrow, metadata)
         with pq.ParquetWriter(tmp, schema) as writer:
             for index in range(source.num_row_groups):
                 writer.write_table(source.read_row_group(index))
@@ -286,16 +248,10 @@ def read_provenance(path: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def _read_parquet(path: Path) -> dict[str, Any] | None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if not path.exists():
         raise UserError("file not found", path=path)
-    try:
-        metadata = pq.read_schema(path).metadata or {}
-    except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
-    raw = metadata.get(PARQUET_KEY.encode())
+    with open_parquet(path) as source:
+        raw = (source.schema_arrow.metadata or {}).get(PARQUET_KEY.encode())
     return None if raw is None else _parse(raw, path, f"the '{PARQUET_KEY}' Parquet metadata")
 
 
