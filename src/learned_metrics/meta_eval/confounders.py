@@ -32,7 +32,7 @@ from learned_metrics.meta_eval.resampling import (
 )
 from learned_metrics.meta_eval.rows import distinct, distinct_names
 from learned_metrics.meta_eval.significance import williams_p
-from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular, table_frame
 from learned_metrics.text.proxies import PROXIES, text_proxies
 from learned_metrics.validate import flag, number, ordered, row_label, row_score, row_text
 
@@ -412,10 +412,8 @@ class ConfounderReport(Tabular):
         }
 
     def to_frame(self):
-        """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out; for notebooks."""
-        import pandas as pd
-
-        return pd.DataFrame([_flat(c) for c in self.correlations.values()])
+        """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out (the CSV's long table)."""
+        return table_frame(self.csv_tables()[0])
 
     def tests_frame(self):
         """One row per Williams test (scope, proxy, metric A, metric B)."""
@@ -463,10 +461,4 @@ class ConfounderReport(Tabular):
                      [[c.scope, c.column, c.proxy, c.tau.value, Cell(ci=c.tau.ci), c.p_value, c.tau.n, c.tau.skipped]
                       for c in self.correlations.values()], key="correlations")
         return [long, *self.tables()[1:]]
-
-
-def _flat(c: ProxyCorrelation) -> dict[str, Any]:
-    row = c.tau.to_row()
-    return {"scope": c.scope, "column": c.column, "proxy": c.proxy, "tau": row["value"], "ci_low": row["ci_low"],
-            "ci_high": row["ci_high"], "p_value": c.p_value, "n": row["n"], "skipped": row["skipped"]}
 
