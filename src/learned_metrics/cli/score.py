@@ -8,10 +8,10 @@ identical to a single-process run.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
-from dataclasses import asdict
 
 from learned_metrics.cli import help_formatter
 from learned_metrics.io import FORMATS
@@ -79,11 +79,9 @@ A plain transformers NLI folder (no learned_metric.json) works: labels are found
 
 def register(subparsers) -> None:
     score = subparsers.add_parser(
-        "score",
-        help="score a .jsonl/.csv/.parquet file with a coherence or faithfulness metric",
+        "score", help="score a .jsonl/.csv/.parquet file with a coherence or faithfulness metric",
         description="Score every row of a file; the output keeps every input row, in order, and adds score, "
-        "prob_<label> columns and (with --mc-samples K > 1) score_std.",
-    )
+        "prob_<label> columns and (with --mc-samples K > 1) score_std.")
     kinds = score.add_subparsers(dest="kind", metavar="KIND", required=True)
     coherence = kinds.add_parser("coherence", help="P(coherent) of each text",
                                  description="Score texts with a coherence classifier (CCL). The card's sentence "
@@ -94,7 +92,7 @@ def register(subparsers) -> None:
     text.add_argument("--text-field", default=None, help="field with the text (default: text)")
     text.add_argument("--sentences-field", default=None,
                       help="field with a list of sentences instead (default: sentences, if there is no text)")
-    coherence.set_defaults(func=_run_coherence)
+    coherence.set_defaults(func=_run)
 
     faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
                                     description="Score (grounding, generation) pairs with an NLI model: "
@@ -111,15 +109,7 @@ def register(subparsers) -> None:
     faithfulness.add_argument("--details", action="store_true",
                               help="add a details column: per generation sentence its score and the grounding "
                               "unit that supported it most (see --granularity)")
-    faithfulness.set_defaults(func=_run_faithfulness)
-
-
-def _run_coherence(args: argparse.Namespace) -> int:
-    return _run(args, "coherence", text_field=args.text_field, sentences_field=args.sentences_field)
-
-
-def _run_faithfulness(args: argparse.Namespace) -> int:
-    return _run(args, "faithfulness", premise_field=args.premise_field, hypothesis_field=args.hypothesis_field)
+    faithfulness.set_defaults(func=_run)
 
 
 def _share_cpu_threads(processes: Processes) -> None:
@@ -149,7 +139,7 @@ class _StartUp:
         return f"start-up {human_duration(sum(self.phases.values()))} ({parts}), not counted in the rates above"
 
 
-def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
+def _run(args: argparse.Namespace) -> int:
     _check_paths(args)  # before the model stack (torch, transformers) is imported: bad arguments are refused at once
     startup = _StartUp()
     from learned_metrics.io import count_rows
@@ -159,7 +149,9 @@ def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
 
     startup.lap("imports")
 
-    fields = InputFields(kind, **field_names)
+    # the input-field flags of ``score KIND`` (the other kind's are absent from ``args``)
+    fields = InputFields(args.kind, **{spec.name: getattr(args, spec.name, None) for spec in dataclasses.fields(
+        InputFields) if spec.name != "kind"})
     run = FileRun(args.chunk_size, args.resume, args.restart, args.system_field, args.input_format,
                   args.output_format, getattr(args, "details", False))
     from learned_metrics.safety import quiet_transformers
@@ -168,7 +160,7 @@ def _run(args: argparse.Namespace, kind: str, **field_names: str | None) -> int:
         processes = current_processes(cpu=args.device == "cpu")
         _share_cpu_threads(processes)
         options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
-        scorer = load_scorer(args.model, kind=fields.kind, **asdict(options))
+        scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
         startup.lap("model load")
         shown = processes.is_main and not args.quiet
         progress = RowProgress(count_rows(args.input, args.input_format) if shown else None,

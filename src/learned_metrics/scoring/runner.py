@@ -190,14 +190,11 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
     scoring settings are those of its provenance (:func:`learned_metrics.provenance.scoring_settings`): every field
     of the scorer's resolved options not declared ``scores=False``, so a new option is in it without an edit here."""
     stdin = is_stdio(input_path)
-    return {
-        "input": "-" if stdin else str(Path(input_path).resolve()),
-        "input_file": None if stdin else files_stamp(input_path),
-        "model": scorer.source, "model_files": files_stamp(scorer.source), "labels": scorer.label_ids,
-        "fields": asdict(fields), "chunk_size": run.chunk_size, "processes": world, "formats": formats,
-        "details": run.details, **provenance.scoring_settings(scorer.options, scorer.kind),
-        "version": __version__,
-    }
+    return {"input": "-" if stdin else str(Path(input_path).resolve()),
+            "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
+            "model_files": files_stamp(scorer.source), "labels": scorer.label_ids, "fields": asdict(fields),
+            "chunk_size": run.chunk_size, "processes": world, "formats": formats, "details": run.details,
+            **provenance.scoring_settings(scorer.options, scorer.kind), "version": __version__}
 
 
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,

@@ -99,31 +99,6 @@ def pack_sentences(sentences: Sequence[str], lengths: Sequence[int], budget: int
     return chunks
 
 
-class _PlanBuilder:
-    def __init__(self, n_rows: int):
-        self.premises: list[str] = []
-        self.hypotheses: list[str] = []
-        self.sentence_of_pair: list[int] = []
-        self.unit_of_pair: list[int] = []
-        self.row_of_sentence: list[int] = []
-        self.n_rows = n_rows
-        self.chunked_rows = 0
-
-    def add_sentence(self, row: int, units: Sequence[str], hypothesis: str) -> None:
-        sentence_id = len(self.row_of_sentence)
-        self.row_of_sentence.append(row)
-        for index, unit in enumerate(units):
-            self.premises.append(unit)
-            self.hypotheses.append(hypothesis)
-            self.sentence_of_pair.append(sentence_id)
-            self.unit_of_pair.append(index)
-
-    def build(self) -> ChunkPlan:
-        return ChunkPlan(self.premises, self.hypotheses, np.asarray(self.sentence_of_pair, dtype=np.int64),
-                         np.asarray(self.row_of_sentence, dtype=np.int64), self.n_rows, self.chunked_rows,
-                         np.asarray(self.unit_of_pair, dtype=np.int64))
-
-
 def split_paragraphs(text: str) -> list[str]:
     """Blank-line separated paragraphs (a text without blank lines is one paragraph)."""
     return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
@@ -155,21 +130,26 @@ def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], ma
     specials = tokenizer.num_special_tokens_to_add(pair=True)
     premise_lengths = _token_lengths(tokenizer, premises)
     hypothesis_lengths = _token_lengths(tokenizer, hypotheses)
-    builder = _PlanBuilder(len(premises))
+    pairs: list[tuple[str, str, int, int]] = []  # (unit, generation sentence, sentence id, unit index in its row)
+    row_of_sentence: list[int] = []
+    chunked_rows = 0
     min_budget = max(1, max_length // 4)
     for row, (premise, hypothesis) in enumerate(zip(premises, hypotheses, strict=True)):
         fits = premise_lengths[row] + hypothesis_lengths[row] + specials <= max_length
-        if granularity == "document" and fits:
-            builder.add_sentence(row, [premise], hypothesis)
-            continue
-        builder.chunked_rows += not fits
-        hyp_sentences = split(hypothesis) or [hypothesis]
-        longest_hyp = max(_token_lengths(tokenizer, hyp_sentences))
-        budget = max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN)
-        units = grounding_units(tokenizer, premise, granularity, budget, split)
-        for sentence in hyp_sentences:
-            builder.add_sentence(row, units, sentence)
-    return builder.build()
+        units, sentences = [premise], [hypothesis]
+        if granularity != "document" or not fits:
+            chunked_rows += not fits
+            sentences = split(hypothesis) or [hypothesis]
+            longest_hyp = max(_token_lengths(tokenizer, sentences))
+            budget = max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN)
+            units = grounding_units(tokenizer, premise, granularity, budget, split)
+        for sentence in sentences:
+            pairs += [(unit, sentence, len(row_of_sentence), index) for index, unit in enumerate(units)]
+            row_of_sentence.append(row)
+    columns = list(zip(*pairs, strict=True)) if pairs else [(), (), (), ()]
+    return ChunkPlan(list(columns[0]), list(columns[1]), np.asarray(columns[2], dtype=np.int64),
+                     np.asarray(row_of_sentence, dtype=np.int64), len(premises), chunked_rows,
+                     np.asarray(columns[3], dtype=np.int64))
 
 
 @dataclass
