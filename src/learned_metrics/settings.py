@@ -1,24 +1,14 @@
 """One settings object per surface: a frozen dataclass whose fields are declared once, with :func:`setting`.
 
-A surface (``score``, ``prep shuffle-set``, ``prep anli``, ``export``) declares its options as the fields of a
-:class:`Settings` subclass. Everything else comes from that declaration, so adding a field is the only step for it
-to appear everywhere:
-
-- the CLI flags: :meth:`Settings.add_arguments` (name, type, default, choices, help);
-- the API keywords and their strict parsing: :meth:`Settings.from_keywords` refuses unknown names, and
-  ``__post_init__`` puts every value through the parser of its kind in :mod:`learned_metrics.validate` (a bool is
-  True or False, never ``"false"``; an ordered list never a set; a number finite and in range);
-- the JSON ``settings`` block and provenance: :meth:`Settings.to_json`;
-- what changes results (a resume fingerprint, a data set's cache key): :meth:`Settings.affecting`, every field
-  not declared ``scores=False``.
-
-Importable without torch, so ``--help`` stays fast.
+The CLI flags (:meth:`Settings.add_arguments`), the API keywords and their strict parsing
+(:meth:`Settings.from_keywords`, ``__post_init__`` through :mod:`learned_metrics.validate`), the JSON ``settings``
+block (:meth:`Settings.to_json`) and what changes results (:meth:`Settings.affecting`) all come from that
+declaration, so adding a field is the only step for it to appear everywhere. Importable without torch (fast --help).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -135,7 +125,8 @@ class Settings:
                 if cls.int_metavar:
                     kwargs["metavar"] = cls.int_metavar
             elif meta["kind"] in ("share", "fraction", "number"):
-                kwargs["type"] = {"share": validate.fraction_option, "fraction": _level, "number": float}[meta["kind"]]
+                kwargs["type"] = {"share": validate.fraction_option, "fraction": validate.level_option,
+                                  "number": float}[meta["kind"]]
             if meta["metavar"]:
                 kwargs["metavar"] = meta["metavar"]
             kwargs.update(meta.get("argparse") or {})
@@ -172,17 +163,6 @@ class Settings:
         field to None where it does not apply (provenance records None for it)."""
         return {spec.name: _plain(getattr(self, spec.name)) if where is None or where(spec) else None
                 for spec in fields(self) if spec.metadata["scores"]}
-
-
-def _level(text: str) -> float:
-    """An argparse ``type`` for a level strictly between 0 and 1 (alpha, confidence)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1 or math.isnan(value):
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
-    return value
 
 
 def _renamed(new_flag: str) -> type[argparse.Action]:

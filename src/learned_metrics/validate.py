@@ -14,12 +14,14 @@ import os
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, MappingView, Sequence, Set
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from learned_metrics.errors import UserError
 
 if TYPE_CHECKING:
     import numpy as np
+
+T = TypeVar("T")
 
 # Characters that render as nothing: categories Cc/Cf (controls, zero-width space/joiners, BOM, soft hyphen),
 # Z* (spaces and separators), Mn (combining marks and variation selectors with no base), plus letters and
@@ -140,17 +142,20 @@ def key(value: Any, *, path: object = None, row: int | None = None, field: str |
 # --- rows of a file --------------------------------------------------------------------------------
 
 
-def row_text(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
-    return text(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+def _in_row(parse: Callable[..., T]) -> Callable[..., T]:
+    """``parse`` of ``row[name]``: a missing field names the fields present, a refusal the file, row and field."""
+
+    def read(row: dict[str, Any], name: str, *, path: object, row_number: int) -> T:
+        return parse(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+
+    return read
 
 
-def row_sentences(row: dict[str, Any], name: str, *, path: object, row_number: int) -> list[str]:
-    value = field_value(row, name, path=path, row_number=row_number)
-    return sentences(value, path=path, row=row_number, field=name)
-
-
-def row_number_value(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
-    return number(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+row_text = _in_row(text)
+row_sentences = _in_row(sentences)
+row_number_value = _in_row(number)
+row_label = _in_row(binary_label)
+row_key = _in_row(key)
 
 
 def row_score(row: dict[str, Any], name: str, *, path: object, row_number: int, what: str = "score") -> float:
@@ -161,34 +166,27 @@ def row_score(row: dict[str, Any], name: str, *, path: object, row_number: int, 
     return value
 
 
-def row_label(row: dict[str, Any], name: str, *, path: object, row_number: int) -> int:
-    value = field_value(row, name, path=path, row_number=row_number)
-    return binary_label(value, path=path, row=row_number, field=name)
-
-
-def row_key(row: dict[str, Any], name: str, *, path: object, row_number: int) -> str:
-    return key(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
-
-
 # --- API arguments ---------------------------------------------------------------------------------
 
 
-def text_list(values: Any, name: str) -> list[str]:
-    """A list of texts passed to the Python API (a list, tuple, numpy array or pandas Series); errors name the
-    argument and the 1-based position."""
+def _api_list(values: Any, name: str, parse: Callable[..., T], what: str) -> list[T]:
+    """A list passed to the Python API (a list, tuple, numpy array or pandas Series), each item through ``parse``;
+    errors name the argument and the 1-based position."""
     if hasattr(values, "tolist") and not isinstance(values, str):
         values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence):
-        raise UserError(f"{name} must be a list of strings, got {type(values).__name__}")
-    return [text(value, row=i, field=name) for i, value in enumerate(values, start=1)]
+        raise UserError(f"{name} must be a list of {what}, got {type(values).__name__}")
+    return [parse(value, row=i, field=name) for i, value in enumerate(values, start=1)]
+
+
+def text_list(values: Any, name: str) -> list[str]:
+    """A list of texts passed to the Python API."""
+    return _api_list(values, name, text, "strings")
 
 
 def sentence_lists(values: Any, name: str) -> list[list[str]]:
-    if hasattr(values, "tolist") and not isinstance(values, str):
-        values = values.tolist()
-    if isinstance(values, str) or not isinstance(values, Sequence):
-        raise UserError(f"{name} must be a list of sentence lists, got {type(values).__name__}")
-    return [sentences(value, row=i, field=name) for i, value in enumerate(values, start=1)]
+    """A list of sentence lists passed to the Python API."""
+    return _api_list(values, name, sentences, "sentence lists")
 
 
 def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = None) -> Any:
@@ -328,26 +326,24 @@ def int_option(minimum: int, maximum: int | None = None) -> Callable[[str], int]
     return parse
 
 
-def seconds_option(text: str) -> float:
-    """An argparse ``type`` for a number of seconds > 0 (finite)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
-    return value
+def _float_option(expected: str, allowed: str, ok: Callable[[float], bool]) -> Callable[[str], float]:
+    """An argparse ``type`` for a number ``ok`` accepts; the parser reports ``expected`` / ``allowed``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
+        return value
+
+    return parse
 
 
-def fraction_option(text: str) -> float:
-    """An argparse ``type`` for a share in ``[0, 1)``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
-    return value
+seconds_option = _float_option("a number of seconds > 0", "a number of seconds > 0", lambda v: 0 < v < math.inf)
+fraction_option = _float_option("a number in [0, 1)", "in [0, 1)", lambda v: 0 <= v < 1)  # a share
+level_option = _float_option("a number in (0, 1)", "in (0, 1)", lambda v: 0 < v < 1)  # alpha, confidence
 
 
 def renamed_keywords(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
