@@ -245,11 +245,8 @@ def _tau_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float | None]:
 
 
 def bootstrap_taus(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """tau-b of every row of ``x`` (G, m) with ``y`` (m,) on ``resamples`` draws of the m rows: (resamples, G).
-
-    One draw is shared by all rows of ``x`` (the same items redrawn for every score column); the draws are
-    :func:`~.resampling.bootstrap_weights`' document counts, so a seed gives the same draws as everywhere else.
-    """
+    """tau-b of every row of ``x`` (G, m) with ``y`` (m,) on ``resamples`` draws of the m rows: (resamples, G); one
+    draw serves every score column, and a seed gives the same draws as everywhere else (``bootstrap_weights``)."""
     n_groups, m = x.shape
     if resamples == 0 or m < MIN_ROWS:
         return np.full((resamples, n_groups), np.nan)
@@ -338,13 +335,11 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
                 splitter: str = ConfoundersCommand.splitter, first_person: str = ConfoundersCommand.first_person,
                 settings: ConfounderSettings) -> ConfounderReport:
-    """Correlate every metric (and the human column) with text proxies; the Python face of
-    ``learned-metrics meta-eval confounders``.
+    """Correlate every metric (and the human column) with text proxies: ``learned-metrics meta-eval confounders``.
 
     ``data``: a pandas DataFrame, a mapping of column -> values, or a list of row dicts, holding the fields named
     here (defaults: the output of ``learned-metrics score faithfulness``). ``proxies=None`` takes every built-in
-    proxy the data allow (``overlap`` only with a grounding field); ``proxy_fields`` adds numeric columns.
-    ``first_person``: ``"all"`` (default) counts every first-person pronoun, ``"i"`` the word I only (the paper's).
+    proxy the data allow; ``first_person``: ``"all"`` counts every first-person pronoun, ``"i"`` the word I only.
     """
     names = None if names is None else ordered(names, "names", also="--names")
     fields = ConfounderFields(tuple(metric_fields), names or None, human_field, generation_field,

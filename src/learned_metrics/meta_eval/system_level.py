@@ -186,12 +186,9 @@ def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
 def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
                            bands: Sequence[tuple[float, float]] = (), axes: str = "documents x systems",
                            settings: SystemLevelSettings) -> SystemLevelReport:
-    """System-level correlation on the judged subset and, with ``metric_full``, with metric system scores from the
-    full test set; agreement on the system pairs within each ``(lo, hi)`` band of metric-score differences.
-
-    ``human``/``metric``: judged documents x systems; ``metric_full``: all test documents x the same systems.
-    Matrices with the named ``axes`` (NaN = absent), or long DataFrames (``doc_id``, ``system_id``, score).
-    """
+    """System-level correlation on the judged subset and, with ``metric_full`` (all test documents x the same
+    systems), with metric system scores from the full set; agreement on the system pairs within each ``(lo, hi)``
+    band of metric-score differences. Matrices with the named ``axes`` (NaN = absent), or long DataFrames."""
     coefficient = settings.coefficient
     bands = check_bands(bands)
     human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)

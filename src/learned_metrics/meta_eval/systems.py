@@ -46,11 +46,8 @@ SIDES = ("greater", "less", "two-sided")
 
 @dataclass(frozen=True)
 class SystemScores:
-    """Scores on a (documents x systems) grid, NaN where a system did not score a document.
-
-    Build it from files (:func:`read_system_scores`), a long DataFrame (:func:`system_scores_from_frame`),
-    parallel arrays (:func:`system_scores`) or directly from a matrix and names.
-    """
+    """Scores on a (documents x systems) grid, NaN where a system did not score a document: from files
+    (:func:`read_system_scores`), a long DataFrame, parallel arrays (:func:`system_scores`) or a matrix and names."""
 
     docs: list[str]
     systems: list[str]
@@ -79,8 +76,8 @@ def system_scores(doc_ids: Sequence[Any], system_ids: Sequence[Any], scores: Seq
                   on_missing: str = "error", source: str = "scores") -> SystemScores:
     """Parallel arrays, one entry per (document, system) score; errors name the 1-based position as the row."""
     keys = KeyFields()
-    return _records(numbered_rows({keys.doc: doc_ids, keys.system: system_ids, "score": scores}), keys, "score",
-                    on_missing, source)
+    rows = numbered_rows({keys.doc: doc_ids, keys.system: system_ids, "score": scores})
+    return _grid(keyed_cells([(source, rows)], "score", keys, on_missing=on_missing))
 
 
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
@@ -92,13 +89,8 @@ def system_scores_from_frame(frame: Any, *, doc_field: str = "doc_id", system_fi
     missing = [c for c in (doc_field, system_field, score_field) if c not in frame.columns]
     if missing:
         raise UserError(f"{source}: no column '{missing[0]}' (columns: {', '.join(map(str, frame.columns))})")
-    return _records(numbered_rows(frame[[doc_field, system_field, score_field]]), KeyFields(doc_field, system_field),
-                    score_field, on_missing, source)
-
-
-def _records(records: Any, keys: KeyFields, score: str, on_missing: str, source: str) -> SystemScores:
-    """In-memory rows through the one keyed-row reader: the same checks and messages as a file."""
-    return _grid(keyed_cells([(source, records)], score, keys, on_missing=on_missing))
+    rows = numbered_rows(frame[[doc_field, system_field, score_field]])  # the file reader's checks and messages
+    return _grid(keyed_cells([(source, rows)], score_field, KeyFields(doc_field, system_field), on_missing=on_missing))
 
 
 def _grid(cells: CellScores) -> SystemScores:
@@ -242,10 +234,8 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     list, the CLI's repeatable ``--baseline``) on shared documents.
 
     ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc_field``, ``system_field`` and
-    ``score_field`` (the CLI's ``--doc-field``, ``--system-field``, ``--score-field``; the old ``doc=``,
-    ``system=``, ``score=`` still work this release, with a DeprecationWarning).
+    ``score_field`` (the old ``doc=``, ``system=``, ``score=`` still work this release, with a DeprecationWarning).
     ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
-    ``confidence``: the level of every CI (the means' and the differences').
     """
     o = settings
     data = _as_system_scores(scores, doc_field, system_field, score_field)
