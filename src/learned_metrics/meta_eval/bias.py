@@ -75,8 +75,6 @@ def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = N
     the column numbers of a plain matrix ("0", "1", ...)."""
     human_grid, grids, _, names = labelled_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
-    if human_grid.shape != metric_grid.shape:
-        raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     n_systems = human_grid.shape[1]
     systems = [str(s) for s in (systems if systems is not None else names or range(n_systems))]
     if len(systems) != n_systems:

@@ -393,18 +393,10 @@ class ConfounderReport(Tabular):
                 f"p-value correction: {self.settings['correction']}.")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "proxies": self.proxies,
-            "columns": self.columns,
-            "rows": self.rows,
-            "scopes": {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json()
-                                        for proxy in self.proxies}
-                               for column in self.columns_of(scope)}
-                       for scope in self.scopes},
-            "williams": [t.to_json() for t in self.tests],
-            "notes": self.notes,
-            "settings": self.settings,
-        }
+        scopes = {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json() for proxy in self.proxies}
+                          for column in self.columns_of(scope)} for scope in self.scopes}
+        return {"proxies": self.proxies, "columns": self.columns, "rows": self.rows, "scopes": scopes,
+                "williams": [t.to_json() for t in self.tests], "notes": self.notes, "settings": self.settings}
 
     def to_frame(self):
         """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out (the CSV's long table)."""

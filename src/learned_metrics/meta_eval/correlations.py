@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.options import CorrelationSettings, coefficient_words, statistic_label, takes
@@ -225,8 +224,6 @@ def correlations(human: object, metric: object, *, axes: str = "documents x syst
     o = settings
     human_grid, grids = input_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
-    if human_grid.shape != metric_grid.shape:
-        raise UserError(f"human and metric matrices differ in shape: {human_grid.shape} vs {metric_grid.shape}")
     resamples = 0 if o.ci_method == "fisher" else o.resamples
     valid = ~(np.isnan(human_grid) | np.isnan(metric_grid))
     engine = StatisticsEngine(metric_grid[None], human_grid[None], valid[None], o.coefficient, o.stats)

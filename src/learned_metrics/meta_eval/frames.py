@@ -90,7 +90,10 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
         values = by_index(*named)  # wide DataFrames: the same documents and systems, whatever their order
         grids = [_matrix(value, name, axes) for (name, _), value in zip(named, values, strict=True)]
         docs, systems = _axis_labels(values[0], axes)
-    if metrics and all(grid.shape == grids[0].shape for grid in grids):
+    for (name, _), grid in zip(named[1:], grids[1:], strict=True):
+        if grid.shape != grids[0].shape:
+            raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {grids[0].shape}")
+    if metrics:
         present = ~np.isnan(grids[0])
         for grid in grids[1:]:
             present &= ~np.isnan(grid)

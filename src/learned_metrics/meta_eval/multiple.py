@@ -12,11 +12,8 @@ from learned_metrics.meta_eval.resampling import none_if_nan
 
 
 def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> list[float | None]:
-    """Adjusted p-values, comparable with alpha directly: reject where adjusted p < alpha.
-
-    Bonferroni multiplies by the family size m; Holm multiplies the i-th smallest by (m - i) and keeps the
-    sequence monotone (equal to ``statsmodels.stats.multitest.multipletests(..., method="holm")``).
-    """
+    """Adjusted p-values, comparable with alpha directly: Bonferroni multiplies by the family size m; Holm the i-th
+    smallest by (m - i), kept monotone (as ``statsmodels.stats.multitest.multipletests(..., method="holm")``)."""
     check(correction=method)
     adjusted = [none_if_nan(p) for p in p_values]
     defined = [i for i, p in enumerate(adjusted) if p is not None]

@@ -119,10 +119,8 @@ def standardize(scores: np.ndarray) -> np.ndarray:
 
 def williams_p(r12: float, r13: float, r23: float, n: int, *, alternative: str = "greater",
                absolute: bool = False) -> float | None:
-    """p of Williams' t for r12 > r13 (or r12 != r13 two-sided); variable 1 = human, 2 = A, 3 = B.
-
-    ``absolute`` takes |r| of all three first, as the WMT scripts and ``nlpstats`` do. None if undefined.
-    """
+    """p of Williams' t for r12 > r13 (or r12 != r13 two-sided); variable 1 = human, 2 = A, 3 = B; ``absolute``
+    takes |r| of all three first, as the WMT scripts and ``nlpstats`` do. None if undefined."""
     check(alternative=alternative)
     if n <= 3 or any(v is None or math.isnan(v) for v in (r12, r13, r23)):
         return None
@@ -169,13 +167,9 @@ def _outer_sign(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class SwappedPooledKendall:
-    """Pooled tau-b (``tau_sum``) when every cell takes metric A's or B's score, for a block of choices at once.
-
-    With z_c = 1 where cell c takes A's score, the numerator S = sum over pairs sign(dx) sign(dy) and the count
-    of x-tied pairs are quadratic forms in z (each pair's sign is one of four fixed values, picked by z_c and
-    z_d), so a block of permutations costs two matrix products instead of one O(m log m) sort per permutation
-    and copy; the complement choice (the other metric's copy) comes from the same products.
-    """
+    """Pooled tau-b (``tau_sum``) when every cell takes metric A's or B's score, for a block of choices at once:
+    with z_c = 1 where cell c takes A's score, tau-b's numerator and x-tied pair count are quadratic forms in z, so
+    a block of permutations (and its complement) costs two matrix products instead of one sort per permutation."""
 
     MAX_CELLS = 6000  # two float32 m x m matrices (the ties one sparse when few): 288 MB at the limit
 
@@ -238,11 +232,8 @@ def permutation_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.nda
 def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
                      stats: Sequence[str], permutations: int, swap: str, seed: int
                      ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """r(A,H) and r(B,H) per statistic (standardizing changes no correlation), and delta on every permutation.
-
-    Kendall's ``tau_sum`` goes through :class:`SwappedPooledKendall` when the pair has at most ``MAX_CELLS``
-    cells, everything else through the shared engine.
-    """
+    """r(A,H) and r(B,H) per statistic (standardizing changes no correlation), and delta on every permutation;
+    Kendall's ``tau_sum`` of at most ``MAX_CELLS`` cells through :class:`SwappedPooledKendall`, the rest the engine."""
     standardized = valid, a, b = _standardized(human, metric_a, metric_b)
     pooled = None
     if coefficient == "kendall" and "tau_sum" in stats and valid.sum() <= SwappedPooledKendall.MAX_CELLS:
@@ -291,10 +282,8 @@ def permutation_p(observed: float, deltas: np.ndarray, alternative: str = "great
 
 
 def bootstrap_p(observed: float, deltas: np.ndarray, alternative: str = "greater") -> float | None:
-    """Paired bootstrap p: how often the resampled deltas, shifted to the null (delta* - delta), reach delta.
-
-    Counted as (1 + #) / (1 + k) like the permutation p, so it is never 0; the paper's #/k differs by < 1/k.
-    """
+    """Paired bootstrap p: how often the resampled deltas, shifted to the null (delta* - delta), reach delta;
+    (1 + #) / (1 + k) like the permutation p, so it is never 0 (the paper's #/k differs by < 1/k)."""
     if np.isnan(deltas).all():
         return None
     return permutation_p(observed, deltas - observed, alternative)[0]
@@ -314,9 +303,6 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     human_grid, grids = input_grids(human, metrics, axes)
-    for name, grid in grids.items():
-        if grid.shape != human_grid.shape:
-            raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {human_grid.shape}")
     names = list(grids)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     for name in names:

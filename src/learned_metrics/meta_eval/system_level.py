@@ -192,8 +192,6 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     coefficient = settings.coefficient
     bands = check_bands(bands)
     human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
-    if human.shape != metric.shape:
-        raise UserError(f"human and metric matrices differ in shape: {human.shape} vs {metric.shape}")
     judged = np.where(np.isnan(human) | np.isnan(metric), np.nan, 1.0)
     human, metric = human * judged, metric * judged
     n_docs, n_systems = human.shape
