@@ -1,22 +1,9 @@
-"""The error boundary every command runs inside: one line for every failure a user can meet.
+"""The error boundary every command runs inside (:func:`run_command`): one line for every failure a user can meet.
 
-``learned-metrics``, ``train.py``, the ``data_prep`` scripts and
-``python -m learned_metrics.sweeps`` all call :func:`run_command`. Inside it
-
-- SIGINT and SIGTERM (Ctrl-C, ``timeout``, SLURM, ``docker stop``) raise
-  :class:`~learned_metrics.errors.CommandInterrupted`, so context managers and
-  ``finally`` blocks remove their temporary files before the process exits
-  with 130 / 143;
-- :class:`~learned_metrics.errors.UserError` becomes ``PROG: error: MESSAGE``
-  and exit code 2;
-- :class:`OSError` (permission denied, disk full, a path component that is a
-  file) becomes ``PROG: error: PATH: REASON`` and exit code 2: the writers name
-  the file they were writing, or "standard output" (:func:`learned_metrics.io.writing`),
-  and a full disk adds the space the write needed when it is known. What is still
-  buffered for standard output is written inside the boundary, so a full device or
-  a closed pipe there is the same one line, not a message from the interpreter's exit.
-
-Anything else is a bug in learned-metrics: its traceback is kept for the report.
+SIGINT/SIGTERM unwind as :class:`~learned_metrics.errors.CommandInterrupted` so temporaries are removed (exit
+130/143); a :class:`~learned_metrics.errors.UserError` or an :class:`OSError` (the file it was writing named by
+:func:`learned_metrics.io.writing`) is ``PROG: error: ...`` and exit 2 (docs/safety.md). Anything else is a bug in
+learned-metrics: its traceback is kept for the report.
 """
 
 from __future__ import annotations
@@ -29,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from learned_metrics.errors import CommandInterrupted, UserError
+from learned_metrics.errors import CommandInterrupted, UserError, cause_among
 
 EXIT_USER_ERROR = 2
 # Installed by `pip install 'learned-metrics[train]'` only (scoring and meta-evaluation do without them).
@@ -106,12 +93,8 @@ def _drop_standard_output() -> None:
 
 
 def exit_on_stop_signals(prog: str) -> None:
-    """Until :func:`run_command` takes over, SIGINT/SIGTERM end the process at once with one line.
-
-    Entry points call this first: a signal during the imports (seconds for torch and
-    transformers) would otherwise print a ``KeyboardInterrupt`` traceback. Nothing has
-    been written yet at that point, so exiting at once loses nothing.
-    """
+    """Until :func:`run_command` takes over, SIGINT/SIGTERM end the process at once with one line: entry points
+    call this first, so a signal during the imports prints no traceback (nothing is written yet)."""
 
     def handler(signum: int, frame: Any) -> None:
         if is_main_process():
@@ -125,12 +108,8 @@ def exit_on_stop_signals(prog: str) -> None:
 
 @contextlib.contextmanager
 def stop_signals_raise() -> Iterator[None]:
-    """SIGINT/SIGTERM raise :class:`CommandInterrupted` in this process (children keep the default action).
-
-    Forked workers (``datasets.map(num_proc=...)``, DataLoader workers) inherit
-    the handler; there it restores the default action and re-sends the signal, so
-    a worker dies quietly instead of printing its own traceback.
-    """
+    """SIGINT/SIGTERM raise :class:`CommandInterrupted` in this process; a forked worker that inherits the handler
+    restores the default action and re-sends the signal, so it dies quietly instead of printing a traceback."""
     owner = os.getpid()
 
     def handler(signum: int, frame: Any) -> None:
@@ -142,27 +121,13 @@ def stop_signals_raise() -> Iterator[None]:
 
     previous = {}
     for signum in STOP_SIGNALS:
-        try:
+        with contextlib.suppress(ValueError):  # not the main thread (e.g. a notebook worker): keep the defaults
             previous[signum] = signal.signal(signum, handler)
-        except ValueError:  # not the main thread (e.g. a notebook worker): keep the defaults
-            pass
     try:
         yield
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
-
-
-def wrapped_user_error(exc: BaseException) -> UserError | None:
-    """The :class:`UserError` a library wrapped into its own exception (``raise X from err``), if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UserError):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
-    return None
 
 
 def report(prog: str, message: str) -> None:
@@ -190,7 +155,7 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
                      "pip install 'learned-metrics[train]'")
         return EXIT_USER_ERROR
     except Exception as exc:  # a library wrapped our error (Hydra's instantiate, datasets' generators)?
-        cause = wrapped_user_error(exc)
+        cause = cause_among(exc, UserError)
         if cause is None:
             raise  # a bug in learned-metrics: keep the traceback for the report
         report(prog, str(cause))

@@ -1,9 +1,7 @@
 """One error type for user mistakes, and the exception a stop signal becomes.
 
-Everything a user can fix (a missing field, an empty file, an unknown source)
-raises :class:`UserError`. The error boundary (:mod:`learned_metrics.boundary`)
-catches it once per command and prints a single line, so users see what to fix
-instead of a traceback.
+Everything a user can fix raises :class:`UserError`; the boundary (:mod:`learned_metrics.boundary`) prints it as
+one line instead of a traceback.
 """
 
 from __future__ import annotations
@@ -12,11 +10,8 @@ import signal
 
 
 class UserError(ValueError):
-    """A problem with the user's input or arguments, reported as one line.
-
-    A ``ValueError`` subclass: the Python API raises it with the message the CLI prints, and code that catches
-    ``ValueError`` around our functions keeps working.
-    """
+    """A problem with the user's input or arguments, reported as one line; a ``ValueError``, so code that catches
+    ``ValueError`` around our functions keeps working."""
 
     def __init__(self, message: str, *, path: object = None, row: int | None = None, field: str | None = None):
         self.path = None if path is None else str(path)
@@ -38,11 +33,8 @@ class UserError(ValueError):
 
 
 class CommandInterrupted(BaseException):
-    """SIGINT or SIGTERM arrived: unwinds like ``KeyboardInterrupt`` so every ``finally`` removes its temp files.
-
-    A ``BaseException`` (not ``Exception``) so that libraries' ``except Exception`` blocks
-    (``datasets`` wraps generator errors, Lightning re-raises) let it through.
-    """
+    """SIGINT or SIGTERM arrived: unwinds like ``KeyboardInterrupt`` so every ``finally`` removes its temp files; a
+    ``BaseException``, so libraries' ``except Exception`` blocks let it through."""
 
     def __init__(self, signum: int):
         self.signum = int(signum)
@@ -55,12 +47,23 @@ class CommandInterrupted(BaseException):
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """The first non-empty line of an exception message (its type name when there is none), shortened.
-
-    Library errors are often many lines long, or empty; a one-line report needs one line that says something.
-    """
+    """The first non-empty line of an exception message (its type name when there is none), shortened: library
+    errors are often many lines long, or empty."""
     for line in str(exc).splitlines():
         if line.strip():
             text = line.strip()
             return text if len(text) <= limit else text[: limit - 3] + "..."
     return type(exc).__name__
+
+
+def cause_among(exc: BaseException, kinds: type | tuple[type, ...], *, hidden: bool = False) -> BaseException | None:
+    """The first of ``exc`` and its causes that is one of ``kinds``: our error a library wrapped into its own
+    (``raise X from err``), or, with ``hidden``, one its clean-up replaced (a suppressed context too)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kinds):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or (None if current.__suppress_context__ and not hidden else current.__context__)
+    return None

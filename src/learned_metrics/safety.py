@@ -1,21 +1,9 @@
 """The one place that loads transformers configs, tokenizers and models: no code from a model ever runs.
 
-- Every ``from_pretrained`` passes ``trust_remote_code=False``. A local folder
-  whose ``config.json`` or ``tokenizer_config.json`` asks for custom code
-  (``auto_map``) or names a ``model_type`` transformers does not know is refused
-  with one line before transformers is called, so no ``[y/N]`` prompt can
-  appear and nothing piped into stdin can answer it.
-- Weights load from safetensors only. ``pytorch_model.bin`` and Lightning
-  checkpoints are pickles that can run code when loaded; a folder that holds
-  nothing but pickled weights is refused unless ``allow_pickle`` is given.
-- A local folder without tokenizer files is refused: transformers would
-  otherwise build a tiny fallback tokenizer and every score would be meaningless.
-- A source that looks local (``./x``, ``../x``, ``/x``, ``~/x``, ``a/b/c``, or ``a/b``
-  beside an existing folder ``a``) and does not exist is one line at once
-  (:func:`check_source`): it is never handed to the Hub as an id, retried for
-  45 s and reported in 24 lines. ``org/name`` with no folder ``org`` here stays a Hub id.
-- Loader errors (a truncated ``model.safetensors``, a broken ``config.json``)
-  become one :class:`~learned_metrics.errors.UserError` line naming the folder.
+Every rule (no remote code, safetensors unless ``allow_pickle``, no folder without a tokenizer, a local-looking
+path never handed to the Hub) is checked here before transformers reads anything, so no ``[y/N]`` prompt can
+appear and every refusal is one :class:`~learned_metrics.errors.UserError` line (docs/safety.md "Models and
+checkpoints").
 """
 
 from __future__ import annotations
@@ -39,12 +27,8 @@ NO_REMOTE_CODE = {"trust_remote_code": False}
 
 
 def looks_local(name_or_path: str | os.PathLike) -> bool:
-    """Meant as a local path, never a Hub id (``name`` or ``owner/name``).
-
-    A :class:`~pathlib.Path` (any ``os.PathLike``) is a path by its type; a string is one when it starts with
-    ``.``, ``/`` or ``~``, has more than one ``/`` or a backslash, or its parent folder exists (``models/x``
-    beside ``models/``). A bare ``name`` (whose parent is the current folder) stays a Hub id.
-    """
+    """Meant as a local path, never a Hub id: a PathLike, ``./x``, ``/x``, ``~/x``, ``a/b/c``, ``a\\b``, or ``a/b``
+    beside a folder ``a``; ``name`` and ``org/name`` stay Hub ids (a missing local path is never retried online)."""
     if isinstance(name_or_path, os.PathLike):
         return True
     name = os.fspath(name_or_path)
@@ -55,12 +39,8 @@ def looks_local(name_or_path: str | os.PathLike) -> bool:
 
 
 def check_source(name_or_path: str | os.PathLike, what: str = "model") -> str | os.PathLike:
-    """Before any loading: a local-looking source must be an existing folder; a Hub id passes unchanged.
-
-    Returns what to hand to transformers: an existing folder with ``~`` expanded (transformers would take
-    ``~/model`` for a Hub id), else the Hub id. ``what`` names the source in the message (``model``,
-    ``tokenizer``); the path is shown as typed.
-    """
+    """Before any loading: a local-looking source must be an existing folder; a Hub id passes unchanged. Returns
+    what to hand to transformers: the folder with ``~`` expanded (else taken for a Hub id), or the Hub id."""
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path if isinstance(name_or_path, os.PathLike) else str(path)
@@ -80,23 +60,17 @@ def has_pickled_weights(model_dir: Path) -> bool:
     return any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
 
 
-def check_weights_are_safe(
-    name_or_path: str | os.PathLike, allow_pickle: bool = False, flag: str = "--allow-pickle"
-) -> None:
-    """Refuse a local model folder whose weights exist only as pickles, unless ``allow_pickle``.
-
-    Hub ids are not checked here: they load with ``use_safetensors`` (see
-    :func:`safetensors_kwargs`), which fails the same way for pickle-only repos.
-    """
+def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool = False,
+                           flag: str = "--allow-pickle") -> None:
+    """Refuse a local model folder whose weights exist only as pickles, unless ``allow_pickle`` (Hub ids load with
+    ``use_safetensors``, which fails the same way)."""
     model_dir = Path(name_or_path).expanduser()
     if allow_pickle or not model_dir.is_dir():
         return
     if has_pickled_weights(model_dir) and not has_safetensors(model_dir):
-        raise UserError(
-            "model weights exist only as a pickle (pytorch_model.bin), which can run arbitrary code when loaded; "
-            f"convert them to safetensors, or pass {flag} if you trust their origin",
-            path=model_dir,
-        )
+        raise UserError("model weights exist only as a pickle (pytorch_model.bin), which can run arbitrary code when "
+                        f"loaded; convert them to safetensors, or pass {flag} if you trust their origin",
+                        path=model_dir)
 
 
 def safetensors_kwargs(allow_pickle: bool = False) -> dict[str, bool]:
@@ -142,13 +116,9 @@ class ModelFolder:
 
 def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_tokenizer: bool = True,
                        need_config: bool = True, what: str = "model") -> ModelFolder:
-    """Refuse, before transformers reads it, a missing local folder, or one that would run code or has no tokenizer.
-
-    ``need_config=False``: a tokenizer-only folder (a run's ``tokenizer/``) is fine without ``config.json``.
-    A Hub id passes (transformers fetches it with ``trust_remote_code=False``). Returns the checked
-    :class:`ModelFolder` (its ``source`` from :func:`check_source`) to hand to the loaders; one already checked for
-    as much is returned as it is.
-    """
+    """Refuse, before transformers reads it, a missing local folder, or one that would run code or has no tokenizer
+    (``need_config=False``: a run's ``tokenizer/`` has no config.json). A Hub id passes (``trust_remote_code=False``).
+    Returns the :class:`ModelFolder` to hand to the loaders; one already checked for as much is returned as it is."""
     if isinstance(model_dir, ModelFolder):
         if model_dir.covers(need_tokenizer=need_tokenizer, need_config=need_config):
             return model_dir
@@ -196,9 +166,7 @@ def load_tokenizer(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any)
             # in our own words; marked as already shown so transformers never prints it.
             tokenizer.deprecation_warnings[LONG_INPUT_WARNING] = True
         return tokenizer
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
-    except Exception as exc:  # tokenizers raises plain Exceptions for a corrupt tokenizer.json
+    except Exception as exc:  # OSError, ValueError ...; tokenizers raises plain Exceptions for a corrupt tokenizer.json
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
 
 
@@ -208,13 +176,9 @@ LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 @contextlib.contextmanager
 def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
-    """The one place that quiets the libraries we call, restored afterwards (callers of ``main()`` in one process,
-    notebooks). Always: transformers' own progress bars ("Loading weights", "Writing model shards") off, since our
-    commands report their own progress and a bar in the middle of it (or in a log file) is noise. ``errors_only``
-    (a command's whole run): transformers' log messages below ERROR too, since every condition a user must act on
-    (truncation, labels, weights) is checked and reported by us in one line. Python warnings are left alone: ours
-    (TruncationWarning) matter, and the library ones a score or meta-eval run could raise are avoided at the source
-    (tests/cli/test_library_warnings.py runs both with ``-W always``)."""
+    """The one place that quiets the libraries we call, restored afterwards: transformers' progress bars always (our
+    commands report their own progress), its log messages below ERROR with ``errors_only`` (every condition a user
+    must act on is reported by us in one line). Python warnings are left alone: ours (TruncationWarning) matter."""
     from transformers.utils import logging as hf_logging
 
     was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
@@ -243,8 +207,7 @@ def load_classifier(name_or_path: str | os.PathLike | ModelFolder, *, allow_pick
     try:
         with quiet_transformers():
             return AutoModelForSequenceClassification.from_pretrained(
-                folder.source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE
-            )
+                folder.source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE)
     except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
         raise UserError(f"cannot load the model weights ({first_line(exc)})", path=folder.given) from None
 

@@ -1,22 +1,10 @@
-"""Independent meta-evaluation jobs (metric pairs of a significance table, metrics of a report) on all cores, and
-the one rule every process the project forks follows: it ends with its parent.
+"""Independent meta-evaluation jobs on all cores, and the one rule every process the project forks follows: it ends
+with its parent.
 
-Each job is already vectorized over its resamples on one BLAS thread (see
-:func:`~.resampling.single_threaded_blas`), so the cores are best used by running jobs side by side. Workers are
-forked (no re-import, the inputs are inherited), results come back in the order of the jobs, and every job draws
-its resamples from its own seed, so the results are identical whatever the number of workers.
-
-Every pool is started inside :func:`worker_processes` (:func:`run_jobs` here, ``datasets.map(num_proc=...)`` in
-``data/shuffle_set.py``). There
-
-- every forked child asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG`` on Linux; a thread
-  that watches the parent where there is no such call, or where a helper thread forked it), so ``kill -9`` or the
-  out-of-memory killer never leaves orphans behind;
-- a stop signal of the parent (SIGINT/SIGTERM, which the boundary turns into
-  :class:`~learned_metrics.errors.CommandInterrupted`) ends the pool: :func:`run_jobs` terminates its workers at
-  once instead of waiting for the pending jobs, ``datasets`` terminates its own pool;
-- a stop signal that a library's clean-up replaced by its own error (``datasets`` raises a ``TimeoutError`` while
-  it collects its workers) is raised again, so the command still ends with one line and 130/143.
+Each job is vectorized over its resamples on one BLAS thread and draws from its own seed, so forked workers side by
+side give the same results whatever their number. Every pool starts inside :func:`worker_processes`: a forked child
+dies with its parent (``kill -9`` and the OOM killer leave no orphans), and a stop signal of the parent ends the
+pool, even when a library's clean-up replaced it by its own error (docs/safety.md "Ctrl-C, SIGTERM and kill -9").
 """
 
 from __future__ import annotations
@@ -32,13 +20,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from learned_metrics.errors import CommandInterrupted
+from learned_metrics.boundary import STOP_SIGNALS
+from learned_metrics.errors import CommandInterrupted, cause_among
 from learned_metrics.validate import int_at_least
 
 T = TypeVar("T")
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 PARENT_CHECK_S = 0.5  # how often a watching thread looks for its parent
 TERMINATE_WAIT_S = 5.0  # how long a terminated worker may take before it is killed
 
@@ -92,11 +80,8 @@ def run_jobs(function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], worker
 
 @contextlib.contextmanager
 def worker_processes() -> Iterator[None]:
-    """Every process forked inside this block ends with this process; a stop signal is never lost to a pool.
-
-    Wrap whatever starts a pool, ours or a library's (``datasets.map(num_proc=...)``: its workers and its manager
-    process are forked by ``multiprocess``, out of reach of an initializer, so the rule is applied at fork).
-    """
+    """Every process forked inside this block ends with this process; a stop signal is never lost to a pool. Wraps
+    a library's pool too (``datasets.map(num_proc=...)`` forks out of reach of an initializer: applied at fork)."""
     global _armed, _owner_pid, _owner_main_thread
     _install_fork_hook()
     with _lock:
@@ -105,7 +90,7 @@ def worker_processes() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        stop = _stop_signal_in(exc)
+        stop = cause_among(exc, (CommandInterrupted, KeyboardInterrupt), hidden=True)
         if stop is None:
             raise
         raise stop from None  # the library's clean-up error hid the signal: it is still a stop
@@ -115,12 +100,9 @@ def worker_processes() -> Iterator[None]:
 
 
 def die_with_parent(parent: int, forked_by_main_thread: bool = True) -> None:
-    """In a child of ``parent``, at its start: end (SIGTERM) as soon as ``parent`` does, however it ends.
-
-    The kernel's death signal follows the thread that forked, not the process: a child forked by another thread
-    (``multiprocess.Pool`` replaces dead workers from a helper thread that ends with the pool, while such a worker
-    may hold the pool's queue lock) would be killed with that thread, so it watches its parent instead.
-    """
+    """In a child of ``parent``, at its start: end (SIGTERM) as soon as ``parent`` does. The kernel's death signal
+    follows the forking thread, so a child forked by a helper thread (``multiprocess.Pool`` replacing workers) would
+    die with that thread: it watches its parent instead."""
     if not (forked_by_main_thread and _parent_death_signal(signal.SIGTERM)):
         threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
     if os.getppid() != parent:  # the parent was gone before the kernel was asked to tell
@@ -155,16 +137,9 @@ def _after_fork_in_child() -> None:
 
 
 def _stop_signals_end_the_process() -> None:
-    """In a forked child: SIGINT/SIGTERM back to the kernel's default action, so a stop ends it whichever of its
-    threads the kernel hands the signal to.
-
-    The parent's Python handler, inherited, runs only in the main thread, between bytecodes. A pool worker spends
-    its idle time blocked in a semaphore (the pool's task queue lock), and a child forked by a helper thread also
-    runs a thread that watches its parent: a SIGTERM the kernel gave that thread only set Python's flag, the
-    blocked main thread never looked at it, and the pool's ``terminate()`` waited for the worker forever (Ctrl-C
-    hung ``prep shuffle-set --num-proc 2`` about one run in seven on a loaded machine). :func:`run_jobs` workers
-    then ignore SIGINT again (:func:`_leave_stop_signals_to_the_parent`): Ctrl-C is the parent's to handle.
-    """
+    """In a forked child: SIGINT/SIGTERM back to the kernel's default action, so a stop ends it whichever thread
+    gets it. The inherited Python handler only sets a flag that a main thread blocked in the pool's queue lock never
+    reads, and ``terminate()`` then waited forever (Ctrl-C hung ``prep shuffle-set --num-proc 2`` one run in seven)."""
     for signum in STOP_SIGNALS:
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signum, signal.SIG_DFL)
@@ -206,11 +181,8 @@ def _leave_stop_signals_to_the_parent() -> None:
 
 
 def _terminate(pool: Any) -> None:
-    """Stop a ``ProcessPoolExecutor`` now: pending jobs cancelled, running ones terminated, workers reaped.
-
-    What ``ProcessPoolExecutor.terminate_workers`` does from Python 3.14 on, plus the wait; before 3.14 the workers
-    are reachable only through ``_processes`` (the attribute 3.14 reads too).
-    """
+    """Stop a ``ProcessPoolExecutor`` now: pending jobs cancelled, running ones terminated, workers reaped (Python
+    3.14's ``terminate_workers`` plus the wait; before it the workers are reachable only through ``_processes``)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -222,21 +194,8 @@ def _terminate(pool: Any) -> None:
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
-    # The pool's manager thread closes its wake-up pipe once it sees the workers gone; before Python 3.12 the exit
-    # hook of concurrent.futures could write to that pipe while it closed ("Exception ignored ... Bad file
-    # descriptor" after the one-line stop message). Waiting for the thread here closes the pipe first.
+    # Before Python 3.12 concurrent.futures' exit hook could write to the wake-up pipe the manager thread closes
+    # ("Exception ignored ... Bad file descriptor"): waiting for the thread closes the pipe first.
     manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:
         manager.join(max(0.0, deadline - time.monotonic()))
-
-
-def _stop_signal_in(exc: BaseException) -> BaseException | None:
-    """The stop signal (:class:`CommandInterrupted`, ``KeyboardInterrupt``) among the causes of ``exc``, if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, (CommandInterrupted, KeyboardInterrupt)):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
