@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,18 +122,18 @@ class PairResult:
     a: str
     b: str
     n: int
-    delta: float | None
-    ci: tuple[float, float] | None
-    wins: int | None
-    ties: int | None
-    losses: int | None
-    win_rate: float | None
-    p_bootstrap: float | None
-    p_permutation: float | None
-    p_t: float | None
-    p_adjusted: float | None
-    significant: bool
-    better: str | None  # the significantly better system of the two, if any
+    delta: float | None = None
+    ci: tuple[float, float] | None = None
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+    win_rate: float | None = None
+    p_bootstrap: float | None = None
+    p_permutation: float | None = None
+    p_t: float | None = None
+    p_adjusted: float | None = None
+    significant: bool = False
+    better: str | None = None  # the significantly better system of the two, if any
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -214,17 +214,6 @@ class SystemComparison(Tabular):
 # --- statistics --------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _PairStats:
-    """Raw statistics of one oriented pair, both one-sided directions kept for the correction."""
-
-    n: int = 0
-    delta: float | None = None
-    ci: tuple[float, float] | None = None
-    record: tuple[int, int, int] | None = None
-    p: dict[str, dict[str, float | None]] = field(default_factory=dict)  # test -> {"greater", "less", "two-sided"}
-
-
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
 @takes(SystemsSettings)
 def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None, doc_field: str = "doc_id",
@@ -247,10 +236,9 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     order = sorted(range(len(data.systems)), key=lambda j: -means[j])
     pairs = _oriented_pairs(data, order, baseline)
     with single_threaded_blas():
-        stats = _pair_statistics(filled, present, pairs, o)
+        results, other_way = _pair_statistics(filled, present, pairs, data.systems, o)
         system_boot = _document_bootstrap(filled, present, o.resamples, o.seed)
-    adjusted, family = _adjusted(stats, o, one_direction_planned=bool(baseline))
-    results = [_pair_result(data.systems, pair, s, o, p) for pair, s, p in zip(pairs, stats, adjusted, strict=True)]
+    results, family = _adjusted(results, other_way, o, one_direction_planned=bool(baseline))
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, o.confidence)
     record = {"baseline": list(baseline) or None, **o.to_json(), "documents": len(data.docs),
               "systems": len(data.systems)}
@@ -321,29 +309,34 @@ def _permutation_means(diffs: np.ndarray, n: np.ndarray, permutations: int, seed
     return np.concatenate(blocks) if blocks else np.empty((0, diffs.shape[1]))
 
 
-def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], o: SystemsSettings
-                     ) -> list[_PairStats]:
-    """Every statistic of every pair, on the documents both systems scored; undefined below 2 of them."""
+def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], systems: list[str],
+                     o: SystemsSettings) -> tuple[list[PairResult], list[float | None]]:
+    """Every pair's statistics on the documents both systems scored (undefined below 2 of them), and the decisive
+    test's p in the other direction ("less"), which a post-hoc one-sided family also counts."""
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]
     shared = present[:, a] & present[:, b]
     diffs = np.where(shared, filled[:, a] - filled[:, b], 0.0)
     n = shared.sum(axis=0)
     boot = _document_bootstrap(diffs, shared, o.resamples, o.seed)
     perm = _permutation_means(diffs, n, o.permutations, o.seed)
-    out = []
-    for k in range(len(pairs)):
+    results, other_way = [], []
+    for k, (i, j) in enumerate(pairs):
         if n[k] < 2:
-            out.append(_PairStats(n=int(n[k])))
+            results.append(PairResult(systems[i], systems[j], int(n[k])))
+            other_way.append(None)
             continue
         d = diffs[shared[:, k], k]
         delta = float(d.mean())
         ci = percentile_interval(boot[:, k], percentiles_for(o.confidence)).ci if o.resamples else None
-        record = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+        wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
         p = {"bootstrap": _sides(bootstrap_p, boot[:, k], delta) if o.resamples else dict.fromkeys(SIDES),
              "permutation": _sides(_permutation_p, perm[:, k], delta) if o.permutations else dict.fromkeys(SIDES),
              "t": _t_test(d)}
-        out.append(_PairStats(int(n[k]), delta, ci, record, p))
-    return out
+        side = o.alternative
+        results.append(PairResult(systems[i], systems[j], int(n[k]), delta, ci, wins, ties, losses, wins / int(n[k]),
+                                  p["bootstrap"][side], p["permutation"][side], p["t"][side]))
+        other_way.append(p[o.test]["less"])
+    return results, other_way
 
 
 def _t_test(d: np.ndarray) -> dict[str, float | None]:
@@ -366,28 +359,20 @@ def _permutation_p(delta: float, samples: np.ndarray, alternative: str = "greate
     return permutation_p(delta, samples, alternative)[0]
 
 
-def _adjusted(stats: list[_PairStats], o: SystemsSettings, *, one_direction_planned: bool
-              ) -> tuple[list[float | None], int]:
-    """Corrected p of each pair's decisive test, and the family size; post-hoc one-sided directions enter the
-    family both ways."""
-    family = [s.p.get(o.test, {}).get(o.alternative) for s in stats]
+def _adjusted(results: list[PairResult], other_way: list[float | None], o: SystemsSettings, *,
+              one_direction_planned: bool) -> tuple[list[PairResult], int]:
+    """The pairs with the corrected p of the decisive test and who is significantly better, and the family size;
+    post-hoc one-sided directions enter the family both ways."""
+    family = [getattr(r, f"p_{o.test}") for r in results]
     if o.alternative == "greater" and not one_direction_planned:
-        family += [s.p.get(o.test, {}).get("less") for s in stats]
-    return adjust_p_values(family, o.correction)[: len(stats)], sum(p is not None for p in family)
-
-
-def _pair_result(systems: list[str], pair: tuple[int, int], s: _PairStats, o: SystemsSettings,
-                 p_adjusted: float | None) -> PairResult:
-    """A pair's statistics on the settings' side (``alternative``), and which system is significantly better."""
-    a, b = systems[pair[0]], systems[pair[1]]
-    better = None
-    if p_adjusted is not None and p_adjusted < o.alpha:
-        better = a if o.alternative == "greater" or s.delta > 0 else b if s.delta < 0 else None
-    wins, ties, losses = s.record if s.record else (None, None, None)
-    side = o.alternative
-    return PairResult(a, b, s.n, s.delta, s.ci, wins, ties, losses, None if s.record is None else wins / s.n,
-                      s.p.get("bootstrap", {}).get(side), s.p.get("permutation", {}).get(side),
-                      s.p.get("t", {}).get(side), p_adjusted, better is not None, better)
+        family += other_way
+    out = []
+    for r, p in zip(results, adjust_p_values(family, o.correction)[: len(results)], strict=True):
+        better = None
+        if p is not None and p < o.alpha:
+            better = r.a if o.alternative == "greater" or r.delta > 0 else r.b if r.delta < 0 else None
+        out.append(replace(r, p_adjusted=p, significant=better is not None, better=better))
+    return out, sum(p is not None for p in family)
 
 
 def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np.ndarray, order: list[int],
