@@ -14,13 +14,12 @@ import sys
 import time
 
 from learned_metrics.cli import help_formatter
-from learned_metrics.io import FORMATS
 from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
 from learned_metrics.scoring.distributed import Processes, current_processes
-from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, add_scoring_arguments, options_from_arguments
-from learned_metrics.validate import int_option, seconds_option
+from learned_metrics.scoring.options import FileRun, add_scoring_arguments, options_from_arguments
+from learned_metrics.validate import seconds_option
 
 
 def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
@@ -35,21 +34,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
                         "OUTPUT.provenance.json beside it")
     add_scoring_arguments(parser, kind)
     files = parser.add_argument_group("files, resuming and reporting")
-    files.add_argument("--input-format", choices=FORMATS, default=None,
-                       help="format of --input when its suffix does not say (default for -: jsonl)")
-    files.add_argument("--output-format", choices=FORMATS, default=None,
-                       help="format of --output when its suffix does not say (default for -: jsonl)")
-    files.add_argument("--chunk-size", type=int_option(1), default=DEFAULT_CHUNK_SIZE,
-                       help="rows read, sorted and scored at a time: bounds memory, and is what an interrupted run "
-                       "can lose")
-    files.add_argument("--resume", action="store_true",
-                       help="continue an interrupted run of the same command after its last finished chunk "
-                       "(starts from the beginning when there is nothing to continue)")
-    files.add_argument("--restart", action="store_true",
-                       help="discard what an interrupted run of this output finished and score from the beginning")
-    files.add_argument("--system-field", default=None, metavar="FIELD",
-                       help="field naming each row's system: prints a per-system table of mean scores with "
-                       "bootstrap 95%% CIs at the end")
+    FileRun.add_arguments(files, where=lambda spec: kind in spec.metadata["kinds"])
     files.add_argument("--summary", default=None, metavar="FILE",
                        help="also write the mean score (and per-system means with CIs) as JSON to FILE")
     files.add_argument("--progress-every", type=seconds_option, default=30.0, metavar="SECONDS",
@@ -106,9 +91,6 @@ def register(subparsers) -> None:
                               help="field with the generation (hypothesis) (default: generation; in a benchmark file "
                               "the layout's: claim for LLM-AggreFact and SummaC, summary for AggreFact, generated_text "
                               "for TRUE)")
-    faithfulness.add_argument("--details", action="store_true",
-                              help="add a details column: per generation sentence its score and the grounding "
-                              "unit that supported it most (see --granularity)")
     faithfulness.set_defaults(func=_run)
 
 
@@ -144,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     startup = _StartUp()
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
-    from learned_metrics.scoring.runner import FileRun, InputFields, score_file
+    from learned_metrics.scoring.runner import InputFields, score_file
     from learned_metrics.scoring.scorer import load_scorer
 
     startup.lap("imports")
@@ -152,8 +134,7 @@ def _run(args: argparse.Namespace) -> int:
     # the input-field flags of ``score KIND`` (the other kind's are absent from ``args``)
     fields = InputFields(args.kind, **{spec.name: getattr(args, spec.name, None) for spec in dataclasses.fields(
         InputFields) if spec.name != "kind"})
-    run = FileRun(args.chunk_size, args.resume, args.restart, args.system_field, args.input_format,
-                  args.output_format, getattr(args, "details", False))
+    run = FileRun.from_arguments(args)
     from learned_metrics.safety import quiet_transformers
 
     with quiet_transformers(errors_only=True):  # the CLI reports its own progress and errors

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from learned_metrics.io import FORMATS
 from learned_metrics.labels import parse_label_order
 from learned_metrics.settings import Settings, setting
 
@@ -76,6 +77,27 @@ class ScoringOptions(Settings):
     def applying(self, metric: str) -> dict[str, Any]:
         """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""
         return self.affecting(where=lambda spec: metric in spec.metadata["kinds"])
+
+
+@dataclass(frozen=True)
+class FileRun(Settings):
+    """How a file is scored beyond the scorer's own settings: the ``learned-metrics score`` file options. Only the
+    chunk size (MC masks follow the chunks) and ``details`` (an output column) change the output."""
+
+    input_format: str | None = _option(None, "format of --input when its suffix does not say (default for -: jsonl)",
+                                       choices=FORMATS, scores=False)
+    output_format: str | None = _option(None, "format of --output when its suffix does not say (default for -: "
+                                        "jsonl)", choices=FORMATS, scores=False)
+    chunk_size: int = _option(DEFAULT_CHUNK_SIZE, "rows read, sorted and scored at a time: bounds memory, and is "
+                              "what an interrupted run can lose", minimum=1)
+    resume: bool = _option(False, "continue an interrupted run of the same command after its last finished chunk "
+                           "(starts from the beginning when there is nothing to continue)", flag=True, scores=False)
+    restart: bool = _option(False, "discard what an interrupted run of this output finished and score from the "
+                            "beginning", flag=True, scores=False)
+    system_field: str | None = _option(None, "field naming each row's system: prints a per-system table of mean "
+                                       "scores with bootstrap 95%% CIs at the end", metavar="FIELD", scores=False)
+    details: bool = _option(False, "add a details column: per generation sentence its score and the grounding unit "
+                            "that supported it most (see --granularity)", kinds=NLI, flag=True)
 
 
 def add_scoring_arguments(parser: Any, kind: str) -> None:

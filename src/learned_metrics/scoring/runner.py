@@ -25,7 +25,7 @@ from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
 from learned_metrics.scoring.mc_dropout import chunk_seed
-from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE
+from learned_metrics.scoring.options import FileRun
 from learned_metrics.scoring.pipeline import Timings, prefetch
 from learned_metrics.scoring.resume import ChunkStore, files_stamp
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
@@ -171,19 +171,6 @@ def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
         yield
 
 
-@dataclass
-class FileRun:
-    """How a file is scored beyond the scorer's own settings (the ``learned-metrics score`` file options)."""
-
-    chunk_size: int = DEFAULT_CHUNK_SIZE
-    resume: bool = False
-    restart: bool = False
-    system_field: str | None = None
-    input_format: str | None = None
-    output_format: str | None = None
-    details: bool = False  # faithfulness: a ``details`` column with per-sentence scores and supporting units
-
-
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
     """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint. The
@@ -193,7 +180,7 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
     return {"input": "-" if stdin else str(Path(input_path).resolve()),
             "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
             "model_files": files_stamp(scorer.source), "labels": scorer.label_ids, "fields": asdict(fields),
-            "chunk_size": run.chunk_size, "processes": world, "formats": formats, "details": run.details,
+            "processes": world, "formats": formats, **run.affecting(),
             **provenance.scoring_settings(scorer.options, scorer.kind), "version": __version__}
 
 
@@ -204,7 +191,6 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     and order kept. Under several processes each scores its share of every chunk and process 0 writes. ``say``
     receives the notes of a resumed run; ``summary.provenance`` is the record written with the output."""
     run = run or FileRun()
-    validate.int_at_least(run.chunk_size, 1, "--chunk-size")
     processes = processes or Processes()
     progress = progress or RowProgress(None, enabled=False)
     out_format = file_format(output_path, run.output_format)  # an unsupported output: fail before scoring

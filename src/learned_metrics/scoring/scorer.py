@@ -448,7 +448,10 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
 
     ``kind`` is read from the export's card; a folder without a card is a faithfulness (NLI) scorer unless
     ``kind="coherence"``. ``options`` are the fields of :class:`~learned_metrics.scoring.options.ScoringOptions`
-    (the ``learned-metrics score`` flags); ``seed=None`` draws MC dropout masks from the global torch RNG.
+    (``device``, ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``, ``label_order``,
+    ``max_tokens``, ``batch_size``, ``max_length``, ``seed``, ``tokenizer_workers``, ``compile``, ``allow_pickle``),
+    the ``learned-metrics score`` flags; ``max_length`` defaults to the card's training length, capped by the model's
+    limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
     """
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
