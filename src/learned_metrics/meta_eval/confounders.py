@@ -83,8 +83,9 @@ class ConfounderData:
         return [name for name in self.scores if name != self.human]
 
 
-def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str] = ()) -> None:
-    """Unknown built-in proxies, fields named like a built-in, and repeats: errors before any file is read."""
+def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str] = ()) -> list[str]:
+    """The built-in proxies chosen; unknown ones, fields named like a built-in, and repeats: errors before any file
+    is read."""
     chosen = list(PROXIES if proxies is None else proxies)
     for proxy in chosen:
         if proxy not in PROXIES:
@@ -94,13 +95,13 @@ def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str]
             raise UserError(f"--proxy-field '{name}' has the name of a built-in proxy; rename the field")
     if len(set(chosen)) != len(chosen) or len(set(proxy_fields)) != len(proxy_fields):
         raise UserError("a proxy is named twice")
+    return chosen
 
 
 def choose_proxies(proxies: Sequence[str] | None, fields: ConfounderFields,
                    first_row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """Built-in proxies to compute, and notes; the default set drops ``overlap`` when there is no grounding."""
-    check_proxy_names(proxies, fields.proxy_fields)
-    chosen = list(PROXIES if proxies is None else proxies)
+    chosen = check_proxy_names(proxies, fields.proxy_fields)
     notes = []
     if "overlap" in chosen and proxies is None and (not fields.grounding or fields.grounding not in first_row):
         chosen.remove("overlap")
@@ -157,7 +158,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
                 values[proxy].append(value)
         for name in fields.proxy_fields:
             seen[name] = seen[name] or name in row
-            values[name].append(_optional_number(row, name, path=path, row_number=row_number))
+            values[name].append(_optional_number(row, name, **where))
         if by_label:
             labels.append(row_label(row, fields.label, **where))
     _check_rows(len(labels) if by_label else len(next(iter(values.values()))), seen, first, path)
@@ -188,8 +189,7 @@ def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
 
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
-                         proxies: Sequence[str] | None = None, by_label: bool = False,
-                         splitter: str = "pysbd",
+                         proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                          first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
     """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
     from learned_metrics.io import iter_rows

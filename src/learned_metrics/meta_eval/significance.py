@@ -91,13 +91,10 @@ class ComparisonReport(Tabular):
         rows = [[statistic_label(statistic, o.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
                  c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
-        tests = o.tests()
-        corrected = (f" p-values {o.corrected()}over the "
-                     f"{'unordered' if two_sided else 'ordered'} pairs of each statistic; the uncorrected ones are "
-                     "in the JSON." if o.correction != "none" else "")
+        corrected = (f" p-values {o.corrected()}over the {'unordered' if two_sided else 'ordered'} pairs of each "
+                     "statistic; the uncorrected ones are in the JSON." if o.correction != "none" else "")
         caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "
-                   f"{'; '.join(tests)}; delta CI from {o.intervals()}, seed "
-                   f"{o.seed}.{corrected}")
+                   f"{'; '.join(o.tests())}; delta CI from {o.intervals()}, seed {o.seed}.{corrected}")
         return [Table(columns, rows, key="compare", caption=caption,
                       title=f"H1: {hypothesis} · {coefficient_words(o.coefficient)} · seed {o.seed}")]
 
@@ -320,9 +317,8 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
 def _corrected(items: list[Comparison], options: ComparisonSettings) -> list[Comparison]:
     """Each test's p-values adjusted over the family; a two-sided pair counts once (both directions share p)."""
     family = items if options.alternative == "greater" else items[::2]
-    adjusted: dict[str, list[float | None]] = {
-        test: adjust_p_values([c.p(test, adjusted=False) for c in family], options.correction) for test in TESTS
-    }
+    adjusted = {test: adjust_p_values([c.p(test, adjusted=False) for c in family], options.correction)
+                for test in TESTS}
     step = 1 if options.alternative == "greater" else 2
     return [replace(c, p_adjusted={test: adjusted[test][i // step] for test in TESTS}) for i, c in enumerate(items)]
 

@@ -136,9 +136,7 @@ class PairResult:
     better: str | None = None  # the significantly better system of the two, if any
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["ci"] = None if self.ci is None else list(self.ci)
-        return out
+        return {**asdict(self), "ci": None if self.ci is None else list(self.ci)}
 
 
 @dataclass
