@@ -1,13 +1,7 @@
 """learned-metrics: train, export, run and judge learned metrics for generated text.
 
-The Python API mirrors the CLI::
-
-    import learned_metrics
-    scorer = learned_metrics.load_scorer("checkpoints/ccl_cnndm/latest/export")
-    result = scorer.score(texts=["First sentence. Second sentence."])
-
-Heavy modules (torch, transformers) are imported lazily so that
-``import learned_metrics`` stays cheap for meta-evaluation users.
+The Python API mirrors the CLI (``learned_metrics.load_scorer(folder).score(texts=[...])``); torch and transformers
+are imported lazily so that ``import learned_metrics`` stays cheap for meta-evaluation users.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The metric card, ``learned_metric.json``: built, completed, checked and read in this one module.
 
-A card says how to use an exported model the way it was trained: the metric
-kind, the label names, the preprocessing (sentence splitter, joiner, max length,
-truncation), the default scoring mode, the augmentation settings, and where the
-model came from. Training builds the part it knows when fitting starts
-(:func:`training_card`, stored in every checkpoint); the export completes it
-with the labels, the results and the provenance (:func:`complete_card`); the
-scorer reads it back (:func:`read_card`), checked by :func:`validate_card`.
+A card says how to use an exported model the way it was trained (kind, labels, preprocessing, default mode,
+augmentation, origin). Training builds what it knows (:func:`training_card`, in every checkpoint), the export
+completes it (:func:`complete_card`), the scorer reads it back (:func:`read_card`), checked by :func:`validate_card`.
 """
 
 from __future__ import annotations
@@ -31,39 +27,22 @@ def training_card(*, kind: str, experiment: str, base_model: str, text_fields: l
     """What a run knows about its metric when fitting starts; every checkpoint of the run carries it."""
     report = report or {}
     pair = len(text_fields) == 2
-    preprocessing = {
-        "splitter": None,
-        "joiner": None,
-        **report.get("preprocessing", {}),
-        "max_length": max_length,
-        "text_fields": list(text_fields),
-        "truncation": "premise_only" if pair else "end",
-    }
-    return {
-        "kind": kind,
-        "experiment": experiment,
-        "base_model": base_model,
-        "label_names": list(METRIC_KINDS[kind]),
-        "preprocessing": preprocessing,
-        "scoring": {"default_mode": "e-c"} if kind == "faithfulness" else {"score": "P(coherent)"},
-        "augmentation": report.get("augmentation"),
-        "data_report": report or None,
-        "training_config": training_config,
-    }
+    preprocessing = {"splitter": None, "joiner": None, **report.get("preprocessing", {}), "max_length": max_length,
+                     "text_fields": list(text_fields), "truncation": "premise_only" if pair else "end"}
+    return {"kind": kind, "experiment": experiment, "base_model": base_model,
+            "label_names": list(METRIC_KINDS[kind]), "preprocessing": preprocessing,
+            "scoring": {"default_mode": "e-c"} if kind == "faithfulness" else {"score": "P(coherent)"},
+            "augmentation": report.get("augmentation"), "data_report": report or None,
+            "training_config": training_config}
 
 
 def complete_card(card: dict[str, Any], id2label: dict[int, str], source_checkpoint: str | None,
                   results: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     """The exported card: the training card plus the model's labels, results (validation, test) and provenance."""
-    full = {
-        "format_version": CARD_FORMAT_VERSION,
-        **card,
-        **(results or {}),
-        "id2label": {str(k): v for k, v in id2label.items()},
-        "source_checkpoint": source_checkpoint,
-        "learned_metrics_version": __version__,
-        "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+    full = {"format_version": CARD_FORMAT_VERSION, **card, **(results or {}),
+            "id2label": {str(k): v for k, v in id2label.items()}, "source_checkpoint": source_checkpoint,
+            "learned_metrics_version": __version__,
+            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     return validate_card(full, CARD_NAME)
 
 

@@ -1,19 +1,8 @@
 """Every private name and internal API of Lightning, transformers and torch that learned-metrics uses, in one place.
 
-Each is reached through one accessor below, so an upgrade that removes or moves it
-fails here, with one line naming the library, its installed version and the
-missing name (:class:`LibraryChanged`, a :class:`~learned_metrics.errors.UserError`),
-instead of an ``AttributeError`` from deep inside a training step or a scoring pass.
-``tests/test_compat.py`` checks every accessor against the installed versions.
-
-- :func:`attention_functions`: transformers' ``ALL_ATTENTION_FUNCTIONS._global_mapping`` (``scoring.mc_dropout``);
-- :func:`stateful_norm_types`: torch's ``nn.modules.batchnorm._NormBase`` (``scoring.mc_dropout``);
-- :func:`batches_done_this_epoch`: Lightning's ``trainer.fit_loop.epoch_loop.batch_progress``
-  (``train.datamodule``, ``train.logs``);
-- :func:`rich_progress_bar`: Lightning's ``RichProgressBar._get_train_description`` (``train.logs``);
-- :func:`sampler_epoch_forwarder`: Lightning's ``_set_sampler_epoch``, which calls ``set_epoch`` on
-  ``batch_sampler.sampler`` (``train.sampler``).
-
+Each is reached through one accessor below (its docstring names who uses it), so an upgrade that removes or moves
+it fails here with one line naming the library, its installed version and the missing name (:class:`LibraryChanged`)
+instead of an ``AttributeError`` deep inside a training step. ``tests/test_compat.py`` checks every accessor.
 Heavy imports stay inside the accessors: this module imports without torch.
 """
 
@@ -69,14 +58,14 @@ def _module_attribute(library: str, module: str, path: str) -> Any:
 
 
 def attention_functions() -> dict[str, Callable[..., Any]]:
-    """transformers' global registry of attention implementations (``"sdpa"`` -> function), the mutable dict
-    itself: MC dropout swaps ``"sdpa"`` for a version drawing cheaper CPU dropout masks and puts it back."""
+    """transformers' registry of attention implementations (``"sdpa"`` -> function), the mutable dict itself:
+    scoring.mc_dropout swaps ``"sdpa"`` for one drawing cheaper CPU dropout masks and puts it back."""
     return _module_attribute("transformers", "transformers.modeling_utils", "ALL_ATTENTION_FUNCTIONS._global_mapping")
 
 
 def stateful_norm_types() -> tuple[type, ...]:
-    """Layers whose train mode updates running statistics (batch norm and instance norm: torch's ``_NormBase``);
-    MC dropout keeps them in eval mode."""
+    """Layers whose train mode updates running statistics (torch's ``_NormBase``); scoring.mc_dropout keeps them in
+    eval mode."""
     return (_module_attribute("torch", "torch.nn.modules.batchnorm", "_NormBase"),)
 
 
@@ -86,7 +75,8 @@ BATCH_PROGRESS = "fit_loop.epoch_loop.batch_progress.current.processed"
 
 
 def batches_done_this_epoch(trainer: Any) -> int:
-    """Training batches processed in the current epoch (the data position a checkpoint resumes from; progress)."""
+    """Training batches processed in the current epoch: the data position a checkpoint resumes from
+    (train.datamodule, train.logs)."""
     return int(_attribute(trainer, BATCH_PROGRESS, "lightning", f"Trainer.{BATCH_PROGRESS}"))
 
 
@@ -101,11 +91,8 @@ class _TrainDescription:
 
 
 def rich_progress_bar(describe: Callable[[Any], str]) -> Any:
-    """Lightning's ``RichProgressBar`` whose training bar reads ``describe(trainer)``.
-
-    Lightning builds that text in a private method (0-based epochs, ``Epoch 0/-2`` for runs bounded by
-    steps); it is replaced on this one bar. ``describe`` must be a module-level function (picklable).
-    """
+    """Lightning's ``RichProgressBar`` whose training bar reads ``describe(trainer)`` (train.logs): Lightning's
+    private text says ``Epoch 0/-2`` for runs bounded by steps. ``describe`` must be module-level (picklable)."""
     from lightning.pytorch.callbacks import RichProgressBar
 
     name = "_get_train_description"
@@ -128,8 +115,8 @@ class _EpochForwarder:
 
 def sampler_epoch_forwarder(batch_sampler: Any) -> Any:
     """The object to set as ``batch_sampler.sampler`` so that Lightning's per-epoch ``set_epoch`` reaches
-    ``batch_sampler`` (without it every epoch repeats epoch 0's order). Checked against Lightning's
-    ``_set_sampler_epoch`` where Lightning is installed; a plain PyTorch loop calls ``set_epoch`` itself."""
+    ``batch_sampler`` (train.sampler; else every epoch repeats epoch 0's order), checked against Lightning's
+    ``_set_sampler_epoch`` where Lightning is installed."""
     if find_spec("lightning") is not None:
         _module_attribute("lightning", "lightning.fabric.utilities.data", "_set_sampler_epoch")
     return _EpochForwarder(batch_sampler)

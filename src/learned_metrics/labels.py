@@ -1,9 +1,7 @@
 """Label names: one place that maps a model's ``id2label`` onto canonical names.
 
-NLI checkpoints disagree on label order (roberta-large-mnli: contradiction=0,
-entailment=2; the DeBERTa NLI model: entailment=0, contradiction=2), so indices
-are never hard-coded: they are resolved by name, case-insensitively, with the
-common aliases. Coherence models use ``incoherent``/``coherent``.
+NLI checkpoints disagree on label order (roberta-large-mnli: contradiction=0; the DeBERTa NLI model:
+entailment=0), so indices are never hard-coded: they are resolved by name, case-insensitively, with aliases.
 """
 
 from __future__ import annotations
@@ -19,25 +17,10 @@ COHERENCE_LABELS = ("incoherent", "coherent")
 METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
 """The label set each metric kind needs, by canonical name."""
 
-_ALIASES: dict[str, str] = {
-    "entailment": "entailment",
-    "entail": "entailment",
-    "entails": "entailment",
-    "entailed": "entailment",
-    "e": "entailment",
-    "neutral": "neutral",
-    "n": "neutral",
-    "contradiction": "contradiction",
-    "contradict": "contradiction",
-    "contradicts": "contradiction",
-    "contradictory": "contradiction",
-    "c": "contradiction",
-    "incoherent": "incoherent",
-    "shuffled": "incoherent",
-    "coherent": "coherent",
-    "original": "coherent",
-}
-
+_SPELLINGS = {"entailment": ("entail", "entails", "entailed", "e"), "neutral": ("n",),
+              "contradiction": ("contradict", "contradicts", "contradictory", "c"),
+              "incoherent": ("shuffled",), "coherent": ("original",)}
+_ALIASES = {alias: name for name, aliases in _SPELLINGS.items() for alias in (name, *aliases)}
 
 _GENERIC = re.compile(r"label_?\d+", re.IGNORECASE)
 
@@ -82,11 +65,8 @@ def canonical_label(name: object) -> str | None:
 
 
 def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]) -> dict[str, int]:
-    """Map each required canonical label to the model's class index, by name.
-
-    Raises a UserError listing the model's labels when a required one cannot
-    be found or is ambiguous (e.g. ``LABEL_0``/``LABEL_1`` of an untuned head).
-    """
+    """Map each required canonical label to the model's class index, by name; one line listing the model's labels
+    when a required one cannot be found or is ambiguous (``LABEL_0``/``LABEL_1`` of an untuned head)."""
     found: dict[str, int] = {}
     for idx, name in id2label.items():
         canon = canonical_label(name)
@@ -101,10 +81,8 @@ def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]
                         "--label-order with its class names in index order as its model card states, e.g. "
                         "--label-order entailment,neutral,contradiction")
     if missing:
-        raise UserError(
-            f"cannot resolve label(s) {missing} from the model's id2label {dict(id2label)}; "
-            "set config.id2label to names such as entailment/neutral/contradiction"
-        )
+        raise UserError(f"cannot resolve label(s) {missing} from the model's id2label {dict(id2label)}; "
+                        "set config.id2label to names such as entailment/neutral/contradiction")
     return {label: found[label] for label in required}
 
 

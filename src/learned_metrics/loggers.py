@@ -1,9 +1,7 @@
 """Loggers of a training run: factories that never hang, and the wandb run's lifecycle.
 
-wandb in ``online`` mode on a machine without network waits for its server;
-here the server is probed first (2 s) and the run falls back to ``offline``
-with a warning (sync later with ``wandb sync``). ``WANDB_MODE`` is respected:
-``offline``/``disabled`` skip the probe.
+wandb ``online`` on a machine without network waits for its server: here the server is probed first (2 s) and the
+run falls back to ``offline`` with a warning. ``WANDB_MODE`` is respected (``offline``/``disabled`` skip the probe).
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ def wandb_logger(project: str = "learned-metrics", mode: str | None = None, **kw
 
     resolved = resolve_wandb_mode(mode)
     os.environ["WANDB_MODE"] = resolved  # the agent/sweep child processes inherit it
-    kwargs.setdefault("settings", None)
-    settings = kwargs.pop("settings")
+    settings = kwargs.pop("settings", None)
     if settings is None:
         import wandb
 
@@ -68,12 +65,8 @@ def objective_names(cfg) -> list[str]:
 
 
 def log_sweep_objective(loggers: Iterable[Any], metrics: dict[str, float], cfg) -> dict[str, float]:
-    """Write the best checkpoint's metrics into the wandb run summary under their own names.
-
-    A wandb summary holds the *last* logged value; the sweep must see the value of the
-    checkpoint the run keeps and exports. Call once, after the best checkpoint's
-    validation, on rank 0. Returns what was written (also when no wandb logger is used).
-    """
+    """Write the best checkpoint's metrics into the wandb run summary (which holds the *last* logged value; the
+    sweep must see the kept checkpoint's). Once, after its validation, on rank 0; returns what was written."""
     objective = {name: float(metrics[name]) for name in objective_names(cfg) if name in metrics}
     for run in _wandb_runs(loggers):
         run.summary.update(objective)
@@ -92,22 +85,16 @@ def _wandb_runs(loggers: Iterable[Any]) -> list[Any]:
 
 
 def finish_wandb(exit_code: int = 0) -> None:
-    """End the active wandb run, so the next run of a multirun or agent starts its own.
-
-    Lightning's WandbLogger reuses ``wandb.run`` when one is active: without this,
-    every Optuna trial of one process would log into the first trial's run.
-    """
+    """End the active wandb run, so the next run of a multirun or agent starts its own (Lightning's WandbLogger
+    reuses an active ``wandb.run``: every Optuna trial would log into the first trial's run)."""
     wandb = sys.modules.get("wandb")
     if wandb is not None and getattr(wandb, "run", None) is not None:
         wandb.finish(exit_code=exit_code)
 
 
 def finish_wandb_on_error(exc: BaseException) -> None:
-    """Mark the run failed (exit code 1; 130 on Ctrl-C) and finish it before the error propagates.
-
-    The agent then records a finished, failed run and starts the next one, instead
-    of a run left "running" until its heartbeat times out.
-    """
+    """Mark the run failed (exit code 1; 130 on Ctrl-C) and finish it before the error propagates, so the agent
+    starts the next one instead of a run left "running" until its heartbeat times out."""
     finish_wandb(exit_code=130 if isinstance(exc, KeyboardInterrupt) else 1)
 
 

@@ -1,20 +1,9 @@
 """The output policy: every file and folder a command writes goes through here.
 
-Rules (checked by :func:`check_outputs` before any work starts, and again when a
-folder is swapped in):
-
-- an output is never one of the command's inputs, nor a folder that contains one;
-- a file output replaces an existing *file* only (never a folder or a device);
-- a folder output is new, empty, or an earlier output of the same kind that
-  learned-metrics wrote (it carries :data:`MARKER_NAME` listing its entries),
-  and that one is replaced only with ``overwrite`` (``--overwrite``); a folder
-  holding anything else is refused, so nothing we did not write is ever deleted;
-- the folder an output goes into must be writable (probed with a real file,
-  which also covers read-only mounts and root);
-- everything is written to a hidden temporary beside its target and renamed at
-  the end, so a failed or interrupted command leaves no half-written output;
-  temporaries carry host and PID, so the next run removes those of a killed
-  (``kill -9``) process and nothing else.
+:func:`check_outputs` checks every rule before any work starts (never an input, never a folder we did not write,
+replaced only with ``--overwrite``, the destination writable); everything is written to a hidden temporary beside
+its target, tagged with host and PID, and renamed at the end, so a failed, interrupted or killed command leaves no
+half-written output and nothing we did not write is ever deleted (docs/safety.md "Outputs").
 """
 
 from __future__ import annotations
@@ -83,13 +72,24 @@ def temp_sibling(target: Path) -> Path:
     return target.with_name(f".{target.name}.{TEMP_TAG}-{_host_tag()}-{os.getpid()}-{token}{target.suffix}")
 
 
+def _fresh_temp(target: Path, folder: bool = False) -> tuple[Path, list[Path]]:
+    """A new temporary beside ``target`` (a folder made when ``folder``), the stale ones of killed runs gone, and the
+    parent folders it created."""
+    created = make_parents(target.parent)
+    remove_stale_temps(target)
+    tmp = temp_sibling(target)
+    if folder:
+        tmp.mkdir()
+    return tmp, created
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's process
+        pass
     return True
 
 
@@ -188,12 +188,8 @@ def write_marker(folder: Path, kind: str) -> None:
     entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER_NAME)
     from learned_metrics import __version__
 
-    marker = {
-        "kind": kind,
-        "entries": entries,
-        "written_by": f"learned-metrics {__version__}",
-        "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+    marker = {"kind": kind, "entries": entries, "written_by": f"learned-metrics {__version__}",
+              "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     (folder / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
 
 
@@ -281,11 +277,8 @@ def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     for source in inputs:
         what = _overlap(path, source)
         if what:
-            raise UserError(
-                f"{output.option} {what} an input of this command ({source}); writing it would destroy the input. "
-                "Choose another location",
-                path=path,
-            )
+            raise UserError(f"{output.option} {what} an input of this command ({source}); writing it would destroy "
+                            "the input. Choose another location", path=path)
     ancestor = _nearest_existing(path.parent)
     if not ancestor.is_dir():
         raise UserError(f"{output.option}: {ancestor} is a file, not a folder", path=path)
@@ -306,11 +299,8 @@ def _check_existing_folder(output: Output, overwrite: bool) -> None:
                         path=path)
     foreign = foreign_entries(path, output.kind)
     if foreign:
-        raise UserError(
-            f"{output.option} holds files that learned-metrics did not write as a {output.kind} output "
-            f"({_shown(foreign)}); nothing is deleted: choose a new or empty folder",
-            path=path,
-        )
+        raise UserError(f"{output.option} holds files that learned-metrics did not write as a {output.kind} output "
+                        f"({_shown(foreign)}); nothing is deleted: choose a new or empty folder", path=path)
     if read_marker(path) is not None and not overwrite:
         raise UserError(f"{output.option} holds an earlier {output.kind} output; pass --overwrite to replace it",
                         path=path)
@@ -342,16 +332,10 @@ def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -> Iterator[Path]:
-    """Yield a temporary folder beside ``path``; at the end it gets the marker and replaces ``path``.
-
-    An existing ``path`` is replaced only when it is an earlier ``kind`` output of
-    ours and ``overwrite`` is set (checked again at the swap).
-    """
+    """Yield a temporary folder beside ``path``; at the end it gets the marker and replaces ``path`` (an earlier
+    ``kind`` output of ours, with ``overwrite``: checked again at the swap)."""
     path = _resolved(Path(path))
-    created = make_parents(path.parent)
-    remove_stale_temps(path)
-    tmp = temp_sibling(path)
-    tmp.mkdir()
+    tmp, created = _fresh_temp(path, folder=True)
     committed = False
     try:
         yield tmp
@@ -383,18 +367,13 @@ def _swap_in(tmp: Path, path: Path, kind: str, overwrite: bool) -> None:
 
 @contextlib.contextmanager
 def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
-    """Several file outputs as one: ``stage(target)`` gives a temp path; all are renamed only if the block succeeds.
-
-    A command that writes a JSON and a plot never leaves the JSON behind when the plot fails.
-    """
+    """Several file outputs as one: ``stage(target)`` gives a temp path; all are renamed only if the block succeeds
+    (a command that writes a JSON and a plot never leaves the JSON behind when the plot fails)."""
     staged: list[tuple[Path, Path, list[Path]]] = []
 
     def stage(target: str | os.PathLike) -> Path:
-        target = Path(target)
-        created = make_parents(target.parent)
-        remove_stale_temps(target)
-        tmp = temp_sibling(target)
-        staged.append((tmp, target, created))
+        tmp, created = _fresh_temp(Path(target))
+        staged.append((tmp, Path(target), created))
         return tmp
 
     committed = False
@@ -414,15 +393,9 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
 
 @contextlib.contextmanager
 def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
-    """A hidden working folder beside ``target`` (same file system), always removed at the end.
-
-    Folders created for it are removed again unless the output now lives in them.
-    """
-    target = _resolved(Path(target))
-    created = make_parents(target.parent)
-    remove_stale_temps(target)
-    work = temp_sibling(target)
-    work.mkdir()
+    """A hidden working folder beside ``target`` (same file system), always removed at the end, with the folders
+    created for it unless the output now lives in them."""
+    work, created = _fresh_temp(_resolved(Path(target)), folder=True)
     try:
         yield work
     finally:

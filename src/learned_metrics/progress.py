@@ -1,10 +1,7 @@
 """Progress for long work that suits where it is written: a bar in a terminal, plain lines in a log.
 
-A SLURM or ``nohup`` log cannot show a redrawn bar (it shows nothing, or a
-thousand carriage returns), so when the stream is not a terminal
-:class:`RowProgress` prints one plain line every ``every_seconds`` with rows
-done, percent, rate and ETA. Rates and durations use units a person reads at a
-glance: a slow run says ``12.5 rows/min``, never ``0.0 rows/s``.
+A SLURM or ``nohup`` log cannot show a redrawn bar, so off a terminal :class:`RowProgress` prints one plain line
+every ``every_seconds``; rates use units a person reads at a glance (``12.5 rows/min``, never ``0.0 rows/s``).
 """
 
 from __future__ import annotations
@@ -40,12 +37,8 @@ def human_rate(count: float, seconds: float, unit: str = "rows") -> str:
 
 
 class RowProgress:
-    """Rows done out of ``total`` (None: unknown), shown as a rich bar on a terminal or plain lines elsewhere.
-
-    ``done`` rows finished before this process started (a resumed run) count
-    towards percent but not towards the rate or the ETA. Use as a context
-    manager and call :meth:`advance`; a disabled one does nothing.
-    """
+    """Rows done out of ``total`` (None: unknown), a rich bar on a terminal or plain lines elsewhere; ``done`` rows
+    of a resumed run count towards percent, not the rate or the ETA. A context manager; a disabled one is silent."""
 
     def __init__(self, total: int | None, *, label: str = "scoring", done: int = 0, enabled: bool = True,
                  every_seconds: float = 30.0, stream: IO[str] | None = None):
@@ -109,23 +102,13 @@ class RowProgress:
         return 100.0 * min(self.done, self.total) / self.total if self.total else 0.0
 
     def _start_bar(self) -> None:
+        from rich import progress as bars
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            ProgressColumn,
-            SpinnerColumn,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
         from rich.text import Text
 
         resumed = self.resumed
 
-        class Rate(ProgressColumn):
+        class Rate(bars.ProgressColumn):
             """Rows per second (or minute, hour) over this process's own rows."""
 
             def render(self, task) -> Text:
@@ -133,13 +116,13 @@ class RowProgress:
                 return Text(human_rate(task.completed - resumed, elapsed) if elapsed else "-",
                             style="progress.data.speed")
 
-        columns = [SpinnerColumn(), TextColumn(self.label)]
+        columns = [bars.SpinnerColumn(), bars.TextColumn(self.label)]
         if self.total:
-            columns += [BarColumn(), TaskProgressColumn(), MofNCompleteColumn(), Rate(), TextColumn("ETA"),
-                        TimeRemainingColumn()]
+            columns += [bars.BarColumn(), bars.TaskProgressColumn(), bars.MofNCompleteColumn(), Rate(),
+                        bars.TextColumn("ETA"), bars.TimeRemainingColumn()]
         else:
-            columns += [TextColumn("{task.completed:,.0f} rows"), Rate()]
-        columns.append(TimeElapsedColumn())
-        self._bar = Progress(*columns, console=Console(file=self.stream), transient=True)
+            columns += [bars.TextColumn("{task.completed:,.0f} rows"), Rate()]
+        columns.append(bars.TimeElapsedColumn())
+        self._bar = bars.Progress(*columns, console=Console(file=self.stream), transient=True)
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done)
         self._bar.start()
