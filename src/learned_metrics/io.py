@@ -70,16 +70,15 @@ def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Pa
     return path
 
 
-def _open_text(path: Path, declared: str | None):
-    check_input_file(path, declared)
+def _open_text(path: Path):
     # utf-8-sig: Excel and Windows tools start CSV/JSONL files with a byte-order mark
     if is_stdio(path):
         return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", newline="")
     return path.open("r", encoding="utf-8-sig", newline="")
 
 
-def _iter_jsonl(path: Path, declared: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path, declared) as handle:
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open_text(path) as handle:
         lineno = 0
         try:
             for lineno, line in enumerate(handle, start=1):
@@ -96,8 +95,8 @@ def _iter_jsonl(path: Path, declared: str | None) -> Iterator[tuple[int, dict[st
             raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=lineno + 1) from None
 
 
-def _iter_csv(path: Path, declared: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path, declared) as handle:
+def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open_text(path) as handle:
         rowno = 0
         try:
             reader = csv.DictReader(handle)
@@ -126,17 +125,14 @@ def open_parquet(path: Path):
         raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
 
 
-def _iter_parquet(path: Path, declared: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow as pa
 
-    check_input_file(path, declared)
-    parquet = open_parquet(path)
+    batches = open_parquet(path).iter_batches(batch_size=_PARQUET_BATCH_ROWS)
     rowno = 0
     try:
-        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
-            for row in batch.to_pylist():
-                rowno += 1
-                yield rowno, row
+        for rowno, row in enumerate((row for batch in batches for row in batch.to_pylist()), start=1):
+            yield rowno, row
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"unreadable Parquet data ({str(exc).splitlines()[0]})", path=path, row=rowno + 1) from None
 
@@ -148,7 +144,7 @@ def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[
     """Yield ``(row_number, row)`` pairs; an empty file is an error."""
     path = check_input_file(path, declared)
     empty = True
-    for item in _READERS[file_format(path, declared)](path, declared):
+    for item in _READERS[file_format(path, declared)](path):
         empty = False
         yield item
     if empty:
@@ -180,10 +176,7 @@ def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def count_rows(path: str | os.PathLike, declared: str | None = None) -> int | None:
-    """Data rows of an input, cheaply (Parquet metadata, a byte scan for JSONL, a CSV parse); None for a pipe.
-
-    Only for progress: a malformed file is reported by the reader, so here it just counts what it can.
-    """
+    """Data rows of an input, cheaply, for progress (a malformed file is the reader's to report); None for a pipe."""
     if is_stdio(path):
         return None
     path = Path(path)
@@ -232,11 +225,8 @@ def iter_row_chunks(path: str | os.PathLike, chunk_size: int,
 @contextlib.contextmanager
 def writing(target: str | os.PathLike | None = None, *, needed: int | None = None) -> Iterator[None]:
     """Where a failed write was writing: an ``OSError`` without a file name (a full disk, a closed pipe) gets
-    ``target``'s (``-``: "standard output"), and on a full disk the bytes ``needed`` when known.
-
-    The one place writes learn their target; :func:`learned_metrics.boundary.describe_os_error` prints the line.
-    Nested blocks keep what the innermost one knew.
-    """
+    ``target``'s (``-``: "standard output"), and on a full disk the bytes ``needed`` when known; nested blocks keep
+    what the innermost one knew (:func:`learned_metrics.boundary.describe_os_error` prints the line)."""
     try:
         yield
     except OSError as exc:
@@ -476,14 +466,9 @@ def conform_table(table, schema):
 class RowSink:
     """Rows to an open destination in one format: JSON lines, CSV (header once) or Parquet (one row group per call).
 
-    ``fieldnames`` fixes the CSV columns; ``schema`` the Parquet columns (else
-    taken from the first table written: a later table may lack fields or hold
-    integers where floats were, but a new field or type is refused, naming it);
-    ``metadata`` is added to the Parquet file's schema metadata (string keys and
-    values, e.g. the provenance record; JSON lines and CSV have no place for it and
-    ignore it). ``first_row`` is the output row number of the first row written
-    here, for messages. Every field of every row is written, or refused with one
-    line naming the field and the row (see the module docstring).
+    ``fieldnames`` fixes the CSV columns; ``schema`` the Parquet columns (else the first table's: a later one may
+    lack fields or widen integers, a new field or type is refused); ``metadata`` goes into a Parquet file's schema
+    metadata (JSON lines and CSV ignore it); ``first_row`` numbers the rows in messages.
     """
 
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
@@ -574,13 +559,8 @@ def open_sink(path: Path, fmt: str):
 
 
 class RowWriter:
-    """Stream rows to a ``.jsonl``/``.csv``/``.parquet`` file through a temp file renamed at the end.
-
-    Use as a context manager: leaving the block without an exception commits,
-    an exception discards everything written so far. ``-`` streams JSON lines
-    or CSV to standard output instead (nothing to rename there). ``metadata``
-    goes into a Parquet file's schema metadata (see :class:`RowSink`).
-    """
+    """Stream rows to a ``.jsonl``/``.csv``/``.parquet`` file through a temp file renamed when the block ends
+    without an exception (an exception discards it); ``-`` streams JSON lines or CSV to standard output."""
 
     def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None,
                  metadata: dict[str, str] | None = None):

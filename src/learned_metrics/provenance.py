@@ -100,11 +100,8 @@ def input_record(path: str | os.PathLike | None, *, hashed: bool = True) -> dict
 
 
 def scoring_settings(options: Any, metric: str) -> dict[str, Any]:
-    """What made the scores: every field of a scorer's resolved options
-    (:class:`~learned_metrics.scoring.options.ScoringOptions`) that can change a score, as JSON values in declaration
-    order, so that a field added there is recorded (and checked by ``--resume``) without another edit. Null where the
-    field does not apply to ``metric`` (mode for coherence). A field declared ``scores=False`` is left out: runs that
-    differ only in it give the same bytes."""
+    """What made the scores: every field of the scorer's options that can change a score (null where it does not
+    apply to ``metric``), so that a field added to ``ScoringOptions`` is recorded and checked by ``--resume``."""
     return options.applying(metric)
 
 
@@ -171,13 +168,9 @@ def parquet_metadata(record: Mapping[str, Any]) -> dict[str, str]:
 
 def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None = None, *,
           stage: Callable[[Path], Path] | None = None) -> Path | None:
-    """Attach ``record`` to a written output: a Parquet file gets it in its schema metadata (the file is rewritten
-    row group by row group, atomically); ``.jsonl``/``.csv`` get the sidecar (atomically, or into ``stage`` of an
-    :func:`~learned_metrics.outputs.staged_files` block so it lands together with the output). Returns where it
-    went; None for standard output. ``fmt`` defaults to the output's suffix.
-
-    The scoring run passes :func:`parquet_metadata` to its writer instead of rewriting Parquet afterwards.
-    """
+    """Attach ``record`` to a written output, atomically: a Parquet file's schema metadata (rewritten row group by
+    row group; a scoring run passes :func:`parquet_metadata` to its writer instead), else the sidecar (into ``stage``
+    of a :func:`~learned_metrics.outputs.staged_files` block when given). Returns where it went; None for ``-``."""
     from learned_metrics.io import file_format
     from learned_metrics.outputs import atomic_file, check_outputs
 
@@ -226,12 +219,8 @@ def _is_parquet(path: Path) -> bool:
 
 
 def read_provenance(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The record of a scored file (Parquet metadata or the sidecar), or of a sidecar named directly.
-
-    None when there is none (a file scored before provenance existed, a sidecar not copied along,
-    ``-``). A damaged record (not JSON, not an object, another format tag) is a one-line
-    :class:`UserError` naming the file: delete or regenerate it.
-    """
+    """The record of a scored file (Parquet metadata or the sidecar), or of a sidecar named directly; None when
+    there is none (``-``, a sidecar not copied along); a damaged one is a :class:`UserError` naming the file."""
     if os.fspath(path) == "-":
         return None
     path = Path(path).expanduser()
@@ -294,17 +283,15 @@ def describe(record: Mapping[str, Any]) -> str:
         parts.append(f"MC K={passes} seed {record.get('seed')}")
     elif passes is not None:
         parts.append("deterministic")
-    if record.get("granularity"):
-        parts.append(f"granularity {record['granularity']}")
-    if record.get("premise_strategy"):
-        parts.append(str(record["premise_strategy"]))
-    if record.get("max_length") is not None:
-        parts.append(f"max length {record['max_length']}")
-    if record.get("precision"):
-        parts.append(str(record["precision"]))
-    if record.get("learned_metrics_version"):
-        parts.append(f"learned-metrics {record['learned_metrics_version']}")
+    for key, template in _DESCRIBED:
+        value = record.get(key)
+        if value or (key == "max_length" and value is not None):
+            parts.append(template.format(value))
     return ", ".join(parts)
+
+
+_DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("max_length", "max length {}"),
+              ("precision", "{}"), ("learned_metrics_version", "learned-metrics {}"))
 
 
 # Settings that change what a score means; the model is not among them (it is what two files compare).

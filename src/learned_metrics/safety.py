@@ -52,14 +52,6 @@ def check_source(name_or_path: str | os.PathLike, what: str = "model") -> str | 
     return name_or_path
 
 
-def has_safetensors(model_dir: Path) -> bool:
-    return any(model_dir.glob("*.safetensors"))
-
-
-def has_pickled_weights(model_dir: Path) -> bool:
-    return any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
-
-
 def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                            flag: str = "--allow-pickle") -> None:
     """Refuse a local model folder whose weights exist only as pickles, unless ``allow_pickle`` (Hub ids load with
@@ -67,7 +59,8 @@ def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool =
     model_dir = Path(name_or_path).expanduser()
     if allow_pickle or not model_dir.is_dir():
         return
-    if has_pickled_weights(model_dir) and not has_safetensors(model_dir):
+    pickled = any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
+    if pickled and not any(model_dir.glob("*.safetensors")):
         raise UserError("model weights exist only as a pickle (pytorch_model.bin), which can run arbitrary code when "
                         f"loaded; convert them to safetensors, or pass {flag} if you trust their origin",
                         path=model_dir)

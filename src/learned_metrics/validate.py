@@ -1,8 +1,7 @@
 """One validation family for everything a user hands us: row fields, API arguments, option values, names.
 
-Every reader (scoring, data prep, meta-evaluation) and the Python API check
-values here, so one rule is written once and says the same thing everywhere.
-Errors are :class:`~learned_metrics.errors.UserError` naming file, row and field.
+Every reader and the Python API check values here, so one rule is written once and says the same thing everywhere
+(a :class:`~learned_metrics.errors.UserError` naming file, row and field).
 """
 
 from __future__ import annotations
@@ -291,12 +290,8 @@ def numbers(values: Any, what: str) -> np.ndarray:
 
 
 def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
-    """A bare file name (``vocab.json``) from inside an artefact, before it becomes a path.
-
-    Refused: anything but a non-empty string, path separators, ``.``/``..``, absolute
-    paths, drive letters, NUL and control characters; a name like ``../../x`` would
-    otherwise write outside the requested folder.
-    """
+    """A bare file name (``vocab.json``) from inside an artefact, before it becomes a path: no separators, ``..``,
+    absolute paths, drive letters or control characters (``../../x`` would write outside the requested folder)."""
     if not isinstance(name, str) or not name or name in (".", ".."):
         raise UserError(f"{what}: {name!r} is not a plain file name", path=path)
     bad = "/" in name or "\\" in name or os.path.isabs(name) or (len(name) > 1 and name[1] == ":")
@@ -348,9 +343,7 @@ level_option = _float_option("a number in (0, 1)", "in (0, 1)", lambda v: 0 < v 
 
 def renamed_keywords(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Keep old keyword spellings of an API function working one release: ``@renamed_keywords(doc="doc_field")``
-    passes ``doc=`` on as ``doc_field=`` with a DeprecationWarning naming both; both spellings at once is an error.
-    One helper for every renamed keyword, so the API speaks the CLI's option names (``--doc-field`` ->
-    ``doc_field``)."""
+    passes ``doc=`` on as ``doc_field=`` with a DeprecationWarning naming both; both spellings at once is an error."""
     import functools
     import warnings
 
