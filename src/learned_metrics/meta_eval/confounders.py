@@ -262,23 +262,22 @@ def _scope_masks(data: ConfounderData) -> dict[str, np.ndarray]:
     n = len(next(iter(data.scores.values())))
     masks = {ALL_ROWS: np.ones(n, dtype=bool)}
     if data.labels is not None:
-        masks[LABEL_SCOPES[0]] = data.labels == 1
-        masks[LABEL_SCOPES[1]] = data.labels == 0
+        masks.update(zip(LABEL_SCOPES, (data.labels == 1, data.labels == 0), strict=True))
     return masks
 
 
-def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, resamples: int,
-                        seed: int, confidence: float) -> list[ProxyCorrelation]:
+def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, o: ConfounderSettings
+                        ) -> list[ProxyCorrelation]:
     columns = list(data.scores) if scope == ALL_ROWS else data.metrics
     out = []
     for proxy, values in data.proxies.items():
         used = rows & ~np.isnan(values)
         x = np.stack([data.scores[c][used] for c in columns])
-        samples = bootstrap_taus(x, values[used], resamples, seed)
+        samples = bootstrap_taus(x, values[used], o.resamples, o.seed)
         for g, column in enumerate(columns):
             tau, p = _tau_and_p(x[g], values[used])
             estimate = estimate_from(tau, samples[:, g], n=int(used.sum()), skipped=int((rows & ~used).sum()),
-                                     confidence=confidence)
+                                     confidence=o.confidence)
             out.append(ProxyCorrelation(scope, column, proxy, estimate, p))
     return out
 
@@ -310,7 +309,6 @@ def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]
 def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
     masks = _scope_masks(data)
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
@@ -318,7 +316,7 @@ def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> Confounder
     for scope, rows in masks.items():
         if scope != ALL_ROWS and rows.sum() < MIN_ROWS:
             notes.append(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined")
-        correlations += _scope_correlations(data, scope, rows, resamples, seed, confidence)
+        correlations += _scope_correlations(data, scope, rows, settings)
         tests += williams_tests(data, scope, rows)
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")

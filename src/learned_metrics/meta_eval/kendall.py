@@ -50,10 +50,8 @@ class TieClasses:
         n_classes = int(per_group.sum())
         from scipy import sparse  # imported here, not at CLI start-up
 
-        indicator = sparse.csr_matrix(
-            (np.ones(n_groups * m), (np.arange(n_groups * m), class_of_item.ravel())),
-            shape=(n_groups * m, n_classes),
-        )
+        indicator = sparse.csr_matrix((np.ones(n_groups * m), (np.arange(n_groups * m), class_of_item.ravel())),
+                                      shape=(n_groups * m, n_classes))
         class_group = np.repeat(np.arange(n_groups), per_group)
         return cls(class_of_item, group_starts, class_group, indicator)
 

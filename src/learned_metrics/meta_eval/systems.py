@@ -158,8 +158,7 @@ class SystemComparison(Tabular):
         rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
                   "t": ""}[s["test"]]
         return (f"Mean score per system with {s['confidence']:.0%} bootstrap CIs ({s['resamples']} resamples, "
-                "documents redrawn); "
-                f"better than: the systems (by rank) it beats significantly ({direction} "
+                f"documents redrawn); better than: the systems (by rank) it beats significantly ({direction} "
                 f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
                 f"p < {s['alpha']}; {against}).")
 
