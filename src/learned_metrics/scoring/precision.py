@@ -25,21 +25,16 @@ def resolve_device(name: str | torch.device = "auto", default: torch.device | No
         if default is not None:
             return default
         return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
-    device = _parse_device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise UserError(f"--device {name}: no CUDA GPU is available to this process (use --device cpu)")
-    if device.type == "cuda" and default is not None and default.type == "cuda" and device.index is None:
-        return default  # under accelerate each process keeps its own GPU
-    return device
-
-
-def _parse_device(name: str) -> torch.device:
     try:
         device = torch.device(name)
     except RuntimeError:
         raise UserError(f"unknown device '{name}', expected one of {', '.join(DEVICES)} (or cuda:N)") from None
     if device.type not in ("cpu", "cuda"):
         raise UserError(f"unsupported device '{name}', expected one of {', '.join(DEVICES)} (or cuda:N)")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise UserError(f"--device {name}: no CUDA GPU is available to this process (use --device cpu)")
+    if device.type == "cuda" and default is not None and default.type == "cuda" and device.index is None:
+        return default  # under accelerate each process keeps its own GPU
     return device
 
 

@@ -113,12 +113,10 @@ def progress_problem(data: Any) -> tuple[str, str] | None:
     problem = _counts_problem(data.get("details"))
     if problem:
         return "details", problem
-    names = data.get("fieldnames")
-    if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-        return "fieldnames", f"expected a list of column names or null, got {names!r:.60}"
-    replaced = data.get("replaced")
-    if not (isinstance(replaced, list) and all(isinstance(n, str) for n in replaced)):
-        return "replaced", f"expected a list of column names, got {replaced!r:.60}"
+    for key, optional in (("fieldnames", True), ("replaced", False)):
+        names = data.get(key)
+        if not ((names is None and optional) or (isinstance(names, list) and all(isinstance(n, str) for n in names))):
+            return key, f"expected a list of column names{' or null' if optional else ''}, got {names!r:.60}"
     return None
 
 
