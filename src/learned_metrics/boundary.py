@@ -64,15 +64,11 @@ def _human_bytes(count: int) -> str:
 
 def _flush_standard_output() -> None:
     """Write what is buffered for standard output now, while a failure is still one line."""
-    stream = sys.stdout
-    if stream is None:
-        return
-    try:
-        stream.flush()
-    except OSError as exc:
-        if exc.filename is None:
-            exc.filename = "standard output"
-        raise
+    from learned_metrics.io import STDIO, writing
+
+    if sys.stdout is not None:
+        with writing(STDIO):
+            sys.stdout.flush()
 
 
 def _drop_standard_output() -> None:
@@ -172,8 +168,7 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
 def script_main(prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
                 argv: Sequence[str] | None = None, **parser_kwargs: Any) -> int:
     """A stand-alone script (``data_prep/*.py``, ``python -m learned_metrics.sweeps``) made of one command's
-    arguments: the same parser, the same boundary, its own program name in messages. (The script itself calls
-    :func:`exit_on_stop_signals` first, before its imports.)"""
+    arguments: the same parser, the same boundary, its own program name in messages."""
     parser = CommandParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
     add_arguments(parser)
     args = parser.parse_args(argv)

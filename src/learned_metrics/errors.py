@@ -21,14 +21,9 @@ class UserError(ValueError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        where = []
-        if self.path is not None:
-            where.append(self.path)
-        if self.row is not None:
-            where.append(f"row {self.row}")
-        if self.field is not None:
-            where.append(f"field '{self.field}'")
-        prefix = ", ".join(where)
+        where = [self.path, None if self.row is None else f"row {self.row}",
+                 None if self.field is None else f"field '{self.field}'"]
+        prefix = ", ".join(part for part in where if part is not None)
         return f"{prefix}: {self.detail}" if prefix else self.detail
 
 

@@ -93,10 +93,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def is_our_temp(entry: Path, target_name: str | None = None) -> bool:
-    """Whether ``entry`` is a temporary written by this module (for ``target_name``, if given)."""
-    prefix = f".{target_name}." if target_name is not None else "."
-    return entry.name.startswith(prefix) and f".{TEMP_TAG}-" in entry.name
+def is_our_temp(entry: Path) -> bool:
+    """Whether ``entry`` is a temporary written by this module."""
+    return entry.name.startswith(".") and f".{TEMP_TAG}-" in entry.name
 
 
 def remove_stale_temps(target: Path) -> int:
@@ -225,12 +224,8 @@ def input_path(text: str) -> InputPath:
 
 def inputs_of(args: Any) -> list[str]:
     """Every path a parsed command line reads, collected by type (options holding one path or a list of them)."""
-    found: list[str] = []
-    for value in vars(args).values():
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, InputPath):
-                found.append(str(item))
-    return found
+    values = [item for value in vars(args).values() for item in (value if isinstance(value, list) else [value])]
+    return [str(item) for item in values if isinstance(item, InputPath)]
 
 
 # --- checks ----------------------------------------------------------------------------------------

@@ -26,15 +26,10 @@ def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int
             scores: bool = True, kind: str | None = None, cli: bool = True, metavar: str | None = None,
             **metadata: Any) -> Any:
     """A field and what every face of the surface needs: help; allowed values (``choices``, ``minimum``/``maximum``)
-    or a ``check`` that parses and refuses; ``kind``, the strict parser a value goes through (``flag``, ``int``,
-    ``choice``, ``list`` (each item one of ``choices`` when given), ``share`` in [0, 1), ``fraction`` in (0, 1),
-    ``number`` finite; ``text`` as given, derived from the rest unless named);
-    ``scores=False`` when no value of it changes a result (left out of :meth:`Settings.affecting`); ``cli=False``
-    for a keyword with no flag; ``from_text`` decodes what the command line types differently (a joiner's escapes);
-    ``noun`` names the option in refusals; ``aliases`` are old flag spellings kept one release (a note on standard
-    error); ``argparse`` adds keywords of the flag's ``add_argument`` (``{"action": "append"}`` for a repeatable one).
-    A ``flag`` whose default is True is turned off by its name prefixed with no (``--no-augment``). Other
-    ``metadata`` is kept for the surface (e.g. the metric kinds a scoring option applies to)."""
+    or a ``check`` that parses and refuses; ``kind``, the strict parser of :data:`KINDS` a value goes through (derived
+    unless named); ``scores=False`` when no value changes a result; ``cli=False`` for a keyword with no flag. Metadata
+    the surface reads: ``from_text`` (decodes command-line text), ``noun`` (names it in refusals), ``aliases`` (old
+    flag spellings kept one release), ``argparse`` (more ``add_argument`` keywords), and its own (metric kinds)."""
     kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
     if kind not in KINDS:
         raise ValueError(f"setting kind {kind!r} is not one of {KINDS}")
