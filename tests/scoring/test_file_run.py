@@ -27,6 +27,21 @@ def test_valid_file_options_are_kept():  # control
                                                                                               "system", True)
 
 
+def test_resume_and_restart_together_are_refused_by_the_api_as_by_the_cli(nli_export, tmp_path, capsys):
+    from learned_metrics.cli import main
+
+    with pytest.raises(UserError, match="--resume or --restart, not both"):
+        FileRun(resume=True, restart=True)
+    assert FileRun(restart=True).restart and FileRun(resume=True).resume  # controls: each alone
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"grounding": "a", "generation": "b"}\n', encoding="utf-8")
+    args = ["score", "faithfulness", "--model", str(nli_export), "--input", str(source), "--output",
+            str(tmp_path / "out.jsonl"), "--no-progress"]
+    assert main([*args, "--resume", "--restart"]) == 2
+    assert capsys.readouterr().err.strip().endswith("give --resume or --restart, not both")
+    assert main([*args, "--restart"]) == 0 and (tmp_path / "out.jsonl").exists()  # control
+
+
 def test_the_fingerprint_takes_the_file_options_that_change_an_output(nli_export, tmp_path):
     from learned_metrics.scoring.runner import InputFields, run_fingerprint
     from learned_metrics.scoring.scorer import load_scorer

@@ -122,7 +122,9 @@ class _StartUp:
 
 
 def _run(args: argparse.Namespace) -> int:
-    _check_paths(args)  # before the model stack (torch, transformers) is imported: bad arguments are refused at once
+    # checked before the model stack (torch, transformers) is imported: bad arguments are refused at once
+    run = FileRun.from_arguments(args)
+    _check_paths(args)
     startup = _StartUp()
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
@@ -134,7 +136,6 @@ def _run(args: argparse.Namespace) -> int:
     # the input-field flags of ``score KIND`` (the other kind's are absent from ``args``)
     fields = InputFields(args.kind, **{spec.name: getattr(args, spec.name, None) for spec in dataclasses.fields(
         InputFields) if spec.name != "kind"})
-    run = FileRun.from_arguments(args)
     from learned_metrics.safety import quiet_transformers
 
     with quiet_transformers(errors_only=True):  # the CLI reports its own progress and errors
@@ -184,8 +185,6 @@ def _check_paths(args: argparse.Namespace) -> None:
     from learned_metrics.io import check_input_file, file_format, is_stdio
     from learned_metrics.outputs import check_outputs, file_output, inputs_of
 
-    if args.resume and args.restart:
-        raise UserError("give --resume or --restart, not both")
     check_input_file(args.input, args.input_format)
     out_format = file_format(args.output, args.output_format)
     outputs = [] if is_stdio(args.output) else [file_output(args.output),

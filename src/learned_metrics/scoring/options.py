@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from learned_metrics.errors import UserError
 from learned_metrics.io import FORMATS
 from learned_metrics.labels import parse_label_order
 from learned_metrics.settings import Settings, setting
@@ -98,6 +99,11 @@ class FileRun(Settings):
                                        "scores with bootstrap 95%% CIs at the end", metavar="FIELD", scores=False)
     details: bool = _option(False, "add a details column: per generation sentence its score and the grounding unit "
                             "that supported it most (see --granularity)", kinds=NLI, flag=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.resume and self.restart:  # the API as the CLI: neither silently wins
+            raise UserError("give --resume or --restart, not both")
 
 
 def add_scoring_arguments(parser: Any, kind: str) -> None:
