@@ -49,11 +49,15 @@ def complete_card(card: dict[str, Any], id2label: dict[int, str], source_checkpo
 _TYPE_NAMES = {str: "text", int: "an integer", dict: "an object", list: "a list"}
 
 
-def _optional(mapping: dict, key: str, kind: type, path: object, prefix: str = "") -> Any:
-    """``mapping[key]`` when it is absent/null or of type ``kind`` (bools are not integers here), else one line."""
+def _optional(mapping: dict, key: str, kind: type, path: object, prefix: str = "",
+              choices: tuple[str, ...] | None = None) -> Any:
+    """``mapping[key]`` when it is absent/null or of type ``kind`` (bools are not integers here) and one of
+    ``choices`` when given, else one line."""
     value = mapping.get(key)
     if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
         raise UserError(f"card field '{prefix}{key}' must be {_TYPE_NAMES[kind]}, got {value!r}", path=path)
+    if value is not None and choices is not None and value not in choices:
+        raise UserError(f"card field '{prefix}{key}' must be one of {', '.join(choices)}, got {value!r}", path=path)
     return value
 
 
@@ -63,26 +67,18 @@ def validate_card(card: Any, path: object) -> dict[str, Any]:
 
     if not isinstance(card, dict):
         raise UserError(f"the card must be a JSON object, got {type(card).__name__}", path=path)
-    kind = _optional(card, "kind", str, path)
-    if kind is not None and kind not in CARD_KINDS:
-        raise UserError(f"card field 'kind' must be one of {', '.join(CARD_KINDS)}, got {kind!r}", path=path)
+    _optional(card, "kind", str, path, choices=CARD_KINDS)
     preprocessing = _optional(card, "preprocessing", dict, path) or {}
     max_length = _optional(preprocessing, "max_length", int, path, "preprocessing.")
     if max_length is not None and max_length < 1:
         raise UserError(f"card field 'preprocessing.max_length' must be >= 1, got {max_length}", path=path)
-    splitter = _optional(preprocessing, "splitter", str, path, "preprocessing.")
-    if splitter is not None and splitter not in SPLITTERS:
-        raise UserError(f"card field 'preprocessing.splitter' must be one of {', '.join(SPLITTERS)}, got {splitter!r}",
-                        path=path)
+    _optional(preprocessing, "splitter", str, path, "preprocessing.", SPLITTERS)
     _optional(preprocessing, "joiner", str, path, "preprocessing.")
     fields = _optional(preprocessing, "text_fields", list, path, "preprocessing.")
     if fields is not None and not all(isinstance(f, str) for f in fields):
         raise UserError("card field 'preprocessing.text_fields' must be a list of strings", path=path)
     scoring = _optional(card, "scoring", dict, path) or {}
-    mode = _optional(scoring, "default_mode", str, path, "scoring.")
-    if mode is not None and mode not in CARD_MODES:
-        raise UserError(f"card field 'scoring.default_mode' must be one of {', '.join(CARD_MODES)}, got {mode!r}",
-                        path=path)
+    _optional(scoring, "default_mode", str, path, "scoring.", CARD_MODES)
     _optional(card, "id2label", dict, path)
     return card
 

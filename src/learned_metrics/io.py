@@ -586,10 +586,6 @@ class RowWriter:
     def fieldnames(self, names: list[str] | None) -> None:
         self.sink.fieldnames = names
 
-    @property
-    def rows_written(self) -> int:
-        return self.sink.rows_written
-
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         with writing(self._target):
             self.sink.write(rows)

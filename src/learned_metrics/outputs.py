@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import errno
 import hashlib
+import itertools
 import json
 import os
 import secrets
@@ -124,20 +125,11 @@ def _remove(path: Path) -> None:
 
 def make_parents(folder: Path) -> list[Path]:
     """``mkdir -p`` that returns the folders it created (outermost first), so a failure can remove them."""
-    missing = []
-    current = folder
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
     created = []
-    for path in reversed(missing):
-        try:
+    for path in reversed(list(itertools.takewhile(lambda p: not p.exists(), (folder, *folder.parents)))):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process: not ours to remove
             path.mkdir()
-        except FileExistsError:
-            continue
-        created.append(path)
+            created.append(path)
     return created
 
 
