@@ -7,7 +7,6 @@ completes it (:func:`complete_card`), the scorer reads it back (:func:`read_card
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from learned_metrics import __version__
 from learned_metrics.errors import UserError
 from learned_metrics.io import read_json_object
 from learned_metrics.labels import METRIC_KINDS
+from learned_metrics.provenance import now
 
 CARD_NAME = "learned_metric.json"
 CARD_FORMAT_VERSION = 1
@@ -42,7 +42,7 @@ def complete_card(card: dict[str, Any], id2label: dict[int, str], source_checkpo
     full = {"format_version": CARD_FORMAT_VERSION, **card, **(results or {}),
             "id2label": {str(k): v for k, v in id2label.items()}, "source_checkpoint": source_checkpoint,
             "learned_metrics_version": __version__,
-            "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+            "exported_at": now()}
     return validate_card(full, CARD_NAME)
 
 

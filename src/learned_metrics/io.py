@@ -14,6 +14,7 @@ import datetime as dt
 import decimal
 import errno
 import io
+import itertools
 import json
 import math
 import os
@@ -212,13 +213,8 @@ def read_json_object(path: str | os.PathLike) -> dict[str, Any] | None:
 def iter_row_chunks(path: str | os.PathLike, chunk_size: int,
                     declared: str | None = None) -> Iterator[list[tuple[int, dict[str, Any]]]]:
     """Yield lists of at most ``chunk_size`` ``(row_number, row)`` pairs: bounded memory on huge inputs."""
-    chunk: list[tuple[int, dict[str, Any]]] = []
-    for item in iter_rows(path, declared):
-        chunk.append(item)
-        if len(chunk) >= chunk_size:
-            yield chunk
-            chunk = []
-    if chunk:
+    rows = iter_rows(path, declared)
+    while chunk := list(itertools.islice(rows, chunk_size)):
         yield chunk
 
 

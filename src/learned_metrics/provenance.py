@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import dump_json, open_parquet, schema_with
+from learned_metrics.io import dump_json, file_format, open_parquet, schema_with, write_json
+from learned_metrics.outputs import atomic_file, check_outputs, file_output
 
 FORMAT = "learned-metrics/provenance"
 VERSION = 1
@@ -150,8 +151,6 @@ def sidecar_path(output: str | os.PathLike) -> Path:
 def outputs(output: str | os.PathLike, fmt: str) -> list:
     """The sidecar as an :class:`~learned_metrics.outputs.Output` to check with the command's other outputs before
     any work (none for Parquet, which keeps the record inside, or for standard output)."""
-    from learned_metrics.outputs import file_output
-
     if os.fspath(output) == "-" or fmt == "parquet":
         return []
     return [file_output(sidecar_path(output), "--output's provenance file")]
@@ -171,9 +170,6 @@ def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None 
     """Attach ``record`` to a written output, atomically: a Parquet file's schema metadata (rewritten row group by
     row group; a scoring run passes :func:`parquet_metadata` to its writer instead), else the sidecar (into ``stage``
     of a :func:`~learned_metrics.outputs.staged_files` block when given). Returns where it went; None for ``-``."""
-    from learned_metrics.io import file_format
-    from learned_metrics.outputs import atomic_file, check_outputs
-
     if os.fspath(output) == "-":
         return None
     fmt = file_format(output, fmt)
@@ -188,15 +184,12 @@ def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None 
         stage(target).write_text(sidecar_text(record), encoding="utf-8")
         return target
     check_outputs(outputs(output, fmt), inputs=[output])
-    with atomic_file(target) as tmp:
-        tmp.write_text(sidecar_text(record), encoding="utf-8")
+    write_json(target, record)
     return target
 
 
 def _rewrite_parquet_metadata(path: Path, metadata: dict[str, str]) -> None:
     import pyarrow.parquet as pq
-
-    from learned_metrics.outputs import atomic_file
 
     with open_parquet(path) as source, atomic_file(path) as tmp:
         schema = schema_with(source.schema_arrow, metadata)
