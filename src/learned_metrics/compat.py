@@ -8,6 +8,7 @@ Heavy imports stay inside the accessors: this module imports without torch.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from importlib.util import find_spec
@@ -80,14 +81,9 @@ def batches_done_this_epoch(trainer: Any) -> int:
     return int(_attribute(trainer, BATCH_PROGRESS, "lightning", f"Trainer.{BATCH_PROGRESS}"))
 
 
-class _TrainDescription:
-    """Stands in for ``RichProgressBar._get_train_description`` on one bar (a picklable callable, not a lambda)."""
-
-    def __init__(self, bar: Any, describe: Callable[[Any], str]):
-        self.bar, self.describe = bar, describe
-
-    def __call__(self, current_epoch: int) -> str:
-        return self.describe(self.bar.trainer)
+def _train_description(bar: Any, describe: Callable[[Any], str], current_epoch: int) -> str:
+    """Stands in for ``RichProgressBar._get_train_description`` on one bar (bound with a partial: picklable)."""
+    return describe(bar.trainer)
 
 
 def rich_progress_bar(describe: Callable[[Any], str]) -> Any:
@@ -98,7 +94,7 @@ def rich_progress_bar(describe: Callable[[Any], str]) -> Any:
     name = "_get_train_description"
     _attribute(RichProgressBar, name, "lightning", f"lightning.pytorch.callbacks.RichProgressBar.{name}")
     bar = RichProgressBar()
-    setattr(bar, name, _TrainDescription(bar, describe))
+    setattr(bar, name, functools.partial(_train_description, bar, describe))
     return bar
 
 
