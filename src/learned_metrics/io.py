@@ -449,13 +449,8 @@ def conform_table(table, schema):
     """``table`` with exactly ``schema``'s columns: a field it lacks is all null, a type widened as merged."""
     import pyarrow as pa
 
-    columns = []
-    for field in schema:
-        if field.name in table.column_names:
-            column = table.column(field.name)
-            columns.append(column if column.type == field.type else column.cast(field.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, field.type))
+    columns = [table.column(field.name).cast(field.type) if field.name in table.column_names
+               else pa.nulls(table.num_rows, field.type) for field in schema]
     return pa.Table.from_arrays(columns, schema=schema)
 
 

@@ -40,10 +40,6 @@ class Output:
     kind: str | None = None  # None: a file
     option: str = "--output"  # how the user named it, for messages
 
-    @property
-    def is_folder(self) -> bool:
-        return self.kind is not None
-
 
 def file_output(path: str | os.PathLike, option: str = "--output") -> Output:
     return Output(_user_path(path, option), None, option)
@@ -270,7 +266,7 @@ def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     if not ancestor.is_dir():
         raise UserError(f"{output.option}: {ancestor} is a file, not a folder", path=path)
     if path.exists() or path.is_symlink():
-        if output.is_folder:
+        if output.kind is not None:
             _check_existing_folder(output, overwrite)
         elif path.is_dir():
             raise UserError(f"{output.option} is a folder; give a file name", path=path)
