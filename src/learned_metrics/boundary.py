@@ -55,11 +55,11 @@ def describe_os_error(exc: OSError) -> str:
 def _human_bytes(count: int) -> str:
     if count < 1000:
         return f"{count:,} bytes"
-    for unit in ("kB", "MB", "GB", "TB"):
+    for unit in ("kB", "MB", "GB"):
         count /= 1000
-        if count < 1000 or unit == "TB":
+        if count < 1000:
             return f"{count:,.1f} {unit}"
-    raise AssertionError("unreachable")
+    return f"{count / 1000:,.1f} TB"
 
 
 def _flush_standard_output() -> None:

@@ -44,11 +44,8 @@ class CommandInterrupted(BaseException):
 def first_line(exc: BaseException, limit: int = 200) -> str:
     """The first non-empty line of an exception message (its type name when there is none), shortened: library
     errors are often many lines long, or empty."""
-    for line in str(exc).splitlines():
-        if line.strip():
-            text = line.strip()
-            return text if len(text) <= limit else text[: limit - 3] + "..."
-    return type(exc).__name__
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def cause_among(exc: BaseException, kinds: type | tuple[type, ...], *, hidden: bool = False) -> BaseException | None:
