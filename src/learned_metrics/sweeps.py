@@ -1,24 +1,16 @@
 """wandb sweeps over ``train.py``: what is ours to check in a sweep file, and the agent's command.
 
-A sweep file (``conf/sweep/*.yml``: ``.yml`` so that Hydra, which reads only ``.yaml``, does not list
-it as a config group of ``train.py``) names Hydra overrides as its parameters and lets the agent pass
-them straight to ``train.py`` through the ``command:`` macro ``${args_no_hyphens}``
-(``model.lr=3e-06 seed=4``), so there is no argparse layer to keep in step with the configs. This module
-
-- loads and checks a sweep file (:func:`load_sweep`): method, metric, parameters,
-  and that every parameter is an override the composed config accepts, with the
-  sweep's metric being the metric the run selects its best checkpoint on;
-- builds the exact argv the agent runs for a parameter combination
-  (:func:`agent_command`), so tests and users can run it without a server.
-
-The run side (the objective written to the wandb summary, a clean finish on a crash) lives with
-the loggers (:mod:`learned_metrics.loggers`). ``learned-metrics sweep check FILE`` (or
-``python -m learned_metrics.sweeps FILE``, which needs no CLI module) checks files offline: :func:`describe`.
+A sweep file (``conf/sweep/*.yml``: not ``.yaml``, so Hydra does not list it as a config group) names Hydra
+overrides as its parameters, passed straight to ``train.py`` by ``${args_no_hyphens}``: no argparse layer to keep
+in step with the configs. :func:`load_sweep` checks a file (every parameter composes, the metric is the checkpoint
+monitor); :func:`agent_command` is the argv the agent runs, so a run needs no server. The run side lives with
+:mod:`learned_metrics.loggers`.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,23 +25,9 @@ ARGS_MACRO = "${args_no_hyphens}"
 REQUIRED_MACROS = ("${program}", ARGS_MACRO)
 # wandb validates sweep files on its server; its client ships no schema, and the `sweeps` package that
 # holds schema.json pins numpy<2. These are the distribution names of that schema (sweeps 0.3.0).
-DISTRIBUTIONS = {
-    "constant",
-    "categorical",
-    "int_uniform",
-    "uniform",
-    "q_uniform",
-    "log_uniform",
-    "log_uniform_values",
-    "q_log_uniform",
-    "q_log_uniform_values",
-    "inv_log_uniform",
-    "inv_log_uniform_values",
-    "normal",
-    "q_normal",
-    "log_normal",
-    "q_log_normal",
-}
+DISTRIBUTIONS = {"constant", "categorical", "int_uniform", "uniform", "q_uniform", "log_uniform", "log_uniform_values",
+                 "q_log_uniform", "q_log_uniform_values", "inv_log_uniform", "inv_log_uniform_values", "normal",
+                 "q_normal", "log_normal", "q_log_normal"}
 
 
 @dataclass(frozen=True)
@@ -77,12 +55,7 @@ class Sweep:
     def grid_size(self) -> int | None:
         """Number of runs of a grid sweep (``None`` when a parameter is a distribution)."""
         sizes = [len(_discrete_values(spec)) for spec in self.parameters.values() if _discrete_values(spec)]
-        if len(sizes) != len(self.parameters):
-            return None
-        total = 1
-        for size in sizes:
-            total *= size
-        return total
+        return math.prod(sizes) if len(sizes) == len(self.parameters) else None
 
 
 def _is_macro(part: str) -> bool:
@@ -99,26 +72,17 @@ def _discrete_values(spec: dict[str, Any]) -> list[Any]:
 
 
 def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | Path | None = None) -> Sweep:
-    """Read a sweep file and check it the way a run would fail late: at the server, or in run 37.
+    """Read a sweep file and check it now, as one line, where a run would fail late: at the server, or in run 37.
 
-    With ``check_config`` the Hydra config is composed for every config-group option
-    the sweep varies and one value of every other key, so a misspelt key, an unknown
-    experiment, or a sweep metric that differs from the checkpoint monitor is reported
-    now, as one line.
+    With ``check_config`` the Hydra config is composed (:func:`representative_combinations`), so a misspelt key,
+    an unknown experiment or a metric that is not the checkpoint monitor is found before any run.
     """
     path = Path(path)
     config = _read_yaml(path)
     metric, goal = _check_metric(config, path)
-    sweep = Sweep(
-        path=path,
-        method=_check_method(config, path),
-        metric=metric,
-        goal=goal,
-        program=_check_program(config, path),
-        parameters=_check_parameters(config, path),
-        command=_check_command(config, path),
-        config=config,
-    )
+    sweep = Sweep(path=path, method=_check_method(config, path), metric=metric, goal=goal,
+                  program=_check_program(config, path), parameters=_check_parameters(config, path),
+                  command=_check_command(config, path), config=config)
     if sweep.method == "grid" and sweep.grid_size() is None:
         raise UserError("method 'grid' needs `values` (or `value`) for every parameter", path=path)
     if check_config:
@@ -196,11 +160,8 @@ def _check_parameter(key: str, spec: Any, path: Path) -> None:
         return
     low, high = spec.get("min"), spec.get("max")
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high)):
-        raise UserError(
-            f"min/max must be numbers, got {low!r}/{high!r} (YAML reads 1e-6 as text; write 1.0e-6)",
-            path=path,
-            field=where,
-        )
+        raise UserError(f"min/max must be numbers, got {low!r}/{high!r} (YAML reads 1e-6 as text; write 1.0e-6)",
+                        path=path, field=where)
     if low >= high:
         raise UserError(f"min {low} must be below max {high}", path=path, field=where)
 
@@ -208,11 +169,8 @@ def _check_parameter(key: str, spec: Any, path: Path) -> None:
 def _check_command(config: dict[str, Any], path: Path) -> list[str]:
     command = config.get("command")
     if not isinstance(command, list) or not all(isinstance(part, str) for part in command):
-        raise UserError(
-            "command must list ${env} ${interpreter} ${program} ${args_no_hyphens} (Hydra-style key=value)",
-            path=path,
-            field="command",
-        )
+        raise UserError("command must list ${env} ${interpreter} ${program} ${args_no_hyphens} (Hydra-style key=value)",
+                        path=path, field="command")
     missing = [macro for macro in REQUIRED_MACROS if macro not in command]
     if missing:
         raise UserError(f"command lacks {', '.join(missing)}", path=path, field="command")
@@ -227,15 +185,12 @@ def _check_command(config: dict[str, Any], path: Path) -> list[str]:
 def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> list[dict[str, Any]]:
     """The combinations worth composing: each option of a config group, one value of any other key.
 
-    A group option (``experiment=nli_append``, ``trainer=ddp``) changes the whole tree,
-    so each is composed; for a plain key (``seed``, ``model.lr``) one value shows the key
-    exists. Others stay at their first value: a sum of options, not a product.
+    A group option (``experiment=nli_append``) changes the whole tree, so each is composed; for a plain key
+    (``model.lr``) one value shows the key exists. Others stay at their first value: a sum, not a product.
     """
     groups = _config_groups(conf_dir or _conf_dir(sweep.path, None))
-    choices = {
-        key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
-        for key, spec in sweep.parameters.items()
-    }
+    choices = {key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
+               for key, spec in sweep.parameters.items()}
     base = {key: values[0] for key, values in choices.items()}
     combos = [base]
     for key, values in choices.items():
@@ -304,12 +259,8 @@ def _check_metric_matches_monitor(sweep: Sweep, cfg, params: dict[str, Any]) -> 
     monitor = OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor")
     mode = OmegaConf.select(cfg, "callbacks.model_checkpoint.mode")
     if monitor != sweep.metric or mode != sweep.mode:
-        raise UserError(
-            f"metric {sweep.metric} ({sweep.goal}) differs from the checkpoint monitor {monitor} ({mode}) "
-            f"with {' '.join(format_overrides(params))}",
-            path=sweep.path,
-            field="metric",
-        )
+        raise UserError(f"metric {sweep.metric} ({sweep.goal}) differs from the checkpoint monitor {monitor} ({mode}) "
+                        f"with {' '.join(format_overrides(params))}", path=sweep.path, field="metric")
 
 
 # --- the agent's command -------------------------------------------------------------------------
@@ -320,20 +271,11 @@ def format_overrides(params: dict[str, Any]) -> list[str]:
     return [f"{key}={value}" for key, value in params.items()]
 
 
-def agent_command(
-    sweep: Sweep, params: dict[str, Any], *, interpreter: str = "python", env: str = "/usr/bin/env"
-) -> list[str]:
-    """The argv ``wandb agent`` runs for ``params``: the ``command:`` list with its macros filled.
-
-    ``interpreter`` is ``python`` in the agent (whatever is first on PATH); tests pass
-    ``sys.executable``.
-    """
-    macros = {
-        "${env}": [env],
-        "${interpreter}": [interpreter],
-        "${program}": [sweep.program],
-        ARGS_MACRO: format_overrides(params),
-    }
+def agent_command(sweep: Sweep, params: dict[str, Any], *, interpreter: str = "python",
+                  env: str = "/usr/bin/env") -> list[str]:
+    """The argv ``wandb agent`` runs for ``params`` (``interpreter``: ``python`` first on PATH, as the agent's)."""
+    macros = {"${env}": [env], "${interpreter}": [interpreter], "${program}": [sweep.program],
+              ARGS_MACRO: format_overrides(params)}
     argv: list[str] = []
     for part in sweep.command:
         argv += macros.get(part, [] if _is_macro(part) else [part])
