@@ -76,11 +76,9 @@ def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import ANLI_HUB_ID, AnliSettings
 
     parser.add_argument(
-        "--source",
-        required=True,
-        help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or 'jsonl:DIR' for the official release "
-        "layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, label e/n/c)",
-    )
+        "--source", required=True, help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or 'jsonl:DIR' for the "
+        "official release layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, "
+        "label e/n/c)")
     parser.add_argument("--output", required=True,
                         help="new or empty output folder; never the source or a folder holding it")
     AnliSettings.add_arguments(parser)
@@ -92,11 +90,19 @@ def run_anli(args: argparse.Namespace) -> int:
     from learned_metrics.data.choices import AnliSettings
 
     settings = AnliSettings.from_arguments(args)
-    report = build_anli_augmented(args.source, args.output, **settings.to_json())
-    title = f"ANLI{' + augmented copies' if report['augmentation']['augment'] else ''} -> {args.output}"
-    rows = [(split, counts["rows"], counts["augmented"], *(counts["per_label"][label] for label in NLI_LABELS))
+    return print_nli_report("ANLI", build_anli_augmented(args.source, args.output, **settings.to_json()), args.output)
+
+
+def print_nli_report(name: str, report: dict[str, Any], output: str) -> int:
+    """The per-split table of ``prep anli`` and ``prep nli`` (the latter adds sources and dropped shared pairs)."""
+    title = f"{name}{' + augmented copies' if report['augmentation']['augment'] else ''} -> {output}"
+    mixed = "dropped_shared_pairs" in report
+    rows = [(split, counts["rows"], counts["augmented"], *(counts["per_label"][label] for label in NLI_LABELS),
+             *((", ".join(f"{source} {n}" for source, n in counts["per_source"].items()),
+                report["dropped_shared_pairs"].get(split, 0)) if mixed else ()))
             for split, counts in report["splits"].items()]
-    console().print(table(title, ("split", "rows", "augmented", *NLI_LABELS), rows, left=("split",)))
+    columns = ("split", "rows", "augmented", *NLI_LABELS, *(("per source", "shared pairs dropped") if mixed else ()))
+    console().print(table(title, columns, rows, left=("split", "per source")))
     return 0
 
 
@@ -132,14 +138,7 @@ def run_nli(args: argparse.Namespace) -> int:
     from learned_metrics.data.nli import build_nli
 
     settings = NliSettings.from_arguments(args)
-    report = build_nli(args.source, args.output, **settings.to_json())
-    title = f"NLI{' + augmented copies' if report['augmentation']['augment'] else ''} -> {args.output}"
-    rows = [(split, counts["rows"], counts["augmented"], *(counts["per_label"][label] for label in NLI_LABELS),
-             ", ".join(f"{name} {n}" for name, n in counts["per_source"].items()),
-             report["dropped_shared_pairs"].get(split, 0)) for split, counts in report["splits"].items()]
-    columns = ("split", "rows", "augmented", *NLI_LABELS, "per source", "shared pairs dropped")
-    console().print(table(title, columns, rows, left=("split", "per source")))
-    return 0
+    return print_nli_report("NLI", build_nli(args.source, args.output, **settings.to_json()), args.output)
 
 
 # --- entry points --------------------------------------------------------------------------------

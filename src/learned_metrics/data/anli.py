@@ -306,26 +306,29 @@ def read_anli_hub() -> tuple[datasets.DatasetDict, dict[str, int]]:
 # ----------------------------------------------------------------- report ---
 
 
-def count_split(dataset: datasets.Dataset) -> dict[str, Any]:
-    """Rows, originals/augmented, and counts per round, label and phrase (streamed in batches)."""
-    rounds: Counter[str] = Counter()
+def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
+    """Rows, originals/augmented, and counts per ``by`` (round, or source for ``prep nli``), label and phrase."""
+    groups: Counter[str] = Counter()
     labels: Counter[str] = Counter()
     phrases: Counter[str] = Counter()
     augmented = 0
-    columns = dataset.select_columns(["round", "label", "augmented", "phrase"])
-    for batch in columns.iter(batch_size=_READ_CHUNK_ROWS):
-        rounds.update(batch["round"])
+    for batch in dataset.select_columns([by, "label", "augmented", "phrase"]).iter(batch_size=_READ_CHUNK_ROWS):
+        groups.update(batch[by])
         labels.update(batch["label"])
         phrases.update(p for p in batch["phrase"] if p is not None)
         augmented += sum(batch["augmented"])
-    return {
-        "rows": len(dataset),
-        "original": len(dataset) - augmented,
-        "augmented": augmented,
-        "per_round": dict(sorted(rounds.items())),
-        "per_label": {label: labels.get(label, 0) for label in NLI_LABELS},
-        "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0]))),
-    }
+    return {"rows": len(dataset), "original": len(dataset) - augmented, "augmented": augmented,
+            f"per_{by}": dict(sorted(groups.items())),
+            "per_label": {label: labels.get(label, 0) for label in NLI_LABELS},
+            "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
+
+
+def augment_splits(splits: dict[str, datasets.Dataset], augmentation: dict[str, Any],
+                   s: AnliSettings) -> datasets.DatasetDict:
+    """Every split, with one phrase-augmented copy of each row when ``s.augment`` (ANLI and ``prep nli``)."""
+    return datasets.DatasetDict({
+        split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
+        for split, ds in splits.items()})
 
 
 def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
@@ -361,12 +364,7 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
             base, dropped = read_anli_jsonl(root, work), {split: 0 for split in SPLITS}
         else:
             base, dropped = read_anli_hub()
-        built = datasets.DatasetDict(
-            {
-                split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
-                for split, ds in base.items()
-            }
-        )
+        built = augment_splits(base, augmentation, s)
         report = {
             "builder": "anli_augmented",
             "source": source,

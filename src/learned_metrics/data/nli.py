@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from learned_metrics import validate
-from learned_metrics.data.anli import augment_split, augmentation_settings
+from learned_metrics.data.anli import augment_splits, augmentation_settings, count_split
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
 from learned_metrics.data.sources import (
@@ -329,19 +329,6 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
     return {split: kept[split] for split in SPLIT_ORDER if split in kept}, dropped
 
 
-def count_split(ds: datasets.Dataset) -> dict[str, Any]:
-    """Rows, originals/augmented, and counts per source, label and phrase."""
-    sources, labels, phrases, augmented = Counter(), Counter(), Counter(), 0
-    for batch in ds.select_columns(["source", "label", "augmented", "phrase"]).iter(batch_size=_CHUNK):
-        sources.update(batch["source"])
-        labels.update(batch["label"])
-        phrases.update(p for p in batch["phrase"] if p is not None)
-        augmented += sum(batch["augmented"])
-    return {"rows": len(ds), "original": len(ds) - augmented, "augmented": augmented,
-            "per_source": dict(sorted(sources.items())), "per_label": {k: labels.get(k, 0) for k in NLI_LABELS},
-            "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
-
-
 # ------------------------------------------------------------------ build ---
 
 
@@ -376,16 +363,14 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
                                 f"{'dev/validation' if split == 'validation' else split} file or folder, pass "
                                 "--split-field, or give a source whose files name no split (a seeded split by "
                                 "--val-fraction)")
-        built = datasets.DatasetDict({
-            split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
-            for split, ds in merged.items() if len(ds)})
+        built = augment_splits({split: ds for split, ds in merged.items() if len(ds)}, augmentation, s)
         report = {
             "builder": "nli",
             "sources": read,
             "seed": s.seed,
             "settings": s.to_json(),
             "augmentation": augmentation,
-            "splits": {split: count_split(ds) for split, ds in built.items()},
+            "splits": {split: count_split(ds, "source") for split, ds in built.items()},
             "dropped_shared_pairs": dropped,
             "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
         }
