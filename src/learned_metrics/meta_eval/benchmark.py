@@ -664,7 +664,8 @@ def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[s
         for d in results[name].datasets:
             cells[(name, d.dataset)] = ReportCell(d.stats[statistic].value, d.stats[statistic].ci)
         cells[(name, MEAN_COLUMN)] = ReportCell(results[name].mean[statistic].value, results[name].mean[statistic].ci)
-    mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction)
+    note = mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction,
+                            permutations=o.permutations)
     mark_best(cells, names, columns)
     what = "Balanced accuracy" if statistic == "bacc" else "ROC AUC"
     swapped = ("the two metrics' predictions (each at its own threshold)" if statistic == "bacc"
@@ -674,7 +675,7 @@ def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[s
     caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; superscript "
                f"numbers: {against} (by row number) this metric is significantly better than "
                f"({o.sided()} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
-               f"{o.corrected()}p < {o.alpha}). {protocol.words()}")
+               f"{o.corrected()}p < {o.alpha}).{note} {protocol.words()}")
     short = "BAcc" if statistic == "bacc" else "ROC AUC"
     title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
     return ReportTable(names, columns, cells, caption, {"mode": statistic, **settings}, title)

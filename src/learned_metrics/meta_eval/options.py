@@ -4,9 +4,10 @@ keywords with their defaults and parsing, the JSON ``settings`` block and the ca
 Shared parts (:class:`Resampling`, :class:`Significance`, :class:`Permutations`, :class:`Correlating`) make one
 class per analysis (``CorrelationSettings``, ...; an API function takes its fields through :func:`takes`) and one
 per command (the analysis plus how its files are read). A name means one thing everywhere: ``--resamples`` counts
-bootstrap resamples and ``--permutations`` permutations, in every command. Settings that differ between analyses
-for a reason (``systems`` runs many tests at once: 10,000 permutations and Holm by default) are their own class's
-defaults, not overrides written in a command. Importable without numpy, so ``--help`` stays fast.
+bootstrap resamples and ``--permutations`` permutations, in every command, and every significance test defaults to
+1,000 permutations and Holm's correction (why: docs/meta_eval.md "Significance defaults"). Settings that differ
+between analyses for a reason are their own class's defaults, not overrides written in a command. Importable
+without numpy, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class Significance(MetaSettings):
 
     alternative: str = setting("greater", "greater: one-sided, 'A better than B'; two-sided: 'A and B differ'",
                                choices=ALTERNATIVES)
-    correction: str = setting("none", "multiple-comparison correction of the p-values over the pairs compared",
+    correction: str = setting("holm", "multiple-comparison correction of the p-values over the pairs compared",
                               choices=CORRECTIONS)
     alpha: float = setting(0.05, "significance level of the markers", kind="fraction")
 
@@ -280,12 +281,10 @@ class SystemLevelSettings(Resampling):
 
 @dataclass(frozen=True)
 class SystemsSettings(Resampling, Significance):
-    """``systems`` compares many systems at once: more permutations, Holm by default, 0 skips a statistic."""
+    """``systems``: the decisive test, and 0 permutations skips the permutation test."""
 
     test: str = setting("permutation", "the test whose p decides significance", choices=SYSTEM_TESTS)
-    correction: str = setting("holm", "multiple-comparison correction of the p-values over all tests",
-                              choices=CORRECTIONS)
-    permutations: int = setting(10000, "permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which "
+    permutations: int = setting(1000, "permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which "
                                 "the correction multiplies by the number of tests", minimum=0)
 
 

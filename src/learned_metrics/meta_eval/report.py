@@ -20,7 +20,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
 from learned_metrics.meta_eval.options import (
     AucReportSettings,
     AucSettings,
@@ -135,6 +135,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
     for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
             cells[(name, statistic)] = ReportCell(result.value, result.ci)
+    note = ""
     if len(names) > 1:
         bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
         tests = compare(human, metrics, settings=o.narrow(ComparisonSettings, resamples=bootstrap))
@@ -145,10 +146,13 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
                     cells[(c.metric_a, statistic)].beats.append(names.index(c.metric_b) + 1)
         for cell in cells.values():
             cell.beats.sort()
+        family = len(names) * (len(names) - 1) // (2 if o.alternative == "two-sided" else 1)
+        note = resolution_note(family, o.permutations, o.correction, o.alpha) if o.test == "permutation" else ""
+        note = f" Note: {note}." if note else ""
     mark_best(cells, names, o.stats)
     caption = (f"{coefficient_words(o.coefficient)} correlations with {o.intervals(o.resample, o.ci_method)}; "
                f"superscript numbers: the metrics this one is significantly better than "
-               f"({o.test_words(o.test)}, {o.corrected()}p < {o.alpha}).")
+               f"({o.test_words(o.test)}, {o.corrected()}p < {o.alpha}).{note}")
     record = {name: value for name, value in o.to_json().items() if name not in ("stats", "workers")}
     record.update(documents=human.shape[0], systems=human.shape[1])
     title = f"{human.shape[1]} systems x {human.shape[0]} documents"
@@ -308,22 +312,24 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
                              names=(a, b), permutations=o.permutations, resamples=o.resamples, seed=o.seed,
                              alternative=o.alternative, confidence=o.confidence)
              for a in names for b in (baselines or names) if a != b]
-    mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction)
+    note = mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction,
+                            permutations=o.permutations)
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
     caption = (f"ROC AUC per corpus and their unweighted mean, with {o.intervals('rows redrawn within corpora')}; "
                f"superscript numbers: {against} (by row number) this metric is significantly better than "
                f"({o.sided()} approximate randomization, scores of the two metrics swapped per row, {o.permutations} "
-               f"rounds, {o.corrected()}p < {o.alpha}).")
+               f"rounds, {o.corrected()}p < {o.alpha}).{note}")
     record = {**o.to_json(), "mode": "auc", "baselines": list(baselines)}
     title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
     return ReportTable(names, columns, cells, caption, record, title), tests
 
 
 def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[PairedAucTest], names: Sequence[str],
-                     columns: Sequence[str], *, alpha: float, correction: str) -> None:
+                     columns: Sequence[str], *, alpha: float, correction: str, permutations: int) -> str:
     """Adjust every column's p-values over all the tests made (``correction``) and give each cell the numbers of
-    the metrics it is significantly better than (adjusted p < ``alpha`` and a positive difference)."""
+    the metrics it is significantly better than (adjusted p < ``alpha`` and a positive difference). Returns the
+    caption's sentence when no test can be significant (:func:`.multiple.resolution_note`), else ''."""
     for column in columns:
         adjusted = adjust_p_values([t.p[column] for t in tests], correction)
         for test, p in zip(tests, adjusted, strict=True):
@@ -332,4 +338,6 @@ def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[P
                 cells[(test.a, column)].beats.append(names.index(test.b) + 1)
     for cell in cells.values():
         cell.beats.sort()
+    note = resolution_note(len(tests), permutations, correction, alpha)
+    return f" Note: {note}." if note else ""
 

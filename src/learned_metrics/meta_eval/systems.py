@@ -21,7 +21,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.data import key_grid
-from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
 from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, takes
 from learned_metrics.meta_eval.resampling import (
     ci_columns,
@@ -389,15 +389,5 @@ def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np
 
 
 def _resolution_note(family: int, o: SystemsSettings) -> list[str]:
-    """Say so when no pair can be significant: a permutation p is at least 1/(k+1), and Bonferroni and Holm
-    multiply the smallest p by the family size m, so k must exceed m/alpha."""
-    correction, permutations, alpha = o.correction, o.permutations, o.alpha
-    if o.test != "permutation" or family == 0:
-        return []
-    m = 1 if correction == "none" else family
-    if m / (1 + permutations) < alpha:
-        return []
-    needed = int(np.ceil(10 * m / alpha / 1000)) * 1000
-    return [f"no pair can be significant: with {permutations} permutations a p-value is at least "
-            f"{1 / (1 + permutations):.1e}, and the {correction} correction over {m} tests needs p < "
-            f"{alpha / m:.1e}; rerun with --permutations {needed} or more"]
+    note = resolution_note(family, o.permutations, o.correction, o.alpha) if o.test == "permutation" else ""
+    return [note] if note else []
