@@ -44,17 +44,10 @@ ROUNDS = ("R1", "R2", "R3")
 SPLITS = {"train": ("train", "train"), "validation": ("dev", "dev"), "test": ("test", "test")}
 
 
-FEATURES = datasets.Features(
-    {
-        "premise": datasets.Value("string"),
-        "hypothesis": datasets.Value("string"),
-        "label": datasets.Value("string"),
-        "round": datasets.Value("string"),
-        "uid": datasets.Value("string"),
-        "augmented": datasets.Value("bool"),
-        "phrase": datasets.Value("string"),
-    }
-)
+FEATURES = datasets.Features({
+    "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"), "label": datasets.Value("string"),
+    "round": datasets.Value("string"), "uid": datasets.Value("string"), "augmented": datasets.Value("bool"),
+    "phrase": datasets.Value("string")})
 """The saved schema. ``label`` is a name (entailment/neutral/contradiction), never an index,
 so training maps it onto whatever label order the model has."""
 
@@ -108,9 +101,8 @@ def draw_phrase_indices(n_rows: int, n_phrases: int, seed: int, split: str) -> n
     return rng.integers(0, n_phrases, size=n_rows)
 
 
-def _augment_batch(
-    batch: dict[str, list], indices: list[int], *, phrases: list[str], choice: np.ndarray, position: str
-) -> dict[str, list]:
+def _augment_batch(batch: dict[str, list], indices: list[int], *, phrases: list[str], choice: np.ndarray,
+                   position: str) -> dict[str, list]:
     chosen = [phrases[int(choice[i])] for i in indices]
     batch["hypothesis"] = [augment_hypothesis(h, p, position) for h, p in zip(batch["hypothesis"], chosen, strict=True)]
     batch["phrase"] = chosen
@@ -118,19 +110,14 @@ def _augment_batch(
     return batch
 
 
-def augment_split(
-    dataset: datasets.Dataset, split: str, phrases: list[str], position: str = "prepend", seed: int = 42
-) -> datasets.Dataset:
+def augment_split(dataset: datasets.Dataset, split: str, phrases: list[str], position: str = "prepend",
+                  seed: int = 42) -> datasets.Dataset:
     """Originals followed by one augmented copy of each (row ``i + n`` is the copy of row ``i``)."""
     choice = draw_phrase_indices(len(dataset), len(phrases), seed, split)
-    augmented = dataset.map(
-        _augment_batch,
-        batched=True,
-        with_indices=True,
-        fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
-        features=dataset.features,  # ANLI's schema, or any NLI source's (learned_metrics.data.nli)
-        desc=f"Augmenting {split}",
-    )
+    # features: ANLI's schema, or any NLI source's (learned_metrics.data.nli)
+    augmented = dataset.map(_augment_batch, batched=True, with_indices=True, features=dataset.features,
+                            fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
+                            desc=f"Augmenting {split}")
     return datasets.concatenate_datasets([dataset, augmented])
 
 
@@ -143,10 +130,8 @@ def parse_source(source: str) -> tuple[str, Path | None]:
         return "anli", None
     if source.startswith("jsonl:") and source[len("jsonl:") :].strip():
         return "jsonl", Path(source[len("jsonl:") :]).expanduser()
-    raise UserError(
-        f"unknown source '{source}', expected 'anli' (the Hugging Face dataset {HUB_ID}) "
-        "or 'jsonl:DIR' (a folder in the official ANLI layout: DIR/R1/train.jsonl, DIR/R1/dev.jsonl, ...)"
-    )
+    raise UserError(f"unknown source '{source}', expected 'anli' (the Hugging Face dataset {HUB_ID}) "
+                    "or 'jsonl:DIR' (a folder in the official ANLI layout: DIR/R1/train.jsonl, DIR/R1/dev.jsonl, ...)")
 
 
 def _jsonl_record(row: dict[str, Any], *, path: Path, row_number: int, round_name: str) -> dict[str, Any]:
@@ -157,18 +142,10 @@ def _jsonl_record(row: dict[str, Any], *, path: Path, row_number: int, round_nam
         raise UserError(f"missing field (expected {_VALID_LETTERS})", path=path, row=row_number, field="label")
     label = canonical_label(row["label"])
     if label not in NLI_LABELS:
-        raise UserError(
-            f"unknown label {row['label']!r}, expected {_VALID_LETTERS}", path=path, row=row_number, field="label"
-        )
-    return {
-        "premise": premise,
-        "hypothesis": hypothesis,
-        "label": label,
-        "round": round_name,
-        "uid": uid,
-        "augmented": False,
-        "phrase": None,
-    }
+        raise UserError(f"unknown label {row['label']!r}, expected {_VALID_LETTERS}", path=path, row=row_number,
+                        field="label")
+    return {"premise": premise, "hypothesis": hypothesis, "label": label, "round": round_name, "uid": uid,
+            "augmented": False, "phrase": None}
 
 
 def _write_jsonl_split_arrow(files: list[tuple[str, Path]], arrow_path: Path) -> None:
@@ -189,9 +166,8 @@ def _write_jsonl_split_arrow(files: list[tuple[str, Path]], arrow_path: Path) ->
 def official_layout_files(root: Path) -> dict[str, list[tuple[str, Path]]]:
     """``{"train": [("R1", root/R1/train.jsonl), ...], ...}``; every file must exist."""
     if not root.is_dir():
-        raise UserError(
-            "not a folder; expected the official ANLI layout (R1/train.jsonl, R1/dev.jsonl, ...)", path=root
-        )
+        raise UserError("not a folder; expected the official ANLI layout (R1/train.jsonl, R1/dev.jsonl, ...)",
+                        path=root)
     files = {split: [(rnd, root / rnd / f"{stem}.jsonl") for rnd in ROUNDS] for split, (stem, _) in SPLITS.items()}
     for entries in files.values():
         for _, path in entries:
@@ -225,19 +201,15 @@ def _label_names_of(feature: Any, where: str) -> list[str] | None:
         return names
     if isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string"):
         return None
-    raise UserError(
-        f"{where}: the 'label' feature is {feature!r} without class names; "
-        "integer labels are mapped only through ClassLabel names, never by position"
-    )
+    raise UserError(f"{where}: the 'label' feature is {feature!r} without class names; "
+                    "integer labels are mapped only through ClassLabel names, never by position")
 
 
-def _hub_batch_to_schema(
-    batch: dict[str, list], indices: list[int], *, names: list[str] | None, round_name: str, where: str
-) -> dict[str, list]:
+def _hub_batch_to_schema(batch: dict[str, list], indices: list[int], *, names: list[str] | None, round_name: str,
+                         where: str) -> dict[str, list]:
     out: dict[str, list] = {column: [] for column in FEATURES}
-    for i, premise, hypothesis, label, uid in zip(
-        indices, batch["premise"], batch["hypothesis"], batch["label"], batch["uid"], strict=True
-    ):
+    for i, premise, hypothesis, label, uid in zip(indices, batch["premise"], batch["hypothesis"], batch["label"],
+                                                  batch["uid"], strict=True):
         if names is not None:
             if label == -1:  # unlabelled rows are dropped and counted
                 continue
@@ -246,13 +218,9 @@ def _hub_batch_to_schema(
             name = canonical_label(label)
         if name not in NLI_LABELS:
             raise UserError(f"unknown label {label!r}", path=where, row=i + 1, field="label")
-        out["premise"].append(premise)
-        out["hypothesis"].append(hypothesis)
-        out["label"].append(name)
-        out["round"].append(round_name)
-        out["uid"].append(uid)
-        out["augmented"].append(False)
-        out["phrase"].append(None)
+        # in FEATURES order: premise, hypothesis, label, round, uid, augmented, phrase
+        for column, value in zip(out, (premise, hypothesis, name, round_name, uid, False, None), strict=True):
+            out[column].append(value)
     return out
 
 
@@ -262,10 +230,8 @@ def load_hub_anli() -> datasets.DatasetDict:
         return datasets.load_dataset(HUB_ID)
     except Exception as exc:  # any hub/network/cache failure is something the user must fix
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"cannot load the Hugging Face dataset {HUB_ID} ({type(exc).__name__}: {message}); "
-            "check the network/HF cache or use --source jsonl:DIR with the official ANLI release"
-        ) from None
+        raise UserError(f"cannot load the Hugging Face dataset {HUB_ID} ({type(exc).__name__}: {message}); "
+                        "check the network/HF cache or use --source jsonl:DIR with the official ANLI release") from None
 
 
 def read_anli_hub() -> tuple[datasets.DatasetDict, dict[str, int]]:
@@ -283,21 +249,10 @@ def read_anli_hub() -> tuple[datasets.DatasetDict, dict[str, int]]:
             for column in ("premise", "hypothesis", "label", "uid"):
                 if column not in part.column_names:
                     raise UserError(f"{where}: missing column (columns: {', '.join(part.column_names)})", field=column)
-            parts.append(
-                part.map(
-                    _hub_batch_to_schema,
-                    batched=True,
-                    with_indices=True,
-                    remove_columns=part.column_names,
-                    features=FEATURES,
-                    fn_kwargs={
-                        "names": _label_names_of(part.features["label"], where),
-                        "round_name": round_name,
-                        "where": where,
-                    },
-                    desc=f"Reading {name}",
-                )
-            )
+            names = _label_names_of(part.features["label"], where)
+            parts.append(part.map(_hub_batch_to_schema, batched=True, with_indices=True,
+                                  remove_columns=part.column_names, features=FEATURES, desc=f"Reading {name}",
+                                  fn_kwargs={"names": names, "round_name": round_name, "where": where}))
             dropped[split] = dropped.get(split, 0) + len(part) - len(parts[-1])
         splits[split] = datasets.concatenate_datasets(parts)
     return datasets.DatasetDict(splits), dropped
