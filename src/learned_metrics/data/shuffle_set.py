@@ -281,18 +281,16 @@ def load_cnndm_documents(splitter: str = "newline"):
     try:
         raw = datasets.load_dataset(CNNDM_HUB_ID, CNNDM_CONFIG)
     except Exception as exc:  # offline machines, missing cache
-        raise UserError(
-            f"cannot load {CNNDM_HUB_ID} ({CNNDM_CONFIG}): {type(exc).__name__}: {str(exc).splitlines()[0]}; "
-            "check network access or pre-download it into the HF cache"
-        ) from None
+        raise UserError(f"cannot load {CNNDM_HUB_ID} ({CNNDM_CONFIG}): {type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0]}; check network access or pre-download it into the HF "
+                        "cache") from None
     split = get_splitter(splitter)
 
     def to_documents(batch: dict[str, list]) -> dict[str, list]:
         return {"doc_id": [str(i) for i in batch["id"]], "sentences": [split(h) for h in batch["highlights"]]}
 
-    return datasets.DatasetDict(
-        {name: raw[name].map(to_documents, batched=True, remove_columns=raw[name].column_names) for name in SPLITS}
-    )
+    return datasets.DatasetDict({name: raw[name].map(to_documents, batched=True, remove_columns=raw[name].column_names)
+                                 for name in SPLITS})
 
 
 # --- building the shuffle set -----------------------------------------------------------------
@@ -345,28 +343,14 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
         docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split))) for k, v in docs.items()})
     _check_documents_per_split(docs, s.val_fraction, s.test_fraction)
 
-    features = datasets.Features(
-        {
-            "doc_id": datasets.Value("string"),
-            "text": datasets.Value("string"),
-            "label": datasets.ClassLabel(names=list(COHERENCE_LABELS)),
-        }
-    )
+    features = datasets.Features({"doc_id": datasets.Value("string"), "text": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))})
     make_pairs = _make_pairs_fn(s.shuffles_per_doc, s.seed, s.joiner)
     with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
-        built = datasets.DatasetDict(
-            {
-                name: split.map(
-                    make_pairs,
-                    batched=True,
-                    remove_columns=split.column_names,
-                    features=features,
-                    num_proc=s.num_proc,
-                    desc=f"shuffling {name}",
-                )
-                for name, split in docs.items()
-            }
-        )
+        built = datasets.DatasetDict({
+            name: split.map(make_pairs, batched=True, remove_columns=split.column_names, features=features,
+                            num_proc=s.num_proc, desc=f"shuffling {name}")
+            for name, split in docs.items()})
     report = _report(source, docs, built, s, splits_from)
     _check_rows_per_split(report)
     save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
@@ -392,10 +376,9 @@ def _check_rows_per_split(report: dict[str, Any]) -> None:
     for name, rows in report["rows"].items():
         if rows["total"] == 0:
             documents = report["documents_per_split"][name]
-            raise UserError(
-                f"split '{name}' would have no rows: none of its {documents} document(s) has 2 or more distinct "
-                "sentences, so none can be shuffled (check --splitter: 'newline' needs one sentence per line)"
-            )
+            raise UserError(f"split '{name}' would have no rows: none of its {documents} document(s) has 2 or more "
+                            "distinct sentences, so none can be shuffled (check --splitter: 'newline' needs one "
+                            "sentence per line)")
 
 
 def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:
@@ -408,15 +391,10 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -
     return {
         "kind": "shuffle_set",
         "source": source,
-        "settings": {
-            "shuffles_per_doc": s.shuffles_per_doc,
-            "seed": s.seed,
-            "val_fraction": s.val_fraction if splits_from != "names" else None,
-            "test_fraction": s.test_fraction if splits_from != "names" else None,
-            "text_field": s.text_field,
-            "sentences_field": s.sentences_field,
-            "id_field": s.id_field,
-        },
+        "settings": {"shuffles_per_doc": s.shuffles_per_doc, "seed": s.seed,
+                     "val_fraction": s.val_fraction if splits_from != "names" else None,
+                     "test_fraction": s.test_fraction if splits_from != "names" else None,
+                     "text_field": s.text_field, "sentences_field": s.sentences_field, "id_field": s.id_field},
         "splits_from": splits_from,
         "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
         "documents_read": sum(len(s) for s in docs.values()),
