@@ -1,17 +1,6 @@
-"""Reading score files for meta-evaluation, with errors that name file, row and field.
-
-Human and metric files are ``.jsonl``/``.csv`` rows keyed by a document and a
-system field (``doc_id``/``system_id`` by default). A human file may hold one
-row per annotator: rows sharing a key are averaged. The official SummEval
-release (``model_annotations.aligned.paired.jsonl``) is read directly, averaging
-its expert annotators. Metric files must have exactly one row per key.
-Faithfulness (AUC) inputs are scored rows with a 0/1 label, or folders of them
-(one file per corpus), including the TRUE benchmark files as published
-(``grounding``, ``generated_text``, ``label``; see :func:`true_corpus`).
-
-Problems a user must fix (missing key, duplicate metric row, NaN score, keys
-in one file only) stop with one line by default; ``on_missing="drop"`` skips
-the offending rows/keys and records a note with the count instead.
+"""Reading score files for meta-evaluation (human and metric files keyed by (document, system), the SummEval
+release, labelled AUC rows and folders of them, TRUE files, shuffle-test rows), with errors that name file, row and
+field. The row-identity rules are :mod:`.rows`'; the formats are in docs/meta_eval.md.
 """
 
 from __future__ import annotations
@@ -58,14 +47,8 @@ class ScoreGrid:
 # --- human and metric files ------------------------------------------------------------------
 
 
-def read_human_scores(
-    path: str | Path,
-    score_field: str,
-    keys: KeyFields = KeyFields(),
-    *,
-    fmt: str = "rows",
-    on_missing: str = "error",
-) -> CellScores:
+def read_human_scores(path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, fmt: str = "rows",
+                      on_missing: str = "error") -> CellScores:
     """Human scores per key, averaged over annotator rows (``fmt="rows"``) or SummEval experts."""
     check(on_missing=on_missing, human_format=fmt)
     if fmt == "summeval":
@@ -81,12 +64,8 @@ def _expert_annotations(row: dict[str, Any], *, path: object, row_number: int) -
         except json.JSONDecodeError:
             annotations = None
     if not isinstance(annotations, list) or not annotations or not all(isinstance(a, dict) for a in annotations):
-        raise UserError(
-            "expected a non-empty list of annotation objects (SummEval release format)",
-            path=path,
-            row=row_number,
-            field="expert_annotations",
-        )
+        raise UserError("expected a non-empty list of annotation objects (SummEval release format)", path=path,
+                        row=row_number, field="expert_annotations")
     return annotations
 
 
@@ -100,9 +79,8 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
     """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts); each
     summary's experts averaged, then read as keyed rows (a summary given twice follows ``on_missing``)."""
     if score_field not in SUMMEVAL_FIELDS:
-        raise UserError(
-            f"--human-field '{score_field}' is not a SummEval dimension; expected one of: {', '.join(SUMMEVAL_FIELDS)}"
-        )
+        raise UserError(f"--human-field '{score_field}' is not a SummEval dimension; expected one of: "
+                        f"{', '.join(SUMMEVAL_FIELDS)}")
     partial = 0
 
     def summaries() -> Iterable[tuple[int, dict[str, Any]]]:
@@ -128,11 +106,8 @@ def read_metric_scores(
     path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error",
     records: Iterable[tuple[int, dict[str, Any]]] | None = None,
 ) -> CellScores:
-    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``.
-
-    ``records``: ``(row number, row)`` pairs checked instead of the file (a DataFrame's records), ``path`` then only
-    names them in errors, so in-memory inputs get the same checks and messages as files.
-    """
+    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``. ``records``:
+    ``(row number, row)`` pairs (a DataFrame's) checked as the file would be, ``path`` then only names them."""
     return keyed_cells([(path, iter_rows(path) if records is None else records)], score_field, keys,
                        on_missing=on_missing)
 
@@ -158,13 +133,8 @@ def key_grid(values: dict[Key, float], docs: Sequence[str] | None = None,
     return grid
 
 
-def align(
-    human: CellScores,
-    metrics: dict[str, CellScores],
-    keys: KeyFields = KeyFields(),
-    *,
-    on_missing: str = "error",
-) -> ScoreGrid:
+def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = KeyFields(), *,
+          on_missing: str = "error") -> ScoreGrid:
     """Put human and metric scores on one (documents x systems) grid, keeping keys present everywhere."""
     check(on_missing=on_missing)
     ordered, notes = shared_keys(human, metrics, keys, on_missing=on_missing)
@@ -178,10 +148,8 @@ def align(
         return key_grid({k: scores.values[k] for k in ordered}, docs, systems)
 
     if len(ordered) < len(docs) * len(systems):
-        notes.append(
-            f"{len(ordered)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
-            "absent cells are left out of every statistic"
-        )
+        notes.append(f"{len(ordered)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
+                     "absent cells are left out of every statistic")
     return ScoreGrid(docs, systems, to_grid(human), {name: to_grid(m) for name, m in metrics.items()}, notes)
 
 
@@ -198,31 +166,20 @@ def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None
 def per_metric_fields(metric_fields: Sequence[str], metric_paths: Sequence[str | Path]) -> list[str]:
     """The score field of every metric input: one field for all, or one per input."""
     if len(metric_fields) not in (1, len(metric_paths)):
-        raise UserError(
-            f"give --metric-field once or once per --metric ({len(metric_paths)}), got {len(metric_fields)}"
-        )
+        raise UserError(f"give --metric-field once or once per --metric ({len(metric_paths)}), got "
+                        f"{len(metric_fields)}")
     return list(metric_fields) * (len(metric_paths) if len(metric_fields) == 1 else 1)
 
 
-def load_grid(
-    human_path: str | Path,
-    metric_paths: Sequence[str | Path],
-    *,
-    human_field: str = "score",
-    metric_fields: Sequence[str] = ("score",),
-    keys: KeyFields = KeyFields(),
-    human_format: str = "rows",
-    on_missing: str = "error",
-    names: Sequence[str] | None = None,
-) -> ScoreGrid:
+def load_grid(human_path: str | Path, metric_paths: Sequence[str | Path], *, human_field: str = "score",
+              metric_fields: Sequence[str] = ("score",), keys: KeyFields = KeyFields(), human_format: str = "rows",
+              on_missing: str = "error", names: Sequence[str] | None = None) -> ScoreGrid:
     """Read a human file and one or more metric files and align them (what the CLI commands share)."""
     fields = per_metric_fields(metric_fields, metric_paths)
     wanted = metric_names(metric_paths, names)  # before any file is read
     human = read_human_scores(human_path, human_field, keys, fmt=human_format, on_missing=on_missing)
-    metrics = {
-        name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
-        for name, path, score_field in zip(wanted, metric_paths, fields, strict=True)
-    }
+    metrics = {name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
+               for name, path, score_field in zip(wanted, metric_paths, fields, strict=True)}
     return align(human, metrics, keys, on_missing=on_missing)
 
 
@@ -245,26 +202,30 @@ class LabelledScores:
     texts: list[bytes] | None = None
 
 
-def read_labelled_scores(
-    path: str | Path,
-    score_field: str = "score",
-    label_field: str = "label",
-    group_field: str | None = None,
-    system_field: str | None = None,
-    text_fields: tuple[str, str] | None = None,
-) -> LabelledScores:
+def read_labelled_scores(path: str | Path, score_field: str = "score", label_field: str = "label",
+                         group_field: str | None = None, system_field: str | None = None,
+                         text_fields: tuple[str, str] | None = None) -> LabelledScores:
     """Read an AUC input; without a group field every row belongs to one group, ``all``."""
+    return _labelled([(path, None)], score_field, label_field, group_field, system_field, text_fields)
+
+
+def _labelled(files: Sequence[tuple[str | Path, str | None]], score_field: str, label_field: str,
+              group_field: str | None, system_field: str | None, text_fields: tuple[str, str] | None
+              ) -> LabelledScores:
+    """The rows of every file in order as one input; a file's corpus (if given) is the group of all its rows."""
     scores, labels, groups, systems, where, documents, texts = [], [], [], [], [], [], []
-    for row_number, row in iter_rows(path):
-        scores.append(row_score(row, score_field, path=path, row_number=row_number))
-        labels.append(row_label(row, label_field, path=path, row_number=row_number))
-        groups.append(row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
-        if system_field:
-            systems.append(row_key(row, system_field, path=path, row_number=row_number))
-        where.append((str(path), row_number))
-        if text_fields:
-            documents.append(text_digest(row.get(text_fields[0])))
-            texts.append(text_digest(row.get(text_fields[1])))
+    for path, corpus in files:
+        for row_number, row in iter_rows(path):
+            scores.append(row_score(row, score_field, path=path, row_number=row_number))
+            labels.append(row_label(row, label_field, path=path, row_number=row_number))
+            groups.append(corpus if corpus is not None else
+                          row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
+            if system_field:
+                systems.append(row_key(row, system_field, path=path, row_number=row_number))
+            where.append((str(path), row_number))
+            if text_fields:
+                documents.append(text_digest(row.get(text_fields[0])))
+                texts.append(text_digest(row.get(text_fields[1])))
     return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None, where,
                           text_fields, documents if text_fields else None, texts if text_fields else None)
 
@@ -275,13 +236,9 @@ TRUE_SPLITS = ("_valid", "_dev", "_test")
 
 
 def true_corpus(path: str | Path) -> str:
-    """The corpus of a TRUE benchmark file, from its name, so the published files need no renaming.
-
-    Rule: the file stem, without a trailing ``_download``, then without one trailing split suffix
-    (``_valid``, ``_dev`` or ``_test``); nothing else changes. ``frank_valid_download.csv`` -> ``frank``,
-    ``begin_dev_download.csv`` -> ``begin``, ``summeval_download.csv`` -> ``summeval``, ``qags_c.csv`` ->
-    ``qags_c``, ``q2_gold.csv`` -> ``q2_gold``.
-    """
+    """The corpus of a TRUE benchmark file, so the published files need no renaming: the stem without a trailing
+    ``_download``, then without one trailing ``_valid``/``_dev``/``_test`` (``frank_valid_download.csv`` -> ``frank``,
+    ``qags_c.csv`` -> ``qags_c``)."""
     stem = Path(path).stem
     name = stem.removesuffix("_download")
     for split in TRUE_SPLITS:
@@ -338,11 +295,8 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                         group_field: str | None = None, system_field: str | None = None,
                         fmt: str = "rows") -> dict[str, LabelledScores]:
     """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus).
-
-    ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column.
-    ``fmt="true"``: TRUE benchmark files (``grounding``, ``generated_text``, ``label`` and the score column,
-    all checked up front); the corpus is :func:`true_corpus` of the file name, for a single file too.
-    """
+    ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column; ``"true"``:
+    TRUE files (their columns checked up front), the corpus :func:`true_corpus` of the file name, for one file too."""
     _check_scored_format(fmt, group_field)
     scored = {}
     fields = per_metric_fields(score_fields, sources)
@@ -353,17 +307,8 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                 check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
         by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
-        text_fields = TRUE_TEXT_FIELDS if fmt == "true" else None
-        parts = [read_labelled_scores(file, field_name, label_field, group_field, system_field, text_fields)
-                 for file in files]
-        groups = [[corpora[i]] * len(part.scores) if corpora else part.groups for i, part in enumerate(parts)]
-        systems = [s for part in parts for s in part.systems] if system_field else None
-        scored[name] = LabelledScores(np.concatenate([p.scores for p in parts]),
-                                      np.concatenate([p.labels for p in parts]),
-                                      [g for part_groups in groups for g in part_groups], systems,
-                                      [w for p in parts for w in p.where], text_fields,
-                                      [d for p in parts for d in p.documents] if text_fields else None,
-                                      [t for p in parts for t in p.texts] if text_fields else None)
+        scored[name] = _labelled(list(zip(files, corpora or [None] * len(files), strict=True)), field_name,
+                                 label_field, group_field, system_field, TRUE_TEXT_FIELDS if fmt == "true" else None)
     return scored
 
 
@@ -378,15 +323,9 @@ class ShuffleRows:
     rows: list[int]
 
 
-def read_shuffle_rows(
-    path: str | Path,
-    *,
-    score_field: str = "score",
-    label_field: str = "label",
-    pair_field: str = "doc_id",
-    text_field: str | None = None,
-    length_field: str | None = None,
-) -> ShuffleRows:
+def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_field: str = "label",
+                      pair_field: str = "doc_id", text_field: str | None = None,
+                      length_field: str | None = None) -> ShuffleRows:
     """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``.
 
     Rows are :class:`~.rows.ScoredRows` (group: the pair id, split: original/shuffled, text: the digest of

@@ -22,7 +22,7 @@ examples:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "auc", SETTINGS,
+        commands, "auc", SETTINGS, run,
         help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
         description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
         "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
@@ -35,17 +35,14 @@ def register(commands: Any) -> None:
                        plot="score densities by label, one panel per group titled with its AUC and class counts "
                        "(png/pdf/svg)",
                        roc_plot="ROC curves, one per group, AUC in the legend beside the axes (png/pdf/svg)")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: AucCommand) -> int:
     from learned_metrics.meta_eval.auc import auc_by_group
     from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.provenance import read_provenance
     from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms, score_axis_label
 
-    settings = common.settings_of(args)
-    common.check_command_outputs(args)
     scored = read_scored_corpora([args.input], score_fields=[settings.score_field], label_field=settings.label_field,
                                  group_field=settings.group_field, system_field=args.system_field, fmt=settings.format)
     rows = next(iter(scored.values()))

@@ -43,7 +43,7 @@ See docs/benchmarks.md for the layouts, where the files come from and a full run
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "benchmark", SETTINGS,
+        commands, "benchmark", SETTINGS, run,
         help="faithfulness benchmarks (LLM-AggreFact, AggreFact, SummaC, TRUE) under a named threshold protocol",
         description="Balanced accuracy, ROC AUC and the unsupported class's precision/recall/F1 per dataset and as "
         "their unweighted mean, at a threshold set by the protocol you name (fixed, tune-on-val, same-split), with "
@@ -56,17 +56,14 @@ def register(commands: Any) -> None:
     common.add_outputs(parser, json="every number, the protocol, the thresholds, the tests and the settings as JSON",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="every statistic as CSV, one row per metric and dataset")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: BenchmarkCommand) -> int:
     from learned_metrics.meta_eval.benchmark import evaluate_benchmark
     from learned_metrics.meta_eval.benchmarks_io import read_benchmark
 
-    settings = common.settings_of(args)
     common.require(settings.threshold_protocol is not None,
                    "meta-eval benchmark: give --threshold-protocol fixed, tune-on-val or same-split")
-    common.check_command_outputs(args)
     rows = read_benchmark(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                           group_field=settings.group_field, **settings.reading())
     report = evaluate_benchmark(rows, settings=settings.narrow(BenchmarkSettings))

@@ -14,7 +14,7 @@ SETTINGS = BiasMatrixCommand
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "bias-matrix", SETTINGS,
+        commands, "bias-matrix", SETTINGS, run,
         help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
         description="Systems ordered by mean human score (best first). Cell (row a, column b): over same-document "
         "pairs where the humans prefer a to b, 2*acc-1 with acc the share the metric orders the same way (a tie "
@@ -25,15 +25,12 @@ def register(commands: Any) -> None:
                        json="systems, mean human scores, tau and pair-count matrices, and the settings",
                        markdown="the matrix as Markdown", latex="the matrix as LaTeX (booktabs)",
                        csv="the matrix as CSV")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: BiasMatrixCommand) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
     from learned_metrics.render.figures import plot_bias_matrix
 
-    settings = common.settings_of(args)
-    common.check_command_outputs(args)
     grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
     return common.finish(args, matrix, notes=grid.notes, plots={"plot": lambda path: plot_bias_matrix(matrix, path)},

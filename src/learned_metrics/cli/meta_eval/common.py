@@ -1,14 +1,11 @@
-"""What every ``meta-eval`` command shares: inputs declared by type, outputs checked before any work and written as
-one staged set, the ``settings`` block of every JSON, and the one way a result reaches the terminal and files.
-
-A command module declares its arguments (its settings class from :mod:`learned_metrics.meta_eval.options`, given
-to :func:`command`; inputs with :func:`input_path`, outputs with :func:`add_outputs`), computes a result that can
-say ``tables()``, and hands it to :func:`finish`. Nothing here knows a particular analysis.
+"""What every ``meta-eval`` command shares: flags from its settings class, inputs declared by type, outputs checked
+before any work and written as one staged set with the JSON's ``settings`` block. Nothing here knows an analysis.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import shlex
 from collections.abc import Callable, Sequence
@@ -33,17 +30,25 @@ the file name without a trailing _download, then without one trailing _valid/_de
 (frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
 
 
-def command(commands: Any, name: str, settings: type[Settings], *, help: str, description: str,
-            epilog: str | None = None) -> argparse.ArgumentParser:
-    """One subcommand's parser: its one-line help, description and examples (line breaks of the epilog kept), and
-    one flag per field of its ``settings`` class, which :func:`settings_of` reads back."""
+def command(commands: Any, name: str, settings: type[Settings], run: Callable[[argparse.Namespace, Any], int], *,
+            help: str, description: str, epilog: str | None = None) -> argparse.ArgumentParser:
+    """One subcommand's parser: its help, description and examples (line breaks of the epilog kept), one flag per
+    field of its ``settings`` class, and ``run(args, settings)`` called by :func:`start`, the one runner."""
     from learned_metrics.cli import help_formatter
 
     parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
                                  formatter_class=help_formatter)
     settings.add_arguments(parser)
-    parser.set_defaults(settings_class=settings)
+    parser.set_defaults(settings_class=settings, func=functools.partial(start, run=run))
     return parser
+
+
+def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int]) -> int:
+    """Every command's order: its settings parsed, every output checked, then ``run`` reads, computes and
+    :func:`finish`-es, so no error follows a long computation."""
+    settings = settings_of(args)
+    check_command_outputs(args)
+    return run(args, settings)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -151,10 +156,9 @@ def provenance_lines(inputs: list[dict[str, Any]]) -> tuple[str, list[str]]:
 def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | None = None,
            notes: Sequence[str] = (), plots: dict[str, Callable[[Path], Any]] | None = None,
            csv: dict[str, str | None] | None = None, width: int | None = None, warnings: Sequence[str] = ()) -> int:
-    """Print the notes, the warnings and the tables (each with its caption), then write every requested file as one
-    staged set:
-    ``--json`` (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``,
-    ``--csv`` (``csv`` maps a destination to a table key) and the plots; then say where each went."""
+    """Print the notes, warnings and captioned tables, then write every requested file as one staged set: ``--json``
+    (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``, ``--csv``
+    (``csv`` maps a destination to a table key) and the plots; then say where each went."""
     from learned_metrics.outputs import staged_files
     from learned_metrics.render import pick
     from learned_metrics.render.terminal import console, print_tables

@@ -22,7 +22,7 @@ For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlat
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "compare", SETTINGS,
+        commands, "compare", SETTINGS, run,
         help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
         description=DESCRIPTION,
         epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
@@ -30,15 +30,12 @@ def register(commands: Any) -> None:
     common.add_grid_inputs(parser, many_metrics=True)
     common.add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
                        markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: CompareCommand) -> int:
     from learned_metrics.meta_eval.significance import compare
 
-    settings = common.settings_of(args)
     common.require(len(args.metric) >= 2, "compare needs at least two --metric files")
-    common.check_command_outputs(args)
     grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
     report = compare(grid.human, grid.metrics, settings=settings)
     return common.finish(args, report, notes=grid.notes)

@@ -41,10 +41,9 @@ examples:
 """
 
 
-
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "confounders", SETTINGS,
+        commands, "confounders", SETTINGS, run,
         help="correlate metric scores and human labels with text proxies (length, overlap, first "
         "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
         "metric and of the human label with simple text proxies, optionally within each label class, and Williams' "
@@ -57,13 +56,11 @@ def register(commands: Any) -> None:
     parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
     common.add_outputs(parser, json="the result and the settings as JSON", markdown="the tables as Markdown",
                        latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, s: ConfoundersCommand) -> int:
     from learned_metrics.meta_eval.confounders import ConfounderFields, analyse, check_proxy_names, read_confounder_rows
 
-    s = common.settings_of(args)
     fields = ConfounderFields(
         metrics=tuple(common.score_fields(s)),
         names=tuple(split_list(s.names)) if s.names else None,
@@ -76,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
     proxies = split_list(s.proxies)
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
-    common.check_command_outputs(args)
     data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=s.splitter,
                                 first_person=s.first_person)
     report = analyse(data, settings=s.narrow(ConfounderSettings))

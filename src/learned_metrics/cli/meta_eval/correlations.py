@@ -35,21 +35,18 @@ example:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "correlations", SETTINGS,
+        commands, "correlations", SETTINGS, run,
         help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
         description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
         "95% confidence intervals.", epilog=EPILOG)
     common.add_grid_inputs(parser)
     common.add_outputs(parser, json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
                        markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: CorrelationsCommand) -> int:
     from learned_metrics.meta_eval.correlations import correlations
 
-    settings = common.settings_of(args)
-    common.check_command_outputs(args)
     grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
     report = correlations(grid.human, next(iter(grid.metrics.values())), settings=settings)
     return common.finish(args, report, notes=grid.notes)

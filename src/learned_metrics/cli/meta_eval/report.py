@@ -27,7 +27,7 @@ example (TRUE-style AUC table, one folder of scored TRUE files per metric):
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "report", SETTINGS,
+        commands, "report", SETTINGS, run,
         help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
         description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
         "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
@@ -39,11 +39,9 @@ def register(commands: Any) -> None:
                      "a --metric may be a folder of scored corpora (the corpus is the file name)")
     common.add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
                        csv="the table as CSV", json="the table, the tests and the settings as JSON")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    settings = common.settings_of(args)
+def run(args: argparse.Namespace, settings: ReportCommand) -> int:
     if args.auc:
         return _run_auc(args, settings)
     common.require(settings.format == "rows",
@@ -51,7 +49,6 @@ def run(args: argparse.Namespace) -> int:
     common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
     from learned_metrics.meta_eval.report import correlation_report
 
-    common.check_command_outputs(args)
     grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
     table = correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings))
     return common.finish(args, table, notes=grid.notes)
@@ -66,7 +63,6 @@ def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:
     common.require(settings.test == defaults.test and settings.ci_method == defaults.ci_method,
                    "the AUC table uses bootstrap CIs and approximate randomization; --test and --ci-method are for the "
                    "correlation table")
-    common.check_command_outputs(args)
     scored = read_scored_corpora(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                                  label_field=settings.label_field, group_field=settings.group_field,
                                  fmt=settings.format)

@@ -33,7 +33,7 @@ and the comparisons per bucket written under each point.
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "shuffle-test", SETTINGS,
+        commands, "shuffle-test", SETTINGS, run,
         help="accuracy that originals outscore their shuffled copies (coherence)",
         description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
         epilog=EPILOG)
@@ -44,17 +44,14 @@ def register(commands: Any) -> None:
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="the accuracy as CSV",
                        plot="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, s: ShuffleTestCommand) -> int:
     from learned_metrics.meta_eval.data import read_shuffle_rows
     from learned_metrics.meta_eval.shuffle_test import pairs_from_rows, shuffle_test
     from learned_metrics.render.figures import plot_length_gap
 
     common.require(not args.plot or args.length_gap, "--plot draws accuracy by length gap; add --length-gap")
-    s = common.settings_of(args)
-    common.check_command_outputs(args)
     rows = read_shuffle_rows(args.input, score_field=s.score_field, label_field=s.label_field, pair_field=s.pair_field,
                              text_field=s.text_field if args.length_gap and not s.length_field else None,
                              length_field=s.length_field if args.length_gap else None)

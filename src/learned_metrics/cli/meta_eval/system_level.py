@@ -30,7 +30,7 @@ example:
 
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "system-level", SETTINGS,
+        commands, "system-level", SETTINGS, run,
         help="realistic system-level correlation: metric over the full test set, pairs of close "
         "systems", description="System-level correlation as it is used in practice: the metric's system scores "
         "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
@@ -41,15 +41,12 @@ def register(commands: Any) -> None:
     common.add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
                        markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
                        csv="the bands as CSV")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: SystemLevelCommand) -> int:
     from learned_metrics.meta_eval.data import KeyFields, read_metric_scores
     from learned_metrics.meta_eval.system_level import full_set_grid, realistic_system_level
 
-    settings = common.settings_of(args)
-    common.check_command_outputs(args)
     grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
     notes = list(grid.notes)
     full = None

@@ -38,10 +38,9 @@ examples:
 """
 
 
-
 def register(commands: Any) -> None:
     parser = common.command(
-        commands, "systems", SETTINGS,
+        commands, "systems", SETTINGS, run,
         help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
         description="Compare systems scored on the same documents, with any metric: mean score per system with a "
         "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG)
@@ -50,15 +49,12 @@ def register(commands: Any) -> None:
     common.add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
                        latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
                        pairs_csv="the pairwise tests as CSV")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: SystemsCommand) -> int:
     from learned_metrics.meta_eval.data import KeyFields
     from learned_metrics.meta_eval.systems import compare_systems, read_system_scores
 
-    settings = common.settings_of(args)
-    common.check_command_outputs(args)
     scores = read_system_scores(args.input, settings.score_field, KeyFields(settings.doc_field, settings.system_field),
                                 on_missing=settings.on_missing)
     result = compare_systems(scores, baseline=settings.baseline, settings=settings.narrow(SystemsSettings))
