@@ -67,23 +67,16 @@ def nli_triple(rng: random.Random) -> dict[str, str]:
     context = f"On {day}, {name} went to the {place} and bought {count} {item}. The weather was mild."
     label = rng.choice("enc")
     if label == "e":
-        hypothesis = rng.choice(
-            [f"{name} bought {item}.", f"{name} went to the {place}.", f"{name} bought {count} {item} on {day}."]
-        )
+        hypothesis = rng.choice([f"{name} bought {item}.", f"{name} went to the {place}.",
+                                 f"{name} bought {count} {item} on {day}."])
     elif label == "c":
         other = rng.choice([c for c in range(2, 10) if c != count])
         other_day = rng.choice([d for d in DAYS if d != day])
-        hypothesis = rng.choice(
-            [
-                f"{name} bought {other} {item}.",
-                f"{name} never went to the {place}.",
-                f"{name} went there on {other_day}.",
-            ]
-        )
+        hypothesis = rng.choice([f"{name} bought {other} {item}.", f"{name} never went to the {place}.",
+                                 f"{name} went there on {other_day}."])
     else:
-        hypothesis = rng.choice(
-            [f"{name} likes {item} a lot.", f"{name} paid with a card.", f"{name} went there with a friend."]
-        )
+        hypothesis = rng.choice([f"{name} likes {item} a lot.", f"{name} paid with a card.",
+                                 f"{name} went there with a friend."])
     return {"context": context, "hypothesis": hypothesis, "label": label}
 
 
@@ -114,18 +107,12 @@ def build_coherence_demo_set(output: str | Path, n_docs: int = 600, seed: int = 
         return build_shuffle_set(f"jsonl:{docs}", output, shuffles_per_doc=1, seed=seed, splitter="newline")
 
 
-def build_nli_demo_set(
-    output: str | Path,
-    sizes: dict[str, int] | None = None,
-    seed: int = 0,
-    source: str = "generated",
-    **augmentation,
-) -> dict:
+def build_nli_demo_set(output: str | Path, sizes: dict[str, int] | None = None, seed: int = 0,
+                       source: str = "generated", **augmentation) -> dict:
     """Generate NLI triples in the official ANLI layout, then augment them with the real builder.
 
-    ``augmentation`` takes the builder's options (phrases, position,
-    phrase_subset, augment), so the ablation switches work on the demo too;
-    ``source`` only names the origin (the triples are always generated).
+    ``augmentation`` takes the builder's options (phrases, position, phrase_subset, augment), so the ablation
+    switches work on the demo too; ``source`` only names the origin (the triples are always generated).
     """
     from learned_metrics.data.anli import build_anli_augmented
 

@@ -31,9 +31,8 @@ def check_plot_path(path: str | Path) -> Path:
     """Fail before any work when the plot file type is not one matplotlib writes here."""
     path = Path(path)
     if path.suffix.lower() not in PLOT_SUFFIXES:
-        raise UserError(
-            f"unsupported plot type '{path.suffix or '(none)'}', expected one of: {', '.join(PLOT_SUFFIXES)}", path=path
-        )
+        raise UserError(f"unsupported plot type '{path.suffix or '(none)'}', expected one of: "
+                        f"{', '.join(PLOT_SUFFIXES)}", path=path)
     return path
 
 
@@ -121,9 +120,8 @@ def bias_matrix_figure(matrix: Any, title: str | None = None) -> Any:
     # Largest circle about one cell wide: area ~ (points per cell)**2.
     cell_points = 72 * size * 0.8 / max(n, 1)
     areas = (cell_points**2) * counts / biggest
-    points = ax.scatter(
-        cols, rows, s=areas, c=matrix.tau[rows, cols], cmap="RdBu", vmin=-1, vmax=1, edgecolors="0.3", linewidths=0.5
-    )
+    points = ax.scatter(cols, rows, s=areas, c=matrix.tau[rows, cols], cmap="RdBu", vmin=-1, vmax=1, edgecolors="0.3",
+                        linewidths=0.5)
     ax.set_xticks(range(n), matrix.systems, rotation=90)
     ax.set_yticks(range(n), matrix.systems)
     ax.set_xlim(-0.5, n - 0.5)
@@ -177,14 +175,8 @@ def histogram_edges(scores: np.ndarray, bins: int = 20) -> np.ndarray:
 
 
 @literal_text
-def score_histogram_figure(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    groups: list[str],
-    aucs: dict[str, float | None] | None = None,
-    *,
-    score_label: str = SCORE_LABEL,
-) -> Any:
+def score_histogram_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
+                           aucs: dict[str, float | None] | None = None, *, score_label: str = SCORE_LABEL) -> Any:
     """The figure of :func:`plot_score_histograms`, returned for notebooks (``fig.savefig``) and inspection.
 
     Densities, not counts: TRUE corpora are very unbalanced, and counts would hide the smaller class. One bin
@@ -230,15 +222,8 @@ def score_histogram_figure(
     return fig
 
 
-def plot_score_histograms(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    groups: list[str],
-    path: str | Path,
-    aucs: dict[str, float | None] | None = None,
-    *,
-    score_label: str = SCORE_LABEL,
-) -> Path:
+def plot_score_histograms(scores: np.ndarray, labels: np.ndarray, groups: list[str], path: str | Path,
+                          aucs: dict[str, float | None] | None = None, *, score_label: str = SCORE_LABEL) -> Path:
     """One panel per group: score densities of label 1 (faithful) vs label 0 (unfaithful), class counts and AUC
     in the panel title, the same x-range everywhere, one legend beside the panels; written as .png, .pdf or .svg
     by the suffix of ``path``."""
@@ -247,12 +232,8 @@ def plot_score_histograms(
 
 
 @literal_text
-def roc_figure(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    groups: list[str],
-    aucs: dict[str, float | None] | None = None,
-) -> Any:
+def roc_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
+               aucs: dict[str, float | None] | None = None) -> Any:
     """The figure of :func:`plot_roc_curves`, returned for notebooks and inspection."""
     plt = _pyplot()
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
@@ -278,13 +259,8 @@ def roc_figure(
     return fig
 
 
-def plot_roc_curves(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    groups: list[str],
-    path: str | Path,
-    aucs: dict[str, float | None] | None = None,
-) -> Path:
+def plot_roc_curves(scores: np.ndarray, labels: np.ndarray, groups: list[str], path: str | Path,
+                    aucs: dict[str, float | None] | None = None) -> Path:
     """ROC curve of every group with both labels on one set of axes, AUC in the legend beside the axes."""
     check_plot_path(path)
     return _save(roc_figure(scores, labels, groups, aucs), path)
