@@ -50,14 +50,9 @@ _CHUNK = CHUNK
 _LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
 
 FEATURES = datasets.Features({
-    "premise": datasets.Value("string"),
-    "hypothesis": datasets.Value("string"),
-    "label": datasets.Value("string"),
-    "source": datasets.Value("string"),
-    "uid": datasets.Value("string"),
-    "augmented": datasets.Value("bool"),
-    "phrase": datasets.Value("string"),
-})
+    "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"), "label": datasets.Value("string"),
+    "source": datasets.Value("string"), "uid": datasets.Value("string"), "augmented": datasets.Value("bool"),
+    "phrase": datasets.Value("string")})
 """The saved schema: ``label`` a canonical name (training maps it onto the model's classes), ``source`` the name of
 the source the row came from."""
 

@@ -45,8 +45,7 @@ def rich_table(table: Table):
 
     rendered = RichTable(title=table.title or None, show_header=True)
     for column in table.columns:
-        rendered.add_column(column.heading, justify="left" if column.text else "right",
-                            no_wrap=not column.text)
+        rendered.add_column(column.heading, justify="left" if column.text else "right", no_wrap=not column.text)
     for index, row in enumerate(table.rows):
         if index in table.groups:
             rendered.add_row(Text(table.groups[index], style="italic"), *[""] * (len(table.columns) - 1))
@@ -88,11 +87,7 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
 
 def key_value_table(title: str, items: Mapping[str, Any]):
     """Two columns, item and value (floats to 4 decimals): the end-of-run summaries."""
-    from rich.table import Table as RichTable
-
-    rendered = RichTable(title=title, show_header=True)
-    rendered.add_column("item")
-    rendered.add_column("value", overflow="fold")
-    for key, value in items.items():
-        rendered.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    rows = [(key, f"{value:.4f}" if isinstance(value, float) else value) for key, value in items.items()]
+    rendered = table(title, ("item", "value"), rows, left=("item", "value"))
+    rendered.columns[1].overflow = "fold"
     return rendered
