@@ -63,10 +63,9 @@ class Table:
     ``title`` heads the terminal table; ``heading`` (optional) the Markdown one; ``caption`` says what the numbers
     are and how they were made; ``bold`` what a bold cell means (``"best per column"``), said as "Bold: ..." only
     in the captions of formats that show bold (:func:`caption_text`); ``groups`` maps a row index to a heading
-    shown before it;
-    ``rules`` holds the row indices followed by a rule (a mean row); ``mark_names`` turns the row numbers of
-    ``marks`` back into names in CSV; ``key`` names the table among a result's tables (``to_csv(key)``) and its
-    LaTeX ``\\label`` (``tab:<key>``).
+    shown before it; ``rules`` holds the row indices followed by a rule (a mean row); ``mark_names`` turns the row
+    numbers of ``marks`` back into names in CSV; ``key`` names the table among a result's tables (``to_csv(key)``)
+    and its LaTeX ``\\label`` (``tab:<key>``).
     """
 
     columns: list[Column]
