@@ -16,6 +16,7 @@ from torch import nn
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
+    BertConfig,
     DebertaV2Config,
     PreTrainedTokenizerFast,
     RobertaConfig,
@@ -87,7 +88,7 @@ def build_model(
     seed: int = 0,
     **overrides,
 ) -> Path:
-    """Save a tiny ``arch`` (roberta|deberta) sequence classifier with its tokenizer in ``out_dir``."""
+    """Save a tiny ``arch`` (roberta|deberta|bert) sequence classifier with its tokenizer in ``out_dir``."""
     import torch
 
     out_dir = Path(out_dir)
@@ -110,6 +111,8 @@ def build_model(
                 **overrides,
             )
         )
+    elif arch == "bert":
+        config = BertConfig(**_common(tokenizer, max_position_embeddings=128, **labels, **overrides))
     else:
         raise ValueError(arch)
     torch.manual_seed(seed)

@@ -22,6 +22,7 @@ PREMISE_STRATEGIES = ("truncate", "chunk")
 GRANULARITIES = ("document", "paragraph", "sentence")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+ENGINES = ("torch", "onnx")
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
@@ -74,6 +75,20 @@ class ScoringOptions(Settings):
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True,
                                  scores=False)  # decides only whether a pickle may load; the weights are hashed
+    engine: str = _option("torch", "what runs the model's forward: torch, or onnx (ONNX Runtime on CPU, the export's "
+                          "model.onnx from `learned-metrics export --onnx-from DIR`; no --mc-samples)", choices=ENGINES)
+    onnx_precision: str = _option("fp32", "graph --engine onnx runs: fp32 (model.onnx) or int8 (model.int8.onnx, "
+                                  "an approximation)", choices=("fp32", "int8"))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.engine == "onnx":  # the graph runs on CPU in fp32 (or int8) and has no dropout
+            if self.device not in ("auto", "cpu") or self.precision not in ("auto", "fp32") or self.compile:
+                raise UserError("--engine onnx runs on CPU from the exported graph: drop --device, --precision and "
+                                "--compile, or use --engine torch")
+            if self.mc_samples > 1:
+                raise UserError("--mc-samples needs dropout, which the ONNX graph does not have: use --engine torch "
+                                "for Monte-Carlo dropout")
 
     def applying(self, metric: str) -> dict[str, Any]:
         """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""

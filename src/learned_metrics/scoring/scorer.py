@@ -183,8 +183,13 @@ class Scorer:
                                                 processes_on_this_machine()))
         self.max_tokens = self.options.max_tokens  # halved after an out-of-memory error, for the scorer's lifetime
         self.dropout_stream = DropoutStream(self.options.seed, device)
-        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags
+        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags, or
+        # the ONNX Runtime session of the export's graph (same batches in, same logits out)
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
+        if self.options.engine == "onnx":
+            from learned_metrics.scoring.onnx_engine import OnnxClassifier
+
+            self._forward_model = OnnxClassifier(self.model_dir, self.options.onnx_precision, model.config)
         self._tokenizers = TokenizerCopies(tokenizer)
         self.timings = Timings()  # the last call's
 
@@ -233,6 +238,8 @@ class Scorer:
                  "mc_samples": None if mc_samples is None else self._check_passes(mc_samples),
                  "seed": self.dropout_stream.seed if seed is None else seed}
         settings = provenance.scoring_settings(self.options, self.kind)
+        if self.options.engine == "onnx":  # the graph that made the scores, beside the weights it came from
+            settings["onnx_sha256"] = self._forward_model.sha256
         settings.update({name: value for name, value in calls.items() if value is not None and name in settings})
         return provenance.build_record(
             metric=self.kind, model=model, revision=revision, weights_sha256=self._weights[0],
@@ -373,6 +380,8 @@ class Scorer:
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         settings = BatchSettings(self.max_tokens, self.batch_size, pad_id, getattr(self.tokenizer, "padding_side",
                                  "right"), 8 if self.device.type == "cuda" else None)
+        if self.options.engine == "onnx":
+            dataclasses.replace(self.options, mc_samples=passes)  # a per-call --mc-samples: refused as at load
         try:
             if passes == 1:
                 self.model.eval()
@@ -449,9 +458,9 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     ``kind`` is read from the export's card; a folder without a card is a faithfulness (NLI) scorer unless
     ``kind="coherence"``. ``options`` are the fields of :class:`~learned_metrics.scoring.options.ScoringOptions`
     (``device``, ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``, ``label_order``,
-    ``max_tokens``, ``batch_size``, ``max_length``, ``seed``, ``tokenizer_workers``, ``compile``, ``allow_pickle``),
-    the ``learned-metrics score`` flags; ``max_length`` defaults to the card's training length, capped by the model's
-    limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
+    ``max_tokens``, ``batch_size``, ``max_length``, ``seed``, ``tokenizer_workers``, ``compile``, ``allow_pickle``,
+    ``engine``, ``onnx_precision``), the ``learned-metrics score`` flags; ``max_length`` defaults to the card's
+    training length, capped by the model's limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
     """
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
@@ -463,7 +472,8 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind, settings.label_order)
     tokenizer = safety.load_tokenizer(folder)
-    target = resolve_device(settings.device, _accelerate_device())
+    target = resolve_device(settings.device, _accelerate_device()) if settings.engine == "torch" else torch.device(
+        "cpu")
     dtype = resolve_dtype(settings.precision, target)
     classifier = loading.load_classifier(folder, config, dtype, settings.allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)

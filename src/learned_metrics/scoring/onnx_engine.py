@@ -1,0 +1,56 @@
+"""``score --engine onnx``: the scorer's forward through an ONNX Runtime session on CPU.
+
+:class:`OnnxClassifier` stands where the PyTorch model stands in
+:func:`~learned_metrics.scoring.mc_dropout.forward_passes` (``model(**batch).logits``, ``model.config``), so
+tokenization, batching, chunking, granularity and outputs are the PyTorch engine's, unchanged. The graph is the
+export's ``model.onnx`` or ``model.int8.onnx`` (:mod:`learned_metrics.onnx_export`); its SHA-256 goes into the
+provenance record. The graph has no dropout: Monte-Carlo passes are refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from learned_metrics.errors import UserError
+from learned_metrics.onnx_export import graph_file, require_onnxruntime
+
+INT8_NOTE = "int8 ONNX scores are an approximation of the fp32 model's (docs/scoring.md, 'Engines')"
+
+
+class OnnxClassifier:
+    """A sequence classifier whose logits come from an ``onnxruntime.InferenceSession`` (CPU provider, the threads
+    torch was given), called like the transformers model it was exported from."""
+
+    def __init__(self, model_dir: str | Path, precision: str, config: Any):
+        ort = require_onnxruntime()
+        self.path = graph_file(model_dir, precision)
+        self.config = config
+        if precision == "int8":
+            warnings.warn(INT8_NOTE, UserWarning, stacklevel=3)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = torch.get_num_threads()
+        options.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
+            raise UserError(f"onnxruntime cannot load this graph ({str(exc).splitlines()[0][:200]}); make it again "
+                            "with `learned-metrics export --onnx-from DIR --overwrite`", path=self.path) from None
+        self.inputs = [node.name for node in self.session.get_inputs()]
+
+    def __call__(self, **batch: torch.Tensor) -> SimpleNamespace:
+        feed = {name: batch[name].numpy() if name in batch else torch.zeros_like(batch["input_ids"]).numpy()
+                for name in self.inputs}
+        return SimpleNamespace(logits=torch.from_numpy(self.session.run(["logits"], feed)[0]))
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """The graph's SHA-256, hashed once (a base-sized graph is hundreds of MB)."""
+        from learned_metrics.provenance import sha256_of
+
+        return sha256_of([self.path])
