@@ -1,17 +1,14 @@
 """Meta-evaluation: judge a metric's scores against human judgements.
 
-The Python API mirrors ``learned-metrics meta-eval``; inputs are numpy arrays
-(documents x systems, NaN = absent summary) or files via :func:`load_grid`,
-results are dataclasses with ``to_json()``::
+The Python API mirrors ``learned-metrics meta-eval``; inputs are numpy arrays (documents x systems, NaN = absent
+summary) or files via :func:`load_grid`, results are dataclasses with ``to_json()``::
 
     from learned_metrics.meta_eval import load_grid, correlations
     grid = load_grid("human.jsonl", ["metric.jsonl"])
     report = correlations(grid.human, grid.metrics["metric"], resamples=1000, seed=0)
     report.stats["tau_pair"].value, report.stats["tau_pair"].ci
 
-Names are loaded on first use (PEP 562): importing one submodule, say
-:mod:`~learned_metrics.meta_eval.options` for a command's ``--help``, runs this file but loads no analysis, numpy
-or scipy. A new public name is one line of ``_EXPORTS``.
+Names are loaded on first use (PEP 562), so a command's ``--help`` loads no analysis, numpy or scipy.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Notebook inputs: long-format DataFrames, and matrices whose axes are named rather than guessed.
 
-Every statistic takes human and metric scores as (documents x systems)
-matrices. nlpstats and others use (systems x inputs): a matrix passed that way
-round would silently give a "system-level" correlation over documents. So the
-API names the axes (``axes="documents x systems"``, the default, or
-``"systems x documents"``), and a pandas DataFrame in long format (columns
-``doc_id``, ``system_id`` and a score column) needs no axes at all: all frames
-of a call are aligned on the same documents and systems, NaN where a summary
-is absent. The human frame may hold one row per annotator: rows sharing a
-(document, system) key are averaged, as ``meta-eval`` averages a human file's
-rows (:func:`~learned_metrics.meta_eval.data.read_human_scores`); a metric frame
-needs one row per key, as a metric file does. :func:`labelled_grids` also gives
-the documents' and systems' names (a long frame's ids, a wide frame's index and
-columns), so results can show names instead of column numbers.
+nlpstats and others use (systems x inputs) where every statistic here takes (documents x systems): a matrix passed
+that way round would silently give a "system-level" correlation over documents, so the API names the axes. Long
+frames (``doc_id``, ``system_id``, a score column) need none; they are read as files are (:func:`~.rows.keyed_cells`:
+the human frame's annotator rows averaged, one row per key in a metric frame).
 """
 
 from __future__ import annotations
@@ -53,12 +44,9 @@ def _matrix(values: Any, name: str, axes: str) -> np.ndarray:
 
 def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
                 annotators: bool = True) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames.
-
-    Refused with one line, as the CLI refuses its files: metrics not given as a mapping of name -> scores, values
-    that are not numbers, and inputs where no (document, system) cell has a human and a metric score.
-    ``annotators``: the first input is human scores whose rows sharing a key are averaged (False: it is a metric,
-    one row per key)."""
+    """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames,
+    refused as the CLI refuses its files. ``annotators``: the first input's rows sharing a key are averaged (False:
+    it is a metric, one row per key)."""
     human_grid, grids, _, _ = labelled_grids(human, metrics, axes, annotators=annotators)
     return human_grid, grids
 
@@ -71,8 +59,7 @@ def _axis_labels(value: Any, axes: str) -> tuple[list[str] | None, list[str] | N
     return (rows, columns) if axes == "documents x systems" else (columns, rows)
 
 
-def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
-                   annotators: bool = True
+def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *, annotators: bool = True
                    ) -> tuple[np.ndarray, dict[str, np.ndarray], list[str] | None, list[str] | None]:
     """:func:`input_grids` with the documents' and systems' names: a long frame's ``doc_id``/``system_id`` values
     in first-seen order, a wide DataFrame's index and columns; None for plain arrays."""

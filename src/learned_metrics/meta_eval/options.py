@@ -1,13 +1,9 @@
 """Every meta-evaluation option, declared once as a field of a settings class: the ``meta-eval`` flags, the API
 keywords with their defaults and parsing, the JSON ``settings`` block and the captions' words.
 
-Shared parts (:class:`Resampling`, :class:`Significance`, :class:`Permutations`, :class:`Correlating`) make one
-class per analysis (``CorrelationSettings``, ...; an API function takes its fields through :func:`takes`) and one
-per command (the analysis plus how its files are read). A name means one thing everywhere: ``--resamples`` counts
-bootstrap resamples and ``--permutations`` permutations, in every command, and every significance test defaults to
-1,000 permutations and Holm's correction (why: docs/meta_eval.md "Significance defaults"). Settings that differ
-between analyses for a reason are their own class's defaults, not overrides written in a command. Importable
-without numpy, so ``--help`` stays fast.
+Shared parts make one class per analysis (an API function takes its fields through :func:`takes`) and one per
+command (the analysis plus how its files are read), so a name means one thing with one default everywhere (why:
+docs/meta_eval.md "Significance defaults"). Importable without numpy, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -403,16 +399,12 @@ class CompareCommand(ComparisonSettings, ManyGridReading):
 
 @dataclass(frozen=True)
 class ReportCommand(ReportSettings, ManyGridReading):
-    """``meta-eval report``; the AUC mode's fields are its own (:meth:`auc`)."""
+    """``meta-eval report``; the AUC mode's settings are its :class:`AucReportSettings`."""
 
     label_field: str = LABEL_FIELD
     group_field: str | None = GROUP_FIELD
     format: str = FORMAT_SETTING
     baseline: tuple[str, ...] | None = BASELINE
-
-    def auc(self) -> AucReportSettings:
-        """The settings of the AUC table."""
-        return self.narrow(AucReportSettings)
 
 
 @dataclass(frozen=True)
@@ -421,12 +413,8 @@ class SystemLevelCommand(SystemLevelSettings, GridReading):
 
     delta_band: tuple[tuple[float, float], ...] | None = setting(
         None, "a band of |metric system-score difference|, LO <= |delta| < HI, HI may be inf (repeatable)",
-        check=lambda bands: _bands(bands), argparse={"nargs": 2, "action": "append", "type": float,
-                                                     "metavar": ("LO", "HI")})
-
-
-def _bands(bands: Any) -> tuple[tuple[float, float], ...]:
-    return tuple(check_bands(bands))
+        check=lambda bands: tuple(check_bands(bands)), argparse={"nargs": 2, "action": "append", "type": float,
+                                                                 "metavar": ("LO", "HI")})
 
 
 def band_edge(value: float) -> str:

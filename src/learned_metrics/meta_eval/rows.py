@@ -1,18 +1,8 @@
-"""Row identity, declared once: how rows of scored inputs are named, paired and deduplicated.
-
-Every reader of scored rows goes through here, so a statistic never pairs rows by where they sit:
-
-- a pandas input (Series or wide DataFrame) is aligned by its labels to the first pandas input of the call
-  (:func:`by_index`); different label sets or a duplicate label are refused, never paired by position;
-- metric names are distinct (:func:`distinct_names`): two metrics of one name would overwrite each other;
-- rows of two metrics are paired only when their keys and their texts agree (:func:`check_paired`): a row keeps
-  a digest of its grounding (document) and of its generation (claim/summary), so files of the same keys but other
-  texts are refused, naming both files, the row and the text that differs;
-- a row present twice follows ``--on-missing`` (:func:`duplicates`): ``error`` (default) refuses it naming both
-  rows, ``drop`` leaves out every copy and says how many, as duplicated metric keys are;
-- rows keyed by (document, system) (human, metric, systems files and long frames) are read by :func:`keyed_cells`
-  (a key given twice follows ``--on-missing``, within a file or across files; only a human input's annotator rows
-  are averaged) and paired by :func:`shared_keys` (keys in one input only follow ``--on-missing``).
+"""Row identity, declared once: how rows of scored inputs are named, paired and deduplicated. Every reader of
+scored rows goes through here, so a statistic never pairs rows by where they sit: pandas inputs by label
+(:func:`by_index`), distinct metric names (:func:`distinct_names`), rows of two metrics paired only when their keys
+and texts agree (:func:`check_paired`), a row present twice per ``--on-missing`` (:func:`duplicates`), rows keyed by
+(document, system) read by :func:`keyed_cells` and paired by :func:`shared_keys`.
 """
 
 from __future__ import annotations
@@ -137,8 +127,8 @@ class ScoredRows:
 
     def pair_keys(self) -> list[bytes]:
         """One digest per row of its (document, text) pair: the same pair in two splits shares it."""
-        return [hashlib.blake2b(d + t, digest_size=16).digest() for d, t in zip(self.documents, self.texts,
-                                                                                 strict=True)]
+        pairs = zip(self.documents, self.texts, strict=True)
+        return [hashlib.blake2b(d + t, digest_size=16).digest() for d, t in pairs]
 
 
 def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -> None:
@@ -171,8 +161,7 @@ def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -
 def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing drop skips duplicated rows"
                ) -> tuple[np.ndarray, list[str]]:
     """Rows to keep and notes: a row present twice (same group, split, system and texts) is refused under
-    ``on_missing="error"`` naming both rows (``advice`` says what to do); ``"drop"`` leaves out every copy, as
-    duplicated metric keys are."""
+    ``on_missing="error"`` naming both rows (``advice``: what to do); ``"drop"`` leaves out every copy."""
     first_at: dict[tuple[Any, ...], int] = {}
     copies: dict[tuple[Any, ...], list[int]] = {}
     for i in range(len(rows)):
@@ -194,7 +183,6 @@ def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing dr
     notes = [f"dropped {int((~keep).sum())} duplicated row(s) ({len(copies)} row(s) present more than once, every "
              "copy left out)"] if copies else []
     return keep, notes
-
 
 
 # --- rows keyed by (document, system) --------------------------------------------------------------------------------
@@ -230,11 +218,9 @@ def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, An
                 keys: KeyFields = KeyFields(), *, on_missing: str = "error", average: bool = False,
                 nan_absent: bool = False) -> CellScores:
     """Scores per key from the numbered rows of one or more sources (``(path or name, rows)``, read in order).
-
-    ``average``: the rows are a human input's annotators; rows sharing a key are averaged. Otherwise a key given
-    twice, in one source or across sources, is refused under ``on_missing="error"`` naming both rows, and under
-    ``"drop"`` every copy is left out with a note. A missing/NaN score follows ``on_missing`` too, unless
-    ``nan_absent`` (a frame: NaN is an absent judgement)."""
+    ``average``: a human input's annotator rows sharing a key are averaged; otherwise a key given twice (in one
+    source or across sources) and a missing/NaN score (unless ``nan_absent``: a frame's NaN is an absent judgement)
+    follow ``on_missing``: refused naming both rows, or every copy left out with a note."""
     check(on_missing=on_missing)
     sums: dict[Key, float] = {}
     counts: dict[Key, int] = {}

@@ -111,8 +111,8 @@ def check_command_outputs(args: argparse.Namespace) -> None:
 
 
 def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[dict[str, Any]]:
-    """Path, size and SHA-256 of every input file (each file of a folder; the hash only when ``hashed``: it reads the
-    whole file, and only the JSON's settings block records it), with its scoring provenance if any."""
+    """Path, size, SHA-256 (only when ``hashed``: only the JSON records it, and it reads the whole file) and scoring
+    provenance of every input file (each file of a folder)."""
     from learned_metrics.meta_eval.data import scored_files
     from learned_metrics.provenance import input_record, read_provenance
 
@@ -129,8 +129,7 @@ def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[di
 
 
 def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-    """What made this output: the command line, the project version, every field of the command's settings and every
-    input."""
+    """What made this output: the command line, the version, every field of the command's settings, every input."""
     from learned_metrics import __version__
 
     argv = getattr(args, "argv", None)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import ReportCommand, ReportSettings
+from learned_metrics.meta_eval.options import AucReportSettings, ReportCommand, ReportSettings
 
 SETTINGS = ReportCommand
 
@@ -66,5 +66,5 @@ def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:
     scored = read_scored_corpora(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                                  label_field=settings.label_field, group_field=settings.group_field,
                                  fmt=settings.format)
-    table, tests = auc_report(scored, baseline=settings.baseline, settings=settings.auc())
+    table, tests = auc_report(scored, baseline=settings.baseline, settings=settings.narrow(AucReportSettings))
     return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]})
