@@ -1,18 +1,15 @@
 """Phrase-augmented ANLI: the training set of the faithfulness NLI metric.
 
-Generated text often wraps a claim in dialogue ("I think ...", "Sure! Here is
-what I know: ...") that an NLI model trained on plain ANLI mistakes for a
-change of meaning. For every ANLI instance (rounds R1-R3, all splits) one copy
-is added whose hypothesis starts with a phrase drawn at random (seeded),
-followed by the hypothesis with its first character lower-cased; the label is
-unchanged and the originals are kept. Validation is augmented too because the
+Generated text often wraps a claim in dialogue ("I think ...", "Sure! Here is what I know: ...") that an NLI model
+trained on plain ANLI mistakes for a change of meaning. For every ANLI instance (rounds R1-R3, all splits) one copy
+is added whose hypothesis starts with a phrase drawn at random (seeded), followed by the hypothesis with its first
+character lower-cased; the label is unchanged and the originals are kept. Validation is augmented too because the
 checkpoint is selected on the augmented validation loss.
 
-Two sources map to one schema (:data:`FEATURES`): the Hugging Face dataset
-``facebook/anli`` (integer labels named by its ``ClassLabel``) and a folder in
-the official release layout (``R1/train.jsonl`` ... with ``e``/``n``/``c``).
-Everything runs through ``datasets`` (Arrow on disk, batched ``map``), so the
-full ANLI (163k training rows) stays far below 2 GB of RAM.
+Two sources map to one schema (:data:`FEATURES`): the Hugging Face dataset ``facebook/anli`` (integer labels named by
+its ``ClassLabel``) and a folder in the official release layout (``R1/train.jsonl`` ... with ``e``/``n``/``c``).
+Everything runs through ``datasets`` (Arrow on disk, batched ``map``), so the full ANLI (163k training rows) stays far
+below 2 GB of RAM.
 """
 
 from __future__ import annotations
@@ -66,8 +63,8 @@ def lower_first(text: str) -> str:
 def augment_hypothesis(hypothesis: str, phrase: str, position: str = "prepend") -> str:
     """Attach ``phrase`` to ``hypothesis`` with one space between them.
 
-    ``prepend``: phrase + hypothesis with its first character lower-cased (the
-    paper's setting). ``append``: the hypothesis unchanged + phrase (ablation).
+    ``prepend``: phrase + hypothesis with its first character lower-cased (the paper's setting). ``append``: the
+    hypothesis unchanged + phrase (ablation).
     """
     if position == "prepend":
         return f"{phrase} {lower_first(hypothesis.strip())}"
@@ -179,9 +176,8 @@ def official_layout_files(root: Path) -> dict[str, list[tuple[str, Path]]]:
 def read_anli_jsonl(root: str | Path, work_dir: str | Path) -> datasets.DatasetDict:
     """Read the official ANLI release folder into :data:`FEATURES`, R1-R3 merged per split.
 
-    Rows are validated as they are read (a bad row raises a UserError naming
-    file, row and field) and written to Arrow files in ``work_dir``, which must
-    outlive the returned datasets.
+    Rows are validated as they are read (a bad row raises a UserError naming file, row and field) and written to
+    Arrow files in ``work_dir``, which must outlive the returned datasets.
     """
     files = official_layout_files(Path(root))
     splits = {}
@@ -305,9 +301,9 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
 
     ``settings``: the keywords of :class:`~learned_metrics.data.choices.AnliSettings` (``phrases``, ``position``,
     ``phrase_subset``, ``seed``, ``augment``, ``overwrite``), parsed and checked there as the command's flags are.
-    ``output`` is checked before any work (never the source folder or one holding it, never a
-    folder of files we did not write; an earlier build is replaced only with ``overwrite``) and
-    appears only when everything is written, so a bad row leaves no half-written folder behind.
+    ``output`` is checked before any work (never the source folder or one holding it, never a folder of files we did
+    not write; an earlier build is replaced only with ``overwrite``) and appears only when everything is written, so
+    a bad row leaves no half-written folder behind.
     """
     kind, root = parse_source(source)
     s = AnliSettings.from_keywords(**settings)

@@ -24,8 +24,8 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
                              overwrite: bool = False) -> Path:
     """Save a ``datasets.DatasetDict`` and its ``report.json`` into ``output`` atomically.
 
-    The folder appears only once everything is written, so an interrupted
-    build never leaves a half-written set that a later training run would load.
+    The folder appears only once everything is written, so an interrupted build never leaves a half-written set that
+    a later training run would load.
     """
     output = Path(output)
     with atomic_folder(output, kind, overwrite) as tmp:

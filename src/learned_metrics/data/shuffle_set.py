@@ -1,10 +1,8 @@
 """Build the shuffle-task data set for the coherence classifier.
 
-Documents are split into train/validation/test *before* shuffling, so a
-document and its shuffles never sit in two splits. Every original becomes a
-``coherent`` row and up to N distinct shuffles of it ``incoherent`` rows.
-Everything runs through ``datasets`` (Arrow on disk, batched ``map``) so the
-full CNN/DM set stays small in memory and is cached.
+Documents are split into train/validation/test *before* shuffling, so a document and its shuffles never sit in two
+splits. Every original becomes a ``coherent`` row and up to N distinct shuffles of it ``incoherent`` rows. Everything
+runs through ``datasets`` (Arrow on disk, batched ``map``) so the full CNN/DM set stays small in memory and is cached.
 """
 
 from __future__ import annotations
