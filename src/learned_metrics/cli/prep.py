@@ -43,15 +43,10 @@ ANLI_EPILOG = """examples:
 def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import SHUFFLE_SET_SOURCES, ShuffleSetSettings
 
-    parser.add_argument(
-        "--source", required=True,
-        help=f"{SHUFFLE_SET_SOURCES}; rows hold 'sentences' (list) or 'text', optional 'id' (other names: "
-        "--sentences-field, --text-field, --id-field)",
-    )
-    parser.add_argument(
-        "--output", required=True, help="new or empty folder for the DatasetDict (train/validation/test) and "
-        "report.json; never the source or a folder holding it"
-    )
+    parser.add_argument("--source", required=True, help=f"{SHUFFLE_SET_SOURCES}; rows hold 'sentences' (list) or "
+                        "'text', optional 'id' (other names: --sentences-field, --text-field, --id-field)")
+    parser.add_argument("--output", required=True, help="new or empty folder for the DatasetDict (train/validation/"
+                        "test) and report.json; never the source or a folder holding it")
     ShuffleSetSettings.add_arguments(parser)
     parser.set_defaults(func=run_shuffle_set)
 
@@ -75,10 +70,9 @@ def run_shuffle_set(args: argparse.Namespace) -> int:
 def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import ANLI_HUB_ID, AnliSettings
 
-    parser.add_argument(
-        "--source", required=True, help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or 'jsonl:DIR' for the "
-        "official release layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; fields uid, context, hypothesis, "
-        "label e/n/c)")
+    parser.add_argument("--source", required=True, help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or "
+                        "'jsonl:DIR' for the official release layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, "
+                        "R3; fields uid, context, hypothesis, label e/n/c)")
     parser.add_argument("--output", required=True,
                         help="new or empty output folder; never the source or a folder holding it")
     AnliSettings.add_arguments(parser)
