@@ -1,15 +1,8 @@
 """The LightningModule: one sequence classifier serving both metrics.
 
-- ``metric_kind="coherence"``: a 2-class head ``incoherent``/``coherent`` is
-  put on any encoder (classifier on the first-token representation, as
-  ``*ForSequenceClassification`` does).
-- ``metric_kind="faithfulness"``: an already NLI-tuned model keeps its 3-way
-  head and its own label order; entailment/neutral/contradiction are resolved
-  from ``config.id2label`` by name.
-
-Checkpoints carry the HF config and the training card, so ``learned-metrics
-export CKPT OUT`` rebuilds a transformers folder offline, without the hub model
-the run started from (the tokenizer is saved once, in the run's ``tokenizer/``).
+Coherence puts a 2-class head on any encoder; faithfulness keeps an NLI model's 3-way head and its own label order
+(resolved from ``config.id2label`` by name). Checkpoints carry the HF config and the training card, so
+``learned-metrics export`` rebuilds a transformers folder offline, without the hub model the run started from.
 """
 
 from __future__ import annotations
@@ -28,15 +21,12 @@ from learned_metrics.safety import check_model_folder, load_classifier, load_con
 _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 
-def load_pretrained_classifier(
-    name_or_path: str, metric_kind: str, head_labels: list[str] | None = None, allow_pickle: bool = False
-):
+def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels: list[str] | None = None,
+                               allow_pickle: bool = False):
     """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs.
 
-    ``head_labels`` given (coherence: ``[incoherent, coherent]``): a fresh head
-    with these labels, unless the checkpoint already has exactly them
-    (continuing from an export). ``None`` (faithfulness): keep the model's NLI
-    head and label order as they are; the labels must resolve by name.
+    ``head_labels`` given (coherence): a fresh head with these labels, unless the model already has exactly them
+    (continuing from an export). ``None`` (faithfulness): the model's NLI head as it is, labels resolved by name.
     """
     flag = "model.allow_pickle=true"
     # a local folder: no custom code, tokenizer present, checked once before any loading; the loaders take it as is
@@ -49,15 +39,9 @@ def load_pretrained_classifier(
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
             labels = id2label_for(head_labels)
-            return load_classifier(
-                folder,
-                allow_pickle=allow_pickle,
-                flag=flag,
-                num_labels=len(labels),
-                id2label=labels,
-                label2id={v: k for k, v in labels.items()},
-                ignore_mismatched_sizes=True,
-            )
+            return load_classifier(folder, allow_pickle=allow_pickle, flag=flag, num_labels=len(labels),
+                                   id2label=labels, label2id={v: k for k, v in labels.items()},
+                                   ignore_mismatched_sizes=True)
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required)  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
@@ -75,18 +59,9 @@ def _has_labels(id2label: dict, required) -> bool:
 class SequenceClassifier(L.LightningModule):
     """Fine-tunes a transformers sequence classifier; logs loss, accuracy and macro F1."""
 
-    def __init__(
-        self,
-        name_or_path: str,
-        metric_kind: str = "coherence",
-        head_labels: list[str] | None = None,
-        allow_pickle: bool = False,
-        lr: float = 2e-6,
-        weight_decay: float = 0.01,
-        warmup_ratio: float = 0.0,
-        adam_epsilon: float = 1e-8,
-        betas: tuple[float, float] = (0.9, 0.999),
-    ):
+    def __init__(self, name_or_path: str, metric_kind: str = "coherence", head_labels: list[str] | None = None,
+                 allow_pickle: bool = False, lr: float = 2e-6, weight_decay: float = 0.01, warmup_ratio: float = 0.0,
+                 adam_epsilon: float = 1e-8, betas: tuple[float, float] = (0.9, 0.999)):
         super().__init__()
         if metric_kind not in METRIC_KINDS:
             raise UserError(f"model.metric_kind must be one of {sorted(METRIC_KINDS)}, got '{metric_kind}'")
@@ -96,12 +71,8 @@ class SequenceClassifier(L.LightningModule):
         self.label_ids = resolve_label_ids(self.model.config.id2label, METRIC_KINDS[metric_kind])
         self.card: dict[str, Any] = {}  # the training card (learned_metrics.card), set once when fitting starts
         num_classes = self.model.config.num_labels
-        metrics = MetricCollection(
-            {
-                "acc": MulticlassAccuracy(num_classes=num_classes, average="micro"),
-                "f1": MulticlassF1Score(num_classes=num_classes, average="macro"),
-            }
-        )
+        metrics = MetricCollection({"acc": MulticlassAccuracy(num_classes=num_classes, average="micro"),
+                                    "f1": MulticlassF1Score(num_classes=num_classes, average="macro")})
         self.val_metrics = metrics.clone(prefix="val/")
         self.test_metrics = metrics.clone(prefix="test/")
 
@@ -139,12 +110,9 @@ class SequenceClassifier(L.LightningModule):
         for name, param in self.model.named_parameters():
             if param.requires_grad:
                 (no_decay if any(key in name for key in _NO_DECAY) else decay).append(param)
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": hp.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=hp.lr,
-            eps=hp.adam_epsilon,
-            betas=tuple(hp.betas),
-        )
+        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": hp.weight_decay},
+                                       {"params": no_decay, "weight_decay": 0.0}],
+                                      lr=hp.lr, eps=hp.adam_epsilon, betas=tuple(hp.betas))
         total = max(1, int(self.trainer.estimated_stepping_batches))
         scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

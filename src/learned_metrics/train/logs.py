@@ -1,17 +1,8 @@
 """Training output a person can read: one line per message, progress that suits the place it is written to.
 
-- Lightning adds its own console handler to the ``lightning`` logger while Hydra
-  already writes every record to the console and ``train.log``: each line came
-  out twice. :func:`tidy_logging` removes Lightning's handler and drops the lines
-  that are advertising or say nothing about this run (the ``litlogger`` tip,
-  "Loading train_dataloader to estimate ...").
-- :func:`progress_bar` picks the bar: the rich bar in a terminal, and where
-  stdout is a file or pipe (SLURM, ``nohup``, CI) :class:`LineProgress`, a plain
-  line every ``every_seconds`` with step, epoch, loss, rows/s and ETA. Both count
-  epochs from 1 and show steps when the run is bounded by ``max_steps`` (Lightning's
-  own bar printed "Epoch 1/-2" there).
-- :class:`ParameterSummary` prints the model's size in one line instead of
-  Lightning's table with its always-zero FLOPs column.
+Lightning's own console handler doubled every line Hydra already writes (:func:`tidy_logging`); its bar printed
+"Epoch 1/-2" for step-bounded runs and redraws badly in a log file (:func:`progress_bar`); its model summary has an
+always-zero FLOPs column (:class:`ParameterSummary`).
 """
 
 from __future__ import annotations
@@ -29,12 +20,9 @@ from learned_metrics import compat
 from learned_metrics.progress import human_duration, human_rate
 
 log = logging.getLogger("learned_metrics.train")
-NOISE = (
-    "💡 Tip",
-    "Loading `train_dataloader` to estimate number of stepping batches",
-    "Trainer already configured with model summary callbacks",
-    "was configured so validation will run at the end of the training epoch",
-)
+NOISE = ("💡 Tip", "Loading `train_dataloader` to estimate number of stepping batches",
+         "Trainer already configured with model summary callbacks",
+         "was configured so validation will run at the end of the training epoch")
 
 
 class _DropNoise(logging.Filter):
@@ -107,7 +95,7 @@ class LineProgress(ProgressBar):
             return
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
         shown = ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()))
-        self._write(f"validation at {position(trainer)}: {shown}")
+        log.info(f"validation at {position(trainer)}: {shown}")  # console and train.log alike
 
     def _print(self, trainer: Any, now: float) -> None:
         elapsed = now - self._started
@@ -120,7 +108,7 @@ class LineProgress(ProgressBar):
         if total:
             parts.append(f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}")
         parts.append(f"elapsed {human_duration(elapsed)}")
-        self._write(" · ".join(parts))
+        log.info(" · ".join(parts))
 
     @staticmethod
     def _fraction(trainer: Any) -> tuple[float, float]:
@@ -132,10 +120,6 @@ class LineProgress(ProgressBar):
             return 0.0, 0.0
         done = trainer.current_epoch * per_epoch + compat.batches_done_this_epoch(trainer)
         return float(done), float(trainer.max_epochs * per_epoch)
-
-    @staticmethod
-    def _write(line: str) -> None:
-        log.info(line)  # console and train.log alike
 
 
 def progress_bar(enabled: bool = True, every_seconds: float = 30.0) -> ProgressBar | None:

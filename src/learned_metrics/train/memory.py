@@ -1,15 +1,9 @@
 """Flat host memory in long runs: a fixed glibc mmap threshold for large tensors.
 
-glibc serves allocations above its mmap threshold with ``mmap`` and gives them back at
-``free``; below it, from its heap, which keeps freed memory. The threshold starts at
-128 KiB but rises with every large block freed, up to 32 MiB, so after some steps the
-activation tensors of dynamic-padding batches (every batch a different shape) land on
-the heap, fragment it, and resident memory climbs for the whole epoch although the live
-working set does not. Pinning the threshold at a few MiB (``mallopt(M_MMAP_THRESHOLD)``,
-which also stops the rise) keeps those tensors mmapped. Measured on MiniLM, max length
-512, texts of 40 to 500 tokens, 800 rows, 2 CPU cores: peak resident memory 3.8 GB ->
-1.7 GB at 4 MiB with the same speed; 1.0 GB at 1 MiB, 7% slower (bench/README.md).
-Without glibc (macOS, musl) nothing changes.
+glibc's mmap threshold rises with every large block freed (128 KiB up to 32 MiB), so the activations of
+dynamic-padding batches (every one a different shape) end up on the heap, fragment it, and resident memory climbs
+all epoch. Pinned at a few MiB they stay mmapped: peak memory 3.8 GB -> 1.7 GB at the same speed
+(bench/README.md). Without glibc nothing changes.
 """
 
 from __future__ import annotations

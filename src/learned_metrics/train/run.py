@@ -46,9 +46,8 @@ _VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", 
 def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
 
-    A wandb run is finished cleanly either way (exit code 1 on a crash), so a
-    sweep agent goes on with its next run and Optuna trials get one run each.
-    ``startup``: the clock ``train.py`` started before its imports (else one starts here).
+    A wandb run is finished cleanly either way (exit code 1 on a crash), so a sweep agent goes on with its next
+    run. ``startup``: the clock ``train.py`` started before its imports (else one starts here).
     """
     with wandb_run_scope():
         return _run(cfg, startup or StartUp())
@@ -102,12 +101,9 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
         _link_latest(output_dir)
         _print_summary(cfg.task_name, metrics, {
             "best checkpoint": best_path or "none (no validation during training): final weights",
-            "global steps": trainer.global_step,
-            "epochs": trainer.current_epoch,
-            "truncated rows (train)": datamodule.truncated.get("train", 0),
-            "export": export_dir,
-            "elapsed": f"{time.time() - started:.0f} s",
-        })
+            "global steps": trainer.global_step, "epochs": trainer.current_epoch,
+            "truncated rows (train)": datamodule.truncated.get("train", 0), "export": export_dir,
+            "elapsed": f"{time.time() - started:.0f} s"})
     return metrics
 
 
@@ -135,12 +131,8 @@ class StartUpReport(Callback):
 
 class ValidationRecord(Callback):
     """Every checkpoint saved right after a validation carries that validation's metrics (``val/...``), so the
-    run reads the best checkpoint's metrics back instead of validating it a second time when fitting ends.
-
-    Lightning runs checkpoint callbacks after the others: ``on_validation_end`` here comes before
-    ``ModelCheckpoint`` saves, and a checkpoint saved at another step (``last.ckpt`` every N steps, a monitor
-    on a training metric) gets no record, since its weights were not the ones validated.
-    """
+    run reads the best checkpoint's metrics back instead of validating it a second time when fitting ends; one
+    saved at another step (``last.ckpt`` every N steps) gets none: its weights were not the ones validated."""
 
     KEY = "validation_metrics"
 
@@ -158,13 +150,8 @@ class ValidationRecord(Callback):
 
 
 class RunRecord(Callback):
-    """What a run folder records about its run, written once when fitting starts.
-
-    ``on_fit_start`` comes after Lightning's ``prepare_data`` (which may build the data set) and
-    ``setup``, so the data-prep report is there to read: the training card is built from it and
-    the config, ``run_info.json``/``data_report.json`` and the tokenizer are written (rank 0), and
-    the module gets the card, which every checkpoint then carries.
-    """
+    """What a run folder records about its run, written once when fitting starts: after ``prepare_data`` (which may
+    build the data set), so the data-prep report is there for the card the module and every checkpoint carry."""
 
     def __init__(self, output_dir: Path, cfg: DictConfig, resolved: dict[str, Any]):
         self.output_dir = output_dir
@@ -190,10 +177,15 @@ class RunRecord(Callback):
             datamodule.tokenizer.save_pretrained(tmp)
 
 
-def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
+def _monitored(callbacks: list[Any]) -> Any:
+    """The ModelCheckpoint that selects the best weights (None: no monitored metric)."""
     from lightning.pytorch.callbacks import ModelCheckpoint
 
-    monitored = next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+    return next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+
+
+def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
+    monitored = _monitored(callbacks)
     if monitored is None or not monitored.best_model_path:
         log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
         return None
@@ -203,9 +195,7 @@ def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
 def selection_record(callbacks: list[Any], best_checkpoint: dict[str, Any] | None) -> dict[str, Any]:
     """What chose the exported weights, for the card: the monitored metric, its mode, the best value and the
     optimizer step of that checkpoint (``monitor`` None: no validation ran, the final weights)."""
-    from lightning.pytorch.callbacks import ModelCheckpoint
-
-    monitored = next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+    monitored = _monitored(callbacks)
     if monitored is None or best_checkpoint is None or monitored.best_model_score is None:
         return {"monitor": None, "mode": None, "best_value": None, "step": None, "note": "final weights"}
     return {"monitor": monitored.monitor, "mode": monitored.mode, "best_value": float(monitored.best_model_score),
@@ -273,12 +263,8 @@ HYDRA_RUN_FILES = (".hydra",)
 
 
 def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
-    """A run writes into a folder of its own: refuse one that already holds anything but Hydra's files.
-
-    ``paths.output_dir``/``hydra.run.dir`` pointing at an earlier run, a data folder or ``.``
-    would otherwise mix or overwrite checkpoints and exports. The exception is resuming in place
-    (SLURM requeue: the same ``hydra.run.dir`` and ``ckpt_path`` inside it).
-    """
+    """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
+    holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
     if not output_dir.exists():
         return
     if resume_from is not None and output_dir.resolve() in Path(resume_from).resolve().parents:
@@ -295,9 +281,8 @@ def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).parent
-        )
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -311,13 +296,8 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str,
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    return {
-        "experiment": cfg.task_name,
-        "git_commit": _git_commit(),
-        "packages": versions,
-        "config": resolved,
-        "data_report": report,
-    }
+    return {"experiment": cfg.task_name, "git_commit": _git_commit(), "packages": versions, "config": resolved,
+            "data_report": report}
 
 
 def _link_latest(output_dir: Path) -> None:

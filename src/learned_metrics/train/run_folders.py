@@ -1,13 +1,8 @@
 """Reading training run folders: the rows of ``learned-metrics runs list [DIR]`` (rendered by cli/runs.py).
 
-A run folder is any folder under DIR holding ``run_info.json`` (written when a run
-starts) or ``export/learned_metric.json`` (written when it ends), at any depth, so
-single runs (``<experiment>/<timestamp>/``), Hydra multiruns
-(``<experiment>/multirun_<ts>/<trial>/``) and wandb sweep runs
-(``<experiment>/sweep_<id>/<run_id>/``) are all found. Everything is read from
-small files: the export card for the best value, ``csv/metrics.csv`` for a run
-that has not exported (still running or crashed), checkpoint *names* for the
-step; checkpoints themselves are never loaded.
+A run folder is any folder under DIR holding ``run_info.json`` (written when a run starts) or
+``export/learned_metric.json`` (when it ends), at any depth, so single runs, Hydra multiruns and wandb sweep runs
+are all found. Only small files are read (card, ``csv/metrics.csv``, checkpoint *names*), never a checkpoint.
 """
 
 from __future__ import annotations
@@ -137,32 +132,22 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
     card = _read_json(run_dir / "export" / "learned_metric.json")
     config = _mapping(info.get("config")) or _mapping(card.get("training_config"))
     metric, mode = _monitor(config)
-    validation = {
-        str(k): float(v) for k, v in _mapping(card.get("validation")).items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-    }
+    validation = {str(k): float(v) for k, v in _mapping(card.get("validation")).items()
+                  if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
     best, source = (validation[metric], "export") if metric in validation else (None, None)
     if best is None and metric:
         best = best_from_metrics_csv(run_dir / "csv" / "metrics.csv", metric, mode)
         source = "metrics.csv" if best is not None else None
     date = _run_date(run_dir, card)
     seed = config.get("seed")
-    return RunRow(
-        experiment=_text(info.get("experiment")) or _text(card.get("experiment")) or _text(config.get("task_name"))
-        or run_dir.parent.name,
-        run=str(run_dir.relative_to(root)),
-        path=str(run_dir.resolve()),
-        date=date.isoformat(sep=" ", timespec="minutes") if date else None,
-        git_commit=_text(info.get("git_commit")),
-        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-        metric=metric,
-        mode=mode,
-        best=best,
-        best_source=source,
-        best_step=_step_of(_best_checkpoint_name(run_dir, card)),
-        export=(run_dir / "export" / "learned_metric.json").is_file(),
-        validation=validation,
-    )
+    experiment = (_text(info.get("experiment")) or _text(card.get("experiment")) or _text(config.get("task_name"))
+                  or run_dir.parent.name)
+    return RunRow(experiment=experiment, run=str(run_dir.relative_to(root)), path=str(run_dir.resolve()),
+                  date=date.isoformat(sep=" ", timespec="minutes") if date else None,
+                  git_commit=_text(info.get("git_commit")),
+                  seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None, metric=metric,
+                  mode=mode, best=best, best_source=source, best_step=_step_of(_best_checkpoint_name(run_dir, card)),
+                  export=(run_dir / "export" / "learned_metric.json").is_file(), validation=validation)
 
 
 def list_runs(root: str | Path) -> list[RunRow]:

@@ -1,14 +1,9 @@
-"""Length-grouped batching: batches of similar length, so dynamic padding pads little.
+"""Length-grouped batching: batches of similar length, so dynamic padding pads little (padding ~60-token summaries
+to 512 wasted ~8x compute).
 
-The original code padded every input to 512 tokens; with summaries of ~60
-tokens that is ~8x wasted compute. Here indices are shuffled, cut into
-"mega-batches" of ``batch_size * mega_batch_factor``, sorted by length inside
-each, cut into batches, and the batch order shuffled again, except that the
-longest batch (one per rank) comes first: the epoch's peak memory is reached at
-step 1, so resident memory stays flat for the rest of the epoch and an
-out-of-memory error shows at once, not hours in. The order depends only on
-(seed, epoch), so a resumed run sees the same batches, and each distributed
-rank takes its own interleaved share.
+Shuffled indices are sorted by length inside "mega-batches" and cut into batches, whose order is shuffled again,
+except that the longest batch (one per rank) comes first: an out-of-memory error shows at step 1, not hours in.
+The order depends only on (seed, epoch), so a resumed run sees the same batches.
 """
 
 from __future__ import annotations
@@ -31,15 +26,8 @@ def _distributed_rank_and_world() -> tuple[int, int]:
 class LengthGroupedBatchSampler(Sampler[list[int]]):
     """Yield lists of indices with similar lengths; seeded, epoch-aware, DDP-aware."""
 
-    def __init__(
-        self,
-        lengths: Sequence[int],
-        batch_size: int,
-        shuffle: bool = True,
-        seed: int = 0,
-        mega_batch_factor: int = 50,
-        drop_last: bool = False,
-    ):
+    def __init__(self, lengths: Sequence[int], batch_size: int, shuffle: bool = True, seed: int = 0,
+                 mega_batch_factor: int = 50, drop_last: bool = False):
         self.lengths = np.asarray(lengths, dtype=np.int64)
         self.batch_size = batch_size
         self.shuffle = shuffle

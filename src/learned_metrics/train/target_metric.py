@@ -1,20 +1,8 @@
-"""Validation on the score a faithfulness metric is judged by: BAcc and ROC AUC on a labelled benchmark.
+"""Validation on the score a metric is judged by: BAcc and ROC AUC on a faithfulness benchmark, shuffle accuracy.
 
-:class:`FaithfulnessValidation` scores the dev/val split of a faithfulness benchmark (any layout ``meta-eval
-benchmark`` reads: LLM-AggreFact, AggreFact, SummaC, TRUE, or the user's rows in one of them) with the model being
-trained, through the scorer of ``learned-metrics score`` (e-c, one deterministic pass, the premise strategy and
-length as configured), and judges the scores with ``meta-eval benchmark``'s own :func:`~learned_metrics.meta_eval.
-benchmark.benchmark` (no resamples, no tests: a validation metric). Logged to every logger at the end of each
-validation, so ``ModelCheckpoint``/``EarlyStopping`` can monitor them and a sweep can optimise them:
-
-- ``val/faithfulness_auc``, ``val/faithfulness_bacc``: the unweighted means over datasets;
-- ``val/faithfulness_auc/<dataset>``, ``val/faithfulness_bacc/<dataset>`` (names sanitised for loggers;
-  a dataset with one class in the rows has no AUC);
-- ``val/faithfulness_seconds``: what this validation cost, and ``val/faithfulness_time_share`` the share of the
-  run's wall time (since fitting started) spent on it so far.
-
-The benchmark is read and checked when the callback is built, before any training: a wrong path, layout or split is
-one line naming the path. ``max_rows_per_dataset`` bounds the cost (a seeded subsample, the same rows every time).
+The model being trained scores the rows through ``learned-metrics score``'s scorer, and ``meta-eval``'s own
+functions judge the scores (no resamples: a validation metric), so what a checkpoint or sweep optimises is what the
+metric is later judged by. The benchmark is read and checked when the callback is built, before any training.
 """
 
 from __future__ import annotations
@@ -122,10 +110,10 @@ def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> l
 
 
 class FaithfulnessValidation(Callback):
-    """After every validation (not the sanity check): the model scores the benchmark rows, BAcc and AUC are logged.
-
-    Built by :func:`faithfulness_validation` (None when no benchmark is set).
-    """
+    """After every validation (not the sanity check): the model scores the benchmark rows (any layout ``meta-eval
+    benchmark`` reads) and logs ``val/faithfulness_auc``/``_bacc`` (means over datasets), the same per dataset
+    (``.../<dataset>``, sanitised; no AUC for a one-class dataset), ``val/faithfulness_seconds`` and ``_time_share``
+    (of the run's wall time). Built by :func:`faithfulness_validation` (None when no benchmark is set)."""
 
     def __init__(self, benchmark: str | Path, *, layout: str = "auto", split: str | None = None,
                  threshold_protocol: str = "same-split", threshold: float | None = None,
@@ -154,7 +142,6 @@ class FaithfulnessValidation(Callback):
         self.logged = _unique_names(names)
         self.seconds_total = 0.0
         self._fit_started: float | None = None
-        self.last: dict[str, float] = {}
 
     # -- Lightning hooks -------------------------------------------------------------------------
 
@@ -171,7 +158,6 @@ class FaithfulnessValidation(Callback):
         values[f"{PREFIX}_seconds"] = seconds
         if self._fit_started is not None and trainer.state.fn == "fit":
             values[f"{PREFIX}_time_share"] = self.seconds_total / max(time.perf_counter() - self._fit_started, 1e-9)
-        self.last = values
         for name, value in values.items():
             pl_module.log(name, value, on_step=False, on_epoch=True, sync_dist=False)
 
@@ -261,13 +247,9 @@ SHUFFLE_METRIC = "val/shuffle_acc"
 
 
 class ShuffleValidation(Callback):
-    """The coherence paper's shuffle test as a validation metric: after every validation (not the sanity check),
-    P(coherent) of the held-out originals and their shuffles (the shuffle set's validation split, documents the
-    model never trained on) by ``learned-metrics score``'s scorer, and the share of (original, shuffle) pairs of
-    the same document where the original scores higher (a tie counts 1/2), by ``meta-eval shuffle-test``'s own
-    :func:`~learned_metrics.meta_eval.shuffle_test.shuffle_test`. Logged as ``val/shuffle_acc`` beside ``val/f1``,
-    so ``ModelCheckpoint`` can monitor it; ``max_docs`` bounds the cost (a seeded subsample of documents, the same
-    every time), and ``val/shuffle_seconds`` says what it cost."""
+    """The coherence paper's shuffle test as a validation metric (``val/shuffle_acc``, ``val/shuffle_seconds``):
+    the share of (original, shuffle) pairs of held-out documents where the original scores higher, by ``meta-eval
+    shuffle-test``'s own function; ``max_docs`` bounds the cost (a seeded subsample, the same every time)."""
 
     def __init__(self, max_docs: int | None = 200, seed: int = 0):
         self.max_docs = None if max_docs is None else int_at_least(max_docs, 1, "callbacks.shuffle_validation.max_docs")
@@ -288,19 +270,14 @@ class ShuffleValidation(Callback):
         from learned_metrics.meta_eval.shuffle_test import shuffle_test
         from learned_metrics.scoring.options import ScoringOptions
 
-        texts, is_original, pair_of, original_of = self.pairs(data_path)
+        if self._pairs is None:  # the validation rows scored, read once
+            self._pairs = validation_pairs(data_path, self.max_docs, self.seed)
+        texts, is_original, pair_of, original_of = self._pairs
         scores = score_in_training(model, tokenizer, card, "coherence", ScoringOptions(mc_samples=1), texts=texts)
         shuffled = ~is_original
         report = shuffle_test(scores[original_of[shuffled]], scores[shuffled], pair_index=pair_of[shuffled],
                               resamples=0)
         return float(report.accuracy.value)
-
-    def pairs(self, data_path: str | Path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-        """The validation rows scored (read once): texts, which are originals, each row's document number and the
-        row of its document's original."""
-        if self._pairs is None:
-            self._pairs = validation_pairs(data_path, self.max_docs, self.seed)
-        return self._pairs
 
 
 def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
