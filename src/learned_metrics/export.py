@@ -1,21 +1,9 @@
 """Checkpoint -> a folder that plain ``transformers`` loads, plus ``learned_metric.json``.
 
-The export holds ``config.json`` (with ``id2label``), ``model.safetensors``,
-the tokenizer files and the card (:mod:`learned_metrics.card`). Other tools
-need nothing but ``AutoModelForSequenceClassification``/``AutoTokenizer``;
-our scorer reads the card to reproduce the training preprocessing. Training
-runs and ``learned-metrics export`` write exports the same way:
-:func:`model_from_checkpoint` then :func:`write_export`.
-
-The tokenizer comes from the run folder (``RUN/tokenizer/``, saved once when
-fitting starts), ``--tokenizer DIR``, or the model the run started from; a
-checkpoint never carries tokenizer files. (Unreleased development versions
-embedded them as ``tokenizer_files``; such a checkpoint is refused with one line
-rather than exported with a tokenizer found elsewhere.)
-
-Everything read from a checkpoint is checked before it is used: the
-checkpoint loads with ``weights_only=True`` and its stored config must name an
-architecture transformers provides (no custom code).
+Other tools need nothing but ``AutoModelForSequenceClassification``/``AutoTokenizer``; our scorer reads the card
+to reproduce the training preprocessing. Training runs and ``learned-metrics export`` write exports the same way
+(:func:`model_from_checkpoint` then :func:`write_export`). A checkpoint never carries tokenizer files, and
+everything read from it is checked before use (``weights_only=True``, no custom code).
 """
 
 from __future__ import annotations
@@ -30,8 +18,7 @@ from typing import Any
 from learned_metrics.card import CARD_NAME, complete_card
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import dump_json
-from learned_metrics.onnx_export import add_onnx, require_onnxruntime
-from learned_metrics.outputs import atomic_folder, check_outputs, folder_output, input_path
+from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
 from learned_metrics.settings import Settings, setting
 
 EXPORT_KIND = "export"
@@ -49,31 +36,14 @@ class ExportSettings(Settings):
                               "is never touched)", flag=True, scores=False)
     allow_pickle: bool = setting(False, "allow loading pickled objects from the checkpoint (only for trusted files)",
                                  flag=True, scores=False)
-    onnx: bool = setting(False, "also write model.onnx beside the safetensors (ONNX Runtime; `score --engine onnx`)",
-                         flag=True, scores=False)
-    onnx_int8: bool = setting(False, "also write model.onnx and its int8 copy model.int8.onnx (dynamic quantization)",
-                              flag=True, scores=False)
-    onnx_from: str | None = setting(None, "add model.onnx (with --onnx-int8 also model.int8.onnx) to this existing "
-                                    "export folder, in place; give no CHECKPOINT OUTPUT", metavar="EXPORT_DIR",
-                                    scores=False, argparse={"type": input_path})
 
 
-def write_export(
-    model,
-    tokenizer: str | Path,
-    card: dict[str, Any],
-    out_dir: str | Path,
-    source_checkpoint: str | None = None,
-    results: dict[str, dict[str, float]] | None = None,
-    overwrite: bool = False,
-) -> Path:
-    """Write model (safetensors), tokenizer and the completed card into ``out_dir`` atomically.
+def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: str | Path,
+                 source_checkpoint: str | None = None, results: dict[str, dict[str, float]] | None = None,
+                 overwrite: bool = False) -> Path:
+    """Write model (safetensors), tokenizer (a folder or hub id) and the completed card into ``out_dir`` atomically.
 
-    ``tokenizer``: a folder holding the tokenizer (a run's ``tokenizer/``, a model folder) or a hub id.
-    ``results``: ``{"validation": {...}, "test": {...}}``.
-
-    Everything that can be refused (the card, the tokenizer: custom code, missing or broken files, an
-    unreachable Hub id) is loaded and checked before the first byte is written.
+    Everything that can be refused (the card, the tokenizer) is loaded and checked before the first byte is written.
     """
     from learned_metrics.safety import load_tokenizer, quiet_transformers
 
@@ -107,9 +77,8 @@ def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
 def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, Any]:
     """Load a Lightning checkpoint with ``weights_only=True``; pickled objects need ``allow_pickle``.
 
-    Anything that is not a readable ``torch.save`` archive (empty, text, random bytes,
-    truncated) is one line saying so; only a real pickle of Python objects gets the
-    ``--allow-pickle`` advice.
+    Anything not a readable ``torch.save`` archive is one line saying so; only a real pickle of Python objects
+    gets the ``--allow-pickle`` advice.
     """
     import torch
 
@@ -129,11 +98,9 @@ def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, A
         if "GLOBAL" not in str(exc):
             raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
         if not allow_pickle:
-            raise UserError(
-                "checkpoint holds pickled Python objects, which can run code when loaded, and was refused; "
-                "pass --allow-pickle (model.allow_pickle=true for train.py) only if you trust its origin",
-                path=path,
-            ) from None
+            raise UserError("checkpoint holds pickled Python objects, which can run code when loaded, and was refused; "
+                            "pass --allow-pickle (model.allow_pickle=true for train.py) only if you trust its origin",
+                            path=path) from None
         try:
             checkpoint = torch.load(path, map_location="cpu", weights_only=False)
         except Exception as exc:  # a damaged pickle raises anything
@@ -153,9 +120,8 @@ def check_checkpoint(checkpoint: Any, path: object) -> dict[str, Any]:
     if missing:
         raise UserError(f"not a learned-metrics checkpoint (missing {missing})", path=path)
     state = checkpoint["state_dict"]
-    if not isinstance(state, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
-    ):
+    if not isinstance(state, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                                  for k, v in state.items()):
         raise UserError("checkpoint field 'state_dict' must map parameter names to tensors", path=path)
     if not isinstance(checkpoint["hf_config"], dict):
         raise UserError("checkpoint field 'hf_config' must be a mapping", path=path)
@@ -191,19 +157,11 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, **settings: An
     from learned_metrics.safety import check_model_folder
 
     s = ExportSettings.from_keywords(**settings)
-    tokenizer, overwrite, allow_pickle = s.tokenizer, s.overwrite, s.allow_pickle
-    check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, tokenizer], overwrite=overwrite)
-    if tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
-        check_model_folder(tokenizer, need_config=False, what="tokenizer")
-    if s.onnx_from is not None:
-        raise UserError("--onnx-from adds the graph to an existing export folder: give it without CHECKPOINT OUTPUT")
-    if s.onnx or s.onnx_int8:  # before the checkpoint is read: no onnxruntime is one line, and nothing written
-        require_onnxruntime()
-    checkpoint = load_checkpoint(ckpt_path, allow_pickle)
+    check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, s.tokenizer], overwrite=s.overwrite)
+    if s.tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
+        check_model_folder(s.tokenizer, need_config=False, what="tokenizer")
+    checkpoint = load_checkpoint(ckpt_path, s.allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
-    source = checkpoint_tokenizer(checkpoint, ckpt_path, tokenizer)
-    out = write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
-                       overwrite=overwrite)
-    if s.onnx or s.onnx_int8:
-        add_onnx(out, int8=s.onnx_int8)
-    return out
+    source = checkpoint_tokenizer(checkpoint, ckpt_path, s.tokenizer)
+    return write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
+                        overwrite=s.overwrite)

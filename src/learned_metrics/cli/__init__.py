@@ -10,11 +10,8 @@
 | :mod:`~learned_metrics.cli.prep` | ``prep shuffle-set``, ``prep anli`` (also ``data_prep/*.py``) |
 | :mod:`~learned_metrics.cli.sweep` | ``sweep check`` (also ``python -m learned_metrics.sweeps``) |
 
-Command modules only parse, call the package and render (through
-:mod:`learned_metrics.render`); the package never imports them. Every
-command runs inside the error boundary (:func:`learned_metrics.boundary.run_command`):
-user mistakes and OS errors are one line with exit code 2, Ctrl-C/SIGTERM remove
-temporary files and exit 130/143.
+Command modules only parse, call the package and render; the package never imports them. Every command runs
+inside the error boundary (:func:`learned_metrics.boundary.run_command`).
 """
 
 from __future__ import annotations
@@ -38,15 +35,10 @@ def help_formatter(prog: str) -> argparse.HelpFormatter:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="learned-metrics",
-        description=(
-            "Score texts with learned metrics (coherence, faithfulness), export trained checkpoints, build "
-            "training sets, and meta-evaluate any metric against human judgements. Training runs through "
-            "`python train.py experiment=NAME`."
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = CommandParser(prog="learned-metrics", formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description="Score texts with learned metrics (coherence, faithfulness), export trained "
+                           "checkpoints, build training sets, and meta-evaluate any metric against human "
+                           "judgements. Training runs through `python train.py experiment=NAME`.")
     parser.add_argument("--version", action="version", version=f"learned-metrics {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

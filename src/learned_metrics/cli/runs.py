@@ -32,30 +32,14 @@ def render_table(rows: list[RunRow], title: str):
     from rich.table import Table
 
     table = Table(title=title, show_header=True)
-    for name, justify in (
-        ("experiment", "left"),
-        ("run folder", "left"),
-        ("date", "left"),
-        ("commit", "left"),
-        ("seed", "right"),
-        ("metric", "left"),
-        ("best", "right"),
-        ("best step", "right"),
-        ("export", "center"),
-    ):
+    for name, justify in (("experiment", "left"), ("run folder", "left"), ("date", "left"), ("commit", "left"),
+                          ("seed", "right"), ("metric", "left"), ("best", "right"), ("best step", "right"),
+                          ("export", "center")):
         table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "run folder")
     for row in rows:
-        table.add_row(
-            row.experiment,
-            _short_run(row),
-            row.date or "—",
-            (row.git_commit or "—")[:7],
-            "—" if row.seed is None else str(row.seed),
-            _fmt_metric(row),
-            _fmt_best(row),
-            "—" if row.best_step is None else str(row.best_step),
-            "yes" if row.export else "no",
-        )
+        table.add_row(row.experiment, _short_run(row), row.date or "—", (row.git_commit or "—")[:7],
+                      "—" if row.seed is None else str(row.seed), _fmt_metric(row), _fmt_best(row),
+                      "—" if row.best_step is None else str(row.best_step), "yes" if row.export else "no")
     return table
 
 
@@ -74,19 +58,14 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "runs",
-        help="list training runs and their best validation metric",
-        description="Inspect training run folders (checkpoints/<experiment>/<run>/).",
-    )
+    parser = subparsers.add_parser("runs", help="list training runs and their best validation metric",
+                                   description="Inspect training run folders (checkpoints/<experiment>/<run>/).")
     commands = parser.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
     listing = commands.add_parser(
-        "list",
-        help="table of runs: experiment, folder, date, commit, monitored metric, best value, export",
+        "list", help="table of runs: experiment, folder, date, commit, monitored metric, best value, export",
         description="List every run folder under DIR (single runs, Hydra multiruns, wandb sweep runs) with its "
         "monitored metric and the best checkpoint's value from the export card (or, for a run that has not "
-        "exported yet, the best value in csv/metrics.csv, marked (csv)).",
-    )
+        "exported yet, the best value in csv/metrics.csv, marked (csv)).")
     listing.add_argument("dir", nargs="?", default=input_path("checkpoints"), type=input_path, metavar="DIR",
                          help="default: checkpoints/")
     listing.add_argument("--json", metavar="OUT", help="also write the rows as a JSON list")

@@ -1,9 +1,5 @@
-"""``learned-metrics sweep check FILE ...`` (also ``python -m learned_metrics.sweeps FILE ...``).
-
-Checks wandb sweep files offline (:func:`learned_metrics.sweeps.load_sweep`) and prints the commands the
-agent would run for the first checked settings (:func:`learned_metrics.sweeps.describe`). The options and
-the check live in :mod:`learned_metrics.sweeps`, so its own script needs nothing from here.
-"""
+"""``learned-metrics sweep check FILE ...``: the options and the check live in :mod:`learned_metrics.sweeps`, so
+its own script (``python -m learned_metrics.sweeps``) needs nothing from here."""
 
 from __future__ import annotations
 

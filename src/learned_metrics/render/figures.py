@@ -1,12 +1,10 @@
 """Figures for papers: bias matrix, score histograms by label, shuffle accuracy by length gap.
 
-matplotlib runs on the non-interactive Agg backend (no display on servers
-and CI) and is imported only when a plot is asked for. Every ``plot_*``
-writes .png, .pdf or .svg by the file's suffix (checked before drawing);
-files are written through a temporary file and renamed, so a failed plot
-leaves nothing behind. ``*_figure`` functions return the matplotlib figure
-instead, for notebooks. Every text is drawn literally (:func:`literal_text`): a group called ``$^$`` is a name,
-not mathtext.
+matplotlib runs on the non-interactive Agg backend (no display on servers and CI) and is imported only when a plot
+is asked for. Every ``plot_*`` writes .png, .pdf or .svg by the file's suffix (checked before drawing); files are
+written through a temporary file and renamed, so a failed plot leaves nothing behind. ``*_figure`` functions return
+the matplotlib figure instead, for notebooks. Every text is drawn literally (:func:`literal_text`): a group called
+``$^$`` is a name, not mathtext.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Tokenization with truncation: the one path by which training and scoring turn text into token ids.
 
-Rows that fit are tokenized as they are. A row longer than ``max_length`` is
-cut the way the paper trains: the premise only for (premise, hypothesis)
-pairs, the end for single texts. A pair whose hypothesis alone does not fit
-cannot be cut on the premise only; it falls back to cutting the longer side
-and is flagged (``second_truncated``), in training as in scoring.
+A row longer than ``max_length`` is cut the way the paper trains: the premise only for pairs, the end for single
+texts; a pair whose hypothesis alone does not fit falls back to cutting the longer side and is flagged.
 """
 
 from __future__ import annotations
@@ -20,11 +17,7 @@ _LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 @dataclass
 class Tokenized:
-    """Tokenizer columns (``input_ids``, ``attention_mask``, ``token_type_ids`` ...) of a batch of rows.
-
-    ``truncated[i]``: row i was longer than ``max_length`` and was cut; ``second_truncated[i]``:
-    the hypothesis of pair i had to be cut as well.
-    """
+    """Tokenizer columns of a batch of rows; which rows were cut, and which pairs' hypotheses were cut as well."""
 
     columns: dict[str, list[list[int]]]
     truncated: list[bool] = field(default_factory=list)
@@ -37,11 +30,8 @@ def shortest_max_length(tokenizer, pair: bool) -> int:
 
 
 def check_max_length(value: object, tokenizer, pair: bool, what: str = "--max-length") -> int:
-    """``value`` as an int, refused when too small to keep any of the text (or of the hypothesis, for pairs).
-
-    Below this, truncation cannot work: tokenizers either leave rows uncut (while they are
-    counted as truncated) or drop a whole hypothesis without a word.
-    """
+    """``value`` as an int, refused when too small to keep any of the text (or of the hypothesis, for pairs): below
+    it tokenizers leave rows uncut (counted as truncated) or drop a whole hypothesis without a word."""
     length = int_at_least(value, 1, what)
     smallest = shortest_max_length(tokenizer, pair)
     if length < smallest:

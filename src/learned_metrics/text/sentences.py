@@ -1,8 +1,4 @@
-"""Sentence splitting and joining: the same choice at training and at scoring time.
-
-The splitter and joiner a model was trained with are recorded in its exported
-card (``learned_metric.json``) so scoring reproduces the training input.
-"""
+"""Sentence splitting and joining: the same choice at training and at scoring time (recorded in the card)."""
 
 from __future__ import annotations
 
