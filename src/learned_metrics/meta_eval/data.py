@@ -20,15 +20,14 @@ from learned_metrics.meta_eval.rows import (
     CellScores,
     Key,
     KeyFields,
-    ScoredRows,
     distinct_names,
     duplicates,
     keyed_cells,
     nan_error,
+    read_scored,
     shared_keys,
-    text_digest,
 )
-from learned_metrics.validate import number, row_key, row_label, row_number_value, row_score
+from learned_metrics.validate import number, row_number_value
 
 SUMMEVAL_FIELDS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -212,22 +211,12 @@ def read_labelled_scores(path: str | Path, score_field: str = "score", label_fie
 def _labelled(files: Sequence[tuple[str | Path, str | None]], score_field: str, label_field: str,
               group_field: str | None, system_field: str | None, text_fields: tuple[str, str] | None
               ) -> LabelledScores:
-    """The rows of every file in order as one input; a file's corpus (if given) is the group of all its rows."""
-    scores, labels, groups, systems, where, documents, texts = [], [], [], [], [], [], []
-    for path, corpus in files:
-        for row_number, row in iter_rows(path):
-            scores.append(row_score(row, score_field, path=path, row_number=row_number))
-            labels.append(row_label(row, label_field, path=path, row_number=row_number))
-            groups.append(corpus if corpus is not None else
-                          row_key(row, group_field, path=path, row_number=row_number) if group_field else "all")
-            if system_field:
-                systems.append(row_key(row, system_field, path=path, row_number=row_number))
-            where.append((str(path), row_number))
-            if text_fields:
-                documents.append(text_digest(row.get(text_fields[0])))
-                texts.append(text_digest(row.get(text_fields[1])))
-    return LabelledScores(np.array(scores), np.array(labels), groups, systems if system_field else None, where,
-                          text_fields, documents if text_fields else None, texts if text_fields else None)
+    """The rows of every file in order as one input (:func:`~.rows.read_scored`)."""
+    rows = read_scored(files, score_field, label_field, group_field=group_field, system_field=system_field,
+                       text_fields=text_fields)
+    return LabelledScores(np.array(rows.scores[score_field]), np.array(rows.labels), rows.groups,
+                          rows.systems if system_field else None, rows.where, text_fields,
+                          rows.documents if text_fields else None, rows.texts if text_fields else None)
 
 
 SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
@@ -332,26 +321,25 @@ def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_fie
     ``text_field``, default ``text``, where the rows have it): a row present twice is refused naming both rows
     (:func:`~.rows.duplicates`), since each comparison would count twice."""
     text_name = text_field or "text"
-    rows = ScoredRows(str(path), ("", text_name), scores={score_field: []}, roles=(pair_field, "kind"))
-    lengths, texts = [], True
-    for row_number, row in iter_rows(path):
-        rows.groups.append(row_key(row, pair_field, path=path, row_number=row_number))
-        rows.labels.append(row_label(row, label_field, path=path, row_number=row_number))
-        rows.splits.append("original" if rows.labels[-1] == 1 else "shuffled")
-        rows.scores[score_field].append(row_score(row, score_field, path=path, row_number=row_number))
-        rows.where.append((str(path), row_number))
+    lengths: list[float] = []
+    texts = True
+
+    def length(row: dict[str, Any], path: str | Path, row_number: int) -> None:
+        nonlocal texts
         texts = texts and isinstance(row.get(text_name), str)
-        rows.texts.append(text_digest(row.get(text_name)))
         if length_field:
-            length = row_number_value(row, length_field, path=path, row_number=row_number)
-            if length is None or length < 0:
+            value = row_number_value(row, length_field, path=path, row_number=row_number)
+            if value is None or value < 0:
                 raise UserError("expected a non-negative length", path=path, row=row_number, field=length_field)
-            lengths.append(length)
+            lengths.append(value)
         elif text_field:
             if not isinstance(row.get(text_field), str):
                 raise UserError("missing text (needed for its length)", path=path, row=row_number, field=text_field)
             lengths.append(len(row[text_field]))
-    rows.systems, rows.documents = [None] * len(rows.labels), [b""] * len(rows.labels)
+
+    rows = read_scored([(path, None)], score_field, label_field, group_field=pair_field, text_fields=("", text_name),
+                       roles=(pair_field, "kind"), extra=length)
+    rows.splits = ["original" if label == 1 else "shuffled" for label in rows.labels]
     if texts:  # without the texts, two shuffles of one document are not known to be the same row
         duplicates(rows, "error", advice="remove one copy: every comparison would count twice")
     return ShuffleRows(rows.groups, np.array(rows.labels), np.array(rows.scores[score_field]),

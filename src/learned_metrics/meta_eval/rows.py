@@ -8,7 +8,7 @@ and texts agree (:func:`check_paired`), a row present twice per ``--on-missing``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import ordered, row_key, row_number_value
+from learned_metrics.validate import ordered, row_key, row_label, row_number_value, row_score
 
 
 def distinct(names: list[Any], what: str, why: str) -> None:
@@ -129,6 +130,32 @@ class ScoredRows:
         """One digest per row of its (document, text) pair: the same pair in two splits shares it."""
         pairs = zip(self.documents, self.texts, strict=True)
         return [hashlib.blake2b(d + t, digest_size=16).digest() for d, t in pairs]
+
+
+def read_scored(files: Iterable[tuple[str | Path, str | None]], score_field: str, label_field: str, *,
+                group_field: str | None = None, system_field: str | None = None,
+                text_fields: tuple[str, str] | None = None, roles: tuple[str, str] = ("dataset", "split"),
+                extra: Callable[[dict[str, Any], str | Path, int], None] | None = None) -> ScoredRows:
+    """The one reader of labelled scored rows, each value checked in one order naming file, row and field. A file's
+    rows belong to its corpus when one is given, else to ``group_field``'s value, else to ``all``; a text field
+    named '' has no digest; ``extra(row, path, row_number)`` reads what one analysis adds."""
+    out = ScoredRows("", text_fields, scores={score_field: []}, roles=roles)
+    document, text = text_fields or ("", "")
+    for path, corpus in files:
+        out.path = out.path or str(path)
+        for row_number, row in iter_rows(path):
+            at: dict[str, Any] = {"path": path, "row_number": row_number}
+            out.scores[score_field].append(row_score(row, score_field, **at))
+            out.labels.append(row_label(row, label_field, **at))
+            out.groups.append(corpus if corpus is not None else row_key(row, group_field, **at) if group_field
+                              else "all")
+            out.systems.append(row_key(row, system_field, **at) if system_field else None)
+            out.documents.append(text_digest(row.get(document)) if document else b"")
+            out.texts.append(text_digest(row.get(text)) if text else b"")
+            out.where.append((str(path), row_number))
+            if extra:
+                extra(row, path, row_number)
+    return out
 
 
 def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -> None:
