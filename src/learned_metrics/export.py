@@ -18,7 +18,8 @@ from typing import Any
 from learned_metrics.card import CARD_NAME, complete_card
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import dump_json
-from learned_metrics.outputs import atomic_folder, check_outputs, folder_output
+from learned_metrics.onnx_export import add_onnx, require_onnxruntime
+from learned_metrics.outputs import atomic_folder, check_outputs, folder_output, input_path
 from learned_metrics.settings import Settings, setting
 
 EXPORT_KIND = "export"
@@ -36,6 +37,13 @@ class ExportSettings(Settings):
                               "is never touched)", flag=True, scores=False)
     allow_pickle: bool = setting(False, "allow loading pickled objects from the checkpoint (only for trusted files)",
                                  flag=True, scores=False)
+    onnx: bool = setting(False, "also write model.onnx beside the safetensors (ONNX Runtime; `score --engine onnx`)",
+                         flag=True, scores=False)
+    onnx_int8: bool = setting(False, "also write model.onnx and its int8 copy model.int8.onnx (dynamic quantization)",
+                              flag=True, scores=False)
+    onnx_from: str | None = setting(None, "add model.onnx (with --onnx-int8 also model.int8.onnx) to this existing "
+                                    "export folder, in place; give no CHECKPOINT OUTPUT", metavar="EXPORT_DIR",
+                                    scores=False, argparse={"type": input_path})
 
 
 def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: str | Path,
@@ -160,8 +168,15 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, **settings: An
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, s.tokenizer], overwrite=s.overwrite)
     if s.tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
         check_model_folder(s.tokenizer, need_config=False, what="tokenizer")
+    if s.onnx_from is not None:
+        raise UserError("--onnx-from adds the graph to an existing export folder: give it without CHECKPOINT OUTPUT")
+    if s.onnx or s.onnx_int8:  # before the checkpoint is read: no onnxruntime is one line, and nothing written
+        require_onnxruntime()
     checkpoint = load_checkpoint(ckpt_path, s.allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
     source = checkpoint_tokenizer(checkpoint, ckpt_path, s.tokenizer)
-    return write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
-                        overwrite=s.overwrite)
+    out = write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
+                       overwrite=s.overwrite)
+    if s.onnx or s.onnx_int8:
+        add_onnx(out, int8=s.onnx_int8)
+    return out
