@@ -101,10 +101,8 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
     return result
 
 
-def read_metric_scores(
-    path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error",
-    records: Iterable[tuple[int, dict[str, Any]]] | None = None,
-) -> CellScores:
+def read_metric_scores(path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error",
+                       records: Iterable[tuple[int, dict[str, Any]]] | None = None) -> CellScores:
     """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``. ``records``:
     ``(row number, row)`` pairs (a DataFrame's) checked as the file would be, ``path`` then only names them."""
     return keyed_cells([(path, iter_rows(path) if records is None else records)], score_field, keys,

@@ -46,14 +46,9 @@ def command(commands: Any, name: str, settings: type[Settings], run: Callable[[a
 def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int]) -> int:
     """Every command's order: its settings parsed, every output checked, then ``run`` reads, computes and
     :func:`finish`-es, so no error follows a long computation."""
-    settings = settings_of(args)
+    settings = args.settings_class.from_arguments(args)
     check_command_outputs(args)
     return run(args, settings)
-
-
-def settings_of(args: argparse.Namespace) -> Settings:
-    """The command's settings object, every value parsed by its declaration (before any file is read)."""
-    return args.settings_class.from_arguments(args)
 
 
 def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:
@@ -133,7 +128,7 @@ def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> di
     from learned_metrics import __version__
 
     argv = getattr(args, "argv", None)
-    options = settings_of(args).to_json()
+    options = args.settings_class.from_arguments(args).to_json()
     if "coefficient" in options:  # what each statistic key measured: tau_sys is r_sys under Pearson
         options["labels"] = {name: statistic_label(name, options["coefficient"]) for name in STATISTICS}
     return {"command": shlex.join(["learned-metrics", *argv]) if argv is not None else None,

@@ -61,15 +61,11 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, s: ConfoundersCommand) -> int:
     from learned_metrics.meta_eval.confounders import ConfounderFields, analyse, check_proxy_names, read_confounder_rows
 
-    fields = ConfounderFields(
-        metrics=tuple(common.score_fields(s)),
-        names=tuple(split_list(s.names)) if s.names else None,
-        human=None if args.no_human else s.human_field,
-        generation=s.generation_field or ("generated_text" if s.format == "true" else "generation"),
-        grounding=s.grounding_field or None,
-        proxy_fields=tuple(args.proxy_field),
-        label=s.label_field,
-    )
+    generation = s.generation_field or ("generated_text" if s.format == "true" else "generation")
+    names = tuple(split_list(s.names)) if s.names else None
+    fields = ConfounderFields(metrics=tuple(common.score_fields(s)), names=names, generation=generation,
+                              human=None if args.no_human else s.human_field, grounding=s.grounding_field or None,
+                              proxy_fields=tuple(args.proxy_field), label=s.label_field)
     proxies = split_list(s.proxies)
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
