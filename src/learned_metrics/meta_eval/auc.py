@@ -177,7 +177,7 @@ def row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int)
         yield weights
 
 
-def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
+def mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Unweighted mean over the given columns; NaN if any of them is NaN."""
     if len(columns) == 0:
         return np.full(values.shape[0], np.nan)
@@ -231,7 +231,7 @@ def auc_by_group(
     for weights in row_weights(group_ids, len(group_names), resamples, seed):
         per_group = kernel.auc(weights)
         boot.append(per_group)
-        boot_mean.append(_mean_over(per_group, defined_groups))
+        boot_mean.append(mean_over(per_group, defined_groups))
         if intra is not None:
             intra_boot.append(intra.per_group(weights))
     boot_all = np.concatenate(boot) if boot else np.empty((0, len(group_names)))
@@ -301,7 +301,7 @@ class _IntraSystem:
     def overall(self, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
         point = self.per_group(ones)[0]
         defined = np.flatnonzero(~np.isnan(point))
-        samples = _mean_over(boot, defined) if boot is not None else np.empty(0)
+        samples = mean_over(boot, defined) if boot is not None else np.empty(0)
         value = float(point[defined].mean()) if len(defined) else np.nan
         return estimate_from(value, samples, n=len(defined), skipped=len(point) - len(defined),
                              confidence=self.confidence)

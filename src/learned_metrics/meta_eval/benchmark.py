@@ -1,38 +1,13 @@
 """Faithfulness benchmarks judged the way the field reports them, under a protocol the output names.
 
-Per dataset and as the unweighted mean over datasets: balanced accuracy (BAcc, the mean of the two classes' recalls,
-as ``sklearn.metrics.balanced_accuracy_score``; a dataset with one class gets that class's recall), ROC AUC
-(:func:`~.auc.auc_by_group`, undefined for a dataset with one class) and, at the threshold, precision, recall and F1
-of the unsupported class (label 0). A row is predicted supported when its score is above the threshold
-(``score > t``), as every reference code does. The threshold comes from a protocol:
-
-``fixed``
-    one value for every dataset, 0.5 unless given: MiniCheck / LLM-AggreFact (on a probability), and the accuracy
-    TRUE's library reports next to its AUC.
-``tune-on-val``
-    tuned on a validation split (``val``/``dev``) and applied to the judged split (``test``): AggreFact, AlignScore.
-    A dataset of the judged split without tuning rows is an error, or (``unseen_dataset="global"``) gets the
-    threshold tuned on the whole tuning split.
-``same-split``
-    tuned on the very rows it is judged on: what SummaC's ``benchmark.evaluate`` does. Optimistic (the threshold has
-    seen the labels it is scored against), and marked so.
-
-Tuning tries a grid and keeps the threshold with the best BAcc on the tuning rows (per dataset, or one for all
-datasets pooled with ``tune_scope="global"``): ``percentile`` = the score percentiles 0, 0.2, ..., 99.8 of the
-tuning rows (numpy's linear interpolation), ties to the later threshold (SummaC's and AggreFact's
-``choose_best_threshold``: ``>=``); ``fixed-0.001`` = 0, 0.001, ..., 1, ties to the lowest (AlignScore's harness
-sorts stably by BAcc and takes the first).
-
-Every number has a percentile bootstrap CI: rows redrawn within each dataset (the resamples of
-:func:`~.auc.auc_by_group`, same seed), the threshold held at its value. With several metrics (the same rows scored
-by each) the BAcc and AUC tables of ``report`` follow: the best per column in bold and, per cell, the metrics it is
-significantly better than. The BAcc test is approximate randomization on the two metrics' predictions swapped per
-row (each at its own threshold); the AUC test is ``report``'s (:func:`~.report.paired_auc_test`).
+BAcc, ROC AUC and the unsupported class's precision, recall and F1 per dataset and as the unweighted mean, a row
+predicted supported when ``score > t``. The threshold protocols (fixed, tune-on-val, same-split), their grids and tie
+rules follow the reference code each names, so a number here can be set beside a published one; docs/benchmarks.md
+describes them, the bootstrap CIs and the paired tests.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.auc import auc_by_group, row_weights
+from learned_metrics.meta_eval.auc import auc_by_group, mean_over, row_weights
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
 from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
 from learned_metrics.meta_eval.report import (
@@ -48,19 +23,16 @@ from learned_metrics.meta_eval.report import (
     PairedAucTest,
     ReportCell,
     ReportTable,
-    mark_best,
-    mark_significant,
+    marked_table,
     paired_auc_test,
+    paired_result,
 )
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     ci_columns,
     estimate_from,
-    percentile_interval,
-    percentiles_for,
 )
 from learned_metrics.meta_eval.rows import by_index
-from learned_metrics.meta_eval.significance import permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers, renamed_keywords
 
@@ -181,12 +153,6 @@ class Protocol:
         return out
 
 
-def _finite_threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UserError(f"--threshold must be a finite number, got {value!r}")
-    return float(value)
-
-
 def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
     """The protocol the options ask for, checked against each other and against the splits the rows carry."""
     name, threshold, split, tune_split = o.threshold_protocol, o.threshold, o.split, o.tune_split
@@ -228,8 +194,7 @@ def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
         if tuned == judged:
             raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
     if name == "fixed":
-        value = DEFAULT_THRESHOLD if threshold is None else _finite_threshold(threshold)
-        return Protocol(name, judged, threshold=value)
+        return Protocol(name, judged, threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
     return Protocol(name, judged, grid=o.grid or "percentile", tune_split=tuned, scope=o.tune_scope or "dataset",
                     unseen_dataset=(o.unseen_dataset or "error") if name == "tune-on-val" else None)
 
@@ -417,40 +382,30 @@ class _Confusion:
                       self._per_dataset(on_negative * ~supported), self._per_dataset(on_negative * supported))
 
 
-def _mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    return values[:, columns].mean(axis=1) if len(columns) else np.full(values.shape[0], np.nan)
-
-
 def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported_b: np.ndarray,
-                      confusion: _Confusion, dataset_ids: np.ndarray, columns: list[str], *, permutations: int,
-                      resamples: int, seed: int, alternative: str, confidence: float, block: int = 100
-                      ) -> PairedAucTest:
+                      confusion: _Confusion, dataset_ids: np.ndarray, columns: list[str], o: BenchmarkSettings,
+                      block: int = 100) -> PairedAucTest:
     """BAcc(a) - BAcc(b) per dataset and for the mean: approximate randomization (the two metrics' predictions
     swapped per row, each at its own threshold) and a paired bootstrap CI (the same rows drawn for both)."""
-    n_groups = len(columns) - 1
-
-    def delta(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def delta(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
         bacc_a, bacc_b = confusion.rates(weights, a)["bacc"], confusion.rates(weights, b)["bacc"]
-        return np.column_stack([bacc_a - bacc_b, bacc_a.mean(axis=1) - bacc_b.mean(axis=1)])
+        both = np.column_stack([bacc_a - bacc_b, bacc_a.mean(axis=1) - bacc_b.mean(axis=1)])
+        return {column: both[:, i] for i, column in enumerate(columns)}
 
     ones = np.ones((1, len(supported_a)))
-    observed = delta(ones, supported_a, supported_b)[0]
-    rng = np.random.default_rng(seed)
-    randomized = []
-    for start in range(0, permutations, block):
-        swap = rng.random((min(block, permutations - start), len(supported_a))) < 0.5
-        randomized.append(delta(ones, np.where(swap, supported_b, supported_a), np.where(swap, supported_a,
-                                                                                          supported_b)))
-    boot = [delta(weights, supported_a, supported_b)
-            for weights in row_weights(dataset_ids, n_groups, resamples, seed)]
-    randomized_all = np.concatenate(randomized) if randomized else np.empty((0, len(columns)))
-    boot_all = np.concatenate(boot) if boot else np.empty((0, len(columns)))
-    delta_out, p, ci = {}, {}, {}
-    for i, column in enumerate(columns):
-        delta_out[column] = None if np.isnan(observed[i]) else float(observed[i])
-        p[column] = permutation_p(float(observed[i]), randomized_all[:, i], alternative)[0]
-        ci[column] = percentile_interval(boot_all[:, i], percentiles_for(confidence)).ci
-    return PairedAucTest(names[0], names[1], delta_out, p, ci)
+    rng = np.random.default_rng(o.seed)
+    randomized: dict[str, list[np.ndarray]] = {column: [] for column in columns}
+    boot: dict[str, list[np.ndarray]] = {column: [] for column in columns}
+    for start in range(0, o.permutations, block):
+        swap = rng.random((min(block, o.permutations - start), len(supported_a))) < 0.5
+        for column, values in delta(ones, np.where(swap, supported_b, supported_a),
+                                    np.where(swap, supported_a, supported_b)).items():
+            randomized[column].append(values)
+    for weights in row_weights(dataset_ids, len(columns) - 1, o.resamples, o.seed):
+        for column, values in delta(weights, supported_a, supported_b).items():
+            boot[column].append(values)
+    observed = {column: float(values[0]) for column, values in delta(ones, supported_a, supported_b).items()}
+    return paired_result(names, observed, randomized, boot, o)
 
 
 @renamed_keywords(baselines="baseline")
@@ -566,7 +521,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         for k in point:
             defined = np.flatnonzero(~np.isnan(point[k]))
             mean[k] = estimate_from(float(point[k][defined].mean()) if len(defined) else np.nan,
-                                    _mean_over(boot_all[k], defined), n=len(defined),
+                                    mean_over(boot_all[k], defined), n=len(defined),
                                     skipped=n_groups - len(defined), confidence=o.confidence)
         mean["auc"] = auc.mean if auc is not None else estimate_from(np.nan, np.empty(0), n=0, skipped=n_groups)
         results[name] = MetricResult(name, per_dataset, {k: mean[k] for k in STATISTICS})
@@ -580,15 +535,13 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     tests: dict[str, list[PairedAucTest]] = {}
     if len(names) > 1:
         pairs = [(a, b) for a in names for b in (baselines or names) if a != b]
-        tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], confusion, ids, columns,
-                                           permutations=o.permutations, resamples=o.resamples, seed=o.seed,
-                                           alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
+        tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], confusion, ids, columns, o)
+                         for a, b in pairs]
         bacc_table = _multi_table("bacc", results, names, columns, tests["bacc"], o, protocol, benchmark_name,
                                   baselines, record)
         if both_classes:
             tests["auc"] = [paired_auc_test(values[a][rows], values[b][rows], y, group_names, names=(a, b),
-                                            permutations=o.permutations, resamples=o.resamples, seed=o.seed,
-                                            alternative=o.alternative, confidence=o.confidence) for a, b in pairs]
+                                            settings=o.narrow(AucReportSettings)) for a, b in pairs]
             auc_table = _multi_table("auc", results, names, columns, tests["auc"], o, protocol, benchmark_name,
                                      baselines, record)
     return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, bacc_table, auc_table, tests,
@@ -659,23 +612,15 @@ def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[s
                  tests: list[PairedAucTest], o: BenchmarkSettings, protocol: Protocol, benchmark_name: str,
                  baselines: Sequence[str] | None, settings: dict[str, Any]) -> ReportTable:
     """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
-    cells: dict[tuple[str, str], ReportCell] = {}
-    for name in names:
-        for d in results[name].datasets:
-            cells[(name, d.dataset)] = ReportCell(d.stats[statistic].value, d.stats[statistic].ci)
-        cells[(name, MEAN_COLUMN)] = ReportCell(results[name].mean[statistic].value, results[name].mean[statistic].ci)
-    note = mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction,
-                            permutations=o.permutations)
-    mark_best(cells, names, columns)
+    cells = {(name, d.dataset): ReportCell.of(d.stats[statistic]) for name in names for d in results[name].datasets}
+    cells.update({(name, MEAN_COLUMN): ReportCell.of(results[name].mean[statistic]) for name in names})
     what = "Balanced accuracy" if statistic == "bacc" else "ROC AUC"
     swapped = ("the two metrics' predictions (each at its own threshold)" if statistic == "bacc"
                else "the two metrics' scores")
-    against = "the baselines" if baselines else "the other metrics"
-    intervals = o.intervals("rows redrawn within each dataset")
-    caption = (f"{benchmark_name}: {what} per dataset and their unweighted mean, with {intervals}; superscript "
-               f"numbers: {against} (by row number) this metric is significantly better than "
-               f"({o.sided()} approximate randomization, {swapped} swapped per row, {o.permutations} rounds, "
-               f"{o.corrected()}p < {o.alpha}).{note} {protocol.words()}")
+    table = marked_table(names, columns, cells, tests, o, f"{benchmark_name}: {what} per dataset and their unweighted "
+                         "mean", o.intervals("rows redrawn within each dataset"), swapped, baselines,
+                         {"mode": statistic, **settings})
+    table.caption += f" {protocol.words()}"
     short = "BAcc" if statistic == "bacc" else "ROC AUC"
-    title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
-    return ReportTable(names, columns, cells, caption, {"mode": statistic, **settings}, title)
+    table.title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
+    return table

@@ -1,12 +1,6 @@
 """The paper table: many metrics side by side, each cell a value with its CI, the best in bold, and markers
-for significant differences (the coherence paper's Table 4.3 layout).
-
-:func:`correlation_report` builds a :class:`ReportTable` from human scores and
-several metrics: per metric the statistics of :func:`~.correlations.correlations`
-(bootstrap CIs), per ordered pair of metrics the one-sided permutation test of
-:func:`~.significance.compare`. A cell carries the numbers of the metrics it
-beats at ``alpha``. Renderers give Markdown, LaTeX (booktabs), CSV and JSON;
-:meth:`ReportTable.to_frame` a pandas DataFrame for notebooks.
+for significant differences (the coherence paper's Table 4.3 layout): correlations (:func:`correlation_report`) or
+ROC AUC per corpus (:func:`auc_report`, and ``benchmark``'s BAcc and AUC tables), one :class:`ReportTable` for all.
 """
 
 from __future__ import annotations
@@ -24,6 +18,7 @@ from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
 from learned_metrics.meta_eval.options import (
     AucReportSettings,
     AucSettings,
+    BenchmarkSettings,
     ComparisonSettings,
     CorrelationSettings,
     ReportSettings,
@@ -46,6 +41,11 @@ class ReportCell:
     ci: tuple[float, float] | None
     beats: list[int] = field(default_factory=list)  # 1-based numbers of the metrics this one beats significantly
     best: bool = False
+
+    @classmethod
+    def of(cls, estimate: Any) -> ReportCell:
+        """The cell of an :class:`~.resampling.Estimate` (or any result with ``value`` and ``ci``)."""
+        return cls(estimate.value, estimate.ci)
 
 
 @dataclass
@@ -134,7 +134,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
     reports = run_jobs(_correlations_job, [(human, values, job) for values in metrics.values()], o.workers)
     for name, report in zip(names, reports, strict=True):
         for statistic, result in report.stats.items():
-            cells[(name, statistic)] = ReportCell(result.value, result.ci)
+            cells[(name, statistic)] = ReportCell.of(result)
     note = ""
     if len(names) > 1:
         bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
@@ -245,33 +245,39 @@ class _AucDifference:
         return self._with_mean(out, k)
 
 
+@takes(AucReportSettings)
 def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Sequence[str], *, names=("a", "b"),
-                    permutations: int = 1000, resamples: int = 1000, seed: int = 0, alternative: str = "greater",
-                    confidence: float = 0.95, block: int = 100) -> PairedAucTest:
+                    block: int = 100, settings: AucReportSettings) -> PairedAucTest:
     """Approximate randomization and paired bootstrap for AUC(a) - AUC(b), per corpus and for the unweighted mean
     over the corpora where both classes occur. p = (1 + #{delta* >= delta}) / (1 + permutations), with
     |delta*| >= |delta| when two-sided, as :func:`~.significance.permutation_p` computes it."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(settings.seed)
     difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels).astype(np.int64),
                                 groups)
-    observed = difference.observed()
     randomized: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
-    for start in range(0, permutations, block):
-        k = min(block, permutations - start)
+    for start in range(0, settings.permutations, block):
+        k = min(block, settings.permutations - start)
         for c, values in difference.randomized(rng.random((k, len(a))) < 0.5).items():
             randomized[c].append(values)
     boot: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
-    for start in range(0, resamples, block):
-        for c, values in difference.resampled(rng, min(block, resamples - start)).items():
+    for start in range(0, settings.resamples, block):
+        for c, values in difference.resampled(rng, min(block, settings.resamples - start)).items():
             boot[c].append(values)
-    p, ci, delta = {}, {}, {}
-    for c in difference.columns:
-        delta[c] = None if np.isnan(observed[c]) else observed[c]
-        p[c] = permutation_p(observed[c], np.concatenate(randomized[c]) if randomized[c] else np.empty(0),
-                             alternative)[0]
-        ci[c] = percentile_interval(np.concatenate(boot[c]) if boot[c] else np.empty(0),
-                                    percentiles_for(confidence)).ci
-    return PairedAucTest(names[0], names[1], delta, p, ci)
+    return paired_result(names, difference.observed(), randomized, boot, settings)
+
+
+def paired_result(names: Sequence[str], observed: dict[str, float], randomized: dict[str, list[np.ndarray]],
+                  boot: dict[str, list[np.ndarray]], settings: AucReportSettings | BenchmarkSettings) -> PairedAucTest:
+    """Per column: the observed difference, its randomization p (blocks of randomized differences) and the
+    percentile CI of its paired bootstrap copies; shared by the AUC and the BAcc tests."""
+    def joined(blocks: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(blocks) if blocks else np.empty(0)
+
+    return PairedAucTest(names[0], names[1], {c: None if np.isnan(v) else float(v) for c, v in observed.items()},
+                         {c: permutation_p(float(v), joined(randomized[c]), settings.alternative)[0]
+                          for c, v in observed.items()},
+                         {c: percentile_interval(joined(boot[c]), percentiles_for(settings.confidence)).ci
+                          for c in observed})
 
 
 @renamed_keywords(baselines="baseline")
@@ -305,24 +311,30 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
         report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups,
                               settings=o.narrow(AucSettings))
         columns = [g.group for g in report.groups] + [MEAN_COLUMN]
-        for group in report.groups:
-            cells[(name, group.group)] = ReportCell(group.auc.value, group.auc.ci)
-        cells[(name, MEAN_COLUMN)] = ReportCell(report.mean.value, report.mean.ci)
+        cells.update({(name, group.group): ReportCell.of(group.auc) for group in report.groups})
+        cells[(name, MEAN_COLUMN)] = ReportCell.of(report.mean)
     tests = [paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
-                             names=(a, b), permutations=o.permutations, resamples=o.resamples, seed=o.seed,
-                             alternative=o.alternative, confidence=o.confidence)
-             for a in names for b in (baselines or names) if a != b]
+                             names=(a, b), settings=o) for a in names for b in (baselines or names) if a != b]
+    table = marked_table(names, columns, cells, tests, o, "ROC AUC per corpus and their unweighted mean",
+                         o.intervals("rows redrawn within corpora"), "scores of the two metrics", baselines,
+                         {**o.to_json(), "mode": "auc", "baselines": list(baselines)})
+    table.title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
+    return table, tests
+
+
+def marked_table(names: list[str], columns: list[str], cells: dict[tuple[str, str], ReportCell],
+                 tests: Sequence[PairedAucTest], o: AucReportSettings | BenchmarkSettings, what: str, intervals: str,
+                 swapped: str, baselines: Sequence[str], record: dict[str, Any]) -> ReportTable:
+    """A table of AUCs or BAccs with the best in bold and the markers of ``tests``, under the caption every such
+    table shares: what was swapped per row, how many rounds, the correction and the level."""
     note = mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction,
                             permutations=o.permutations)
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
-    caption = (f"ROC AUC per corpus and their unweighted mean, with {o.intervals('rows redrawn within corpora')}; "
-               f"superscript numbers: {against} (by row number) this metric is significantly better than "
-               f"({o.sided()} approximate randomization, scores of the two metrics swapped per row, {o.permutations} "
-               f"rounds, {o.corrected()}p < {o.alpha}).{note}")
-    record = {**o.to_json(), "mode": "auc", "baselines": list(baselines)}
-    title = f"ROC AUC · {len(first.scores):,} rows in {len(columns) - 1} corpora"
-    return ReportTable(names, columns, cells, caption, record, title), tests
+    caption = (f"{what}, with {intervals}; superscript numbers: {against} (by row number) this metric is "
+               f"significantly better than ({o.sided()} approximate randomization, {swapped} swapped per row, "
+               f"{o.permutations} rounds, {o.corrected()}p < {o.alpha}).{note}")
+    return ReportTable(names, columns, cells, caption, record)
 
 
 def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[PairedAucTest], names: Sequence[str],
