@@ -1,14 +1,5 @@
-"""``learned-metrics``: one entry point, one module per command family, each with ``register(subparsers)``.
-
-| module | commands |
-|---|---|
-| :mod:`~learned_metrics.cli.score` | ``score coherence``, ``score faithfulness`` |
-| :mod:`~learned_metrics.cli.meta_eval` | ``meta-eval correlations | compare | report | system-level | systems |
-|   | confounders | bias-matrix | auc | shuffle-test`` (one module each) |
-| :mod:`~learned_metrics.cli.export` | ``export`` |
-| :mod:`~learned_metrics.cli.runs` | ``runs list`` |
-| :mod:`~learned_metrics.cli.prep` | ``prep shuffle-set``, ``prep anli`` (also ``data_prep/*.py``) |
-| :mod:`~learned_metrics.cli.sweep` | ``sweep check`` (also ``python -m learned_metrics.sweeps``) |
+"""``learned-metrics``: one entry point, one module per command family (:data:`COMMAND_MODULES`), each with
+``register(subparsers)``.
 
 Command modules only parse, call the package and render; the package never imports them. Every command runs
 inside the error boundary (:func:`learned_metrics.boundary.run_command`).
