@@ -1,30 +1,8 @@
 """Faithfulness benchmarks read as released: LLM-AggreFact, AggreFact, the SummaC benchmark and TRUE.
 
-Each layout is declared once in :data:`learned_metrics.layouts.LAYOUTS`: the columns a file of it has, which hold
-the grounding and the generation (what ``learned-metrics score faithfulness`` scores, see
-:func:`learned_metrics.layouts.text_layout`), where a row's dataset and split come from, and what label 1 means.
-A scored file keeps every column of the benchmark and adds ``score``, so the same file is read here:
-
-=================  ===============================================================  ===========  ================
-layout             columns                                                          dataset      split
-=================  ===============================================================  ===========  ================
-``llm-aggrefact``  ``dataset, doc, claim, label`` (1 = supported)                   ``dataset``  file name
-``aggrefact``      ``dataset, origin, id, doc, summary, model_name, label, cut``    ``origin``   ``cut``
-                   (+ ``<Metric>_score`` columns; 1 = consistent)
-``summac``         ``document, claim, label, dataset`` (+ ``cut``; 1 = consistent)  ``dataset``  ``cut``/file name
-``true``           ``grounding, generated_text, label`` (1 = grounded)              file name    none
-=================  ===============================================================  ===========  ================
-
-A split comes from a ``cut`` (or ``split``) field when the row has one, else from a word of the file name
-(``dev``, ``val``, ``valid``, ``validation``, ``test``, ``train``: ``llm_aggrefact_dev.parquet``,
-``test-00000-of-00001.parquet``). TRUE has no splits: its ``_valid``/``_dev`` file suffixes are part of the
-published names and every file is judged.
-
-Labels: 1/0 (numbers or text), booleans, ``true``/``false``, ``yes``/``no``, and the words the releases and their
-sources use: ``supported``, ``consistent``, ``faithful``, ``grounded``, ``correct`` (1) and ``unsupported``,
-``not supported``, ``inconsistent``, ``unfaithful``, ``ungrounded``, ``incorrect`` (0), case-insensitive (``_`` and
-``-`` read as spaces). Anything else stops with one line naming file, row and field. A row without a label (or
-without a score) stops too, unless ``on_missing="drop"``, which leaves it out and says how many.
+Each layout is declared once in :data:`learned_metrics.layouts.LAYOUTS`; a scored file keeps every column of the
+benchmark and adds ``score``, so the file ``score faithfulness`` read is the file read here. docs/benchmarks.md
+lists the layouts, where a row's dataset and split come from, and the label words accepted.
 """
 
 from __future__ import annotations

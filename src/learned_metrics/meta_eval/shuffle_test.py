@@ -1,20 +1,9 @@
 """Shuffle test: how often does a coherence measure score an original above a shuffled text?
 
-Input rows (one per scored text, e.g. the output of ``learned-metrics score
-coherence``) carry a pair id, a label (1 = original, 0 = shuffled) and a
-score. Each pair id has exactly one original and one or more shuffled texts;
-every (original, shuffled) comparison counts, a tie counts one half.
-
-Length-gap variant: pair each original with a shuffled *different* document;
-accuracy is then broken down by the length difference original - shuffled
-(characters) in buckets of 20 centred on multiples of 20 and clamped to
-+-200, which shows whether the measure merely prefers longer (or shorter)
-texts. Adjacent buckets with fewer than ``min_bucket_pairs`` comparisons are
-merged (each such bucket, smallest first, with its smaller neighbour) until every
-bucket has that many: a proportion's percentile CI over a handful of comparisons
-takes a handful of values and says nothing. The CI comes from resampling pair
-ids with replacement; each bucket's CI comes from the same resamples (a bucket a
-resample leaves empty is dropped and counted there).
+Every (original, shuffled) comparison of a pair id counts, a tie one half; the CI resamples pair ids, so the
+comparisons of one original move together. The length-gap variant (an original against a shuffled *different*
+document) breaks the accuracy down by length difference, to show whether the measure merely prefers longer texts;
+sparse buckets are merged because a proportion's CI over a handful of comparisons says nothing (docs/meta_eval.md).
 """
 
 from __future__ import annotations
@@ -78,48 +67,41 @@ class ShuffleReport(Tabular):
     ties: int
     pair_ids: int
     buckets: list[LengthBucket] | None
-    resamples: int = ShuffleTestSettings.resamples
-    seed: int = ShuffleTestSettings.seed
-    min_bucket_pairs: int = ShuffleTestSettings.min_bucket_pairs
-    confidence: float = ShuffleTestSettings.confidence
+    settings: ShuffleTestSettings = ShuffleTestSettings()
 
-    def too_few(self, bucket: LengthBucket) -> bool:
-        """Whether a bucket holds too few comparisons for a CI (possible only when all of them are too few)."""
-        return bucket.pairs < self.min_bucket_pairs
+    @property
+    def min_bucket_pairs(self) -> int:
+        """The merge threshold the buckets were built with (the length-gap figure reads it)."""
+        return self.settings.min_bucket_pairs
 
     def tables(self) -> list[Table]:
-        intervals = ShuffleTestSettings(resamples=self.resamples, confidence=self.confidence).intervals(
-            "pair ids redrawn")
-        heading = f"accuracy, {self.confidence:.0%} CI"
-        acc = self.accuracy
+        o, acc = self.settings, self.accuracy
+        intervals, heading = o.intervals("pair ids redrawn"), f"accuracy, {o.confidence:.0%} CI"
         out = [Table([Column("accuracy", heading, kind="estimate"), Column("comparisons", kind="count"),
                       Column("ties", kind="count"), Column("pair_ids", "pair ids", kind="count")],
                      [[Cell(acc.value, acc.ci), acc.n, self.ties, self.pair_ids]],
-                     title=f"shuffle test · {self.resamples} bootstrap resamples of pair ids, seed {self.seed}",
+                     title=f"shuffle test · {o.resamples} bootstrap resamples of pair ids, seed {o.seed}",
                      caption=f"Share of (original, shuffled) comparisons where the original scores higher (a tie "
-                     f"counts 1/2), with {intervals}, seed {self.seed}.", key="shuffle_test")]
+                     f"counts 1/2), with {intervals}, seed {o.seed}.", key="shuffle_test")]
         if self.buckets is not None:
-            few = f"fewer than {self.min_bucket_pairs} comparisons: no CI"
+            few = f"fewer than {o.min_bucket_pairs} comparisons: no CI"
             rows = [[b.gap, f"[{'-inf' if b.low is None else b.low}, {'+inf' if b.high is None else b.high})",
-                     b.pairs, Cell(b.accuracy, b.ci, detail=few if self.too_few(b) else None)]
+                     b.pairs, Cell(b.accuracy, b.ci, detail=few if b.pairs < o.min_bucket_pairs else None)]
                     for b in self.buckets if b.pairs]
-            merged = (f" Adjacent buckets with fewer than {self.min_bucket_pairs} comparisons merged."
-                      if self.min_bucket_pairs else "")
+            merged = (f" Adjacent buckets with fewer than {o.min_bucket_pairs} comparisons merged."
+                      if o.min_bucket_pairs else "")
             out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
-                              Column("comparisons", kind="count"),
-                              Column("accuracy", heading, kind="estimate")], rows,
+                              Column("comparisons", kind="count"), Column("accuracy", heading, kind="estimate")], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
-                             f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same "
-                             f"resamples).{merged}",
+                             f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).{merged}",
                              key="by_length_gap"))
         return out
 
     def to_json(self) -> dict:
         out = {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids}
         if self.buckets is not None:
-            out["min_bucket_pairs"] = self.min_bucket_pairs
-            out["by_length_gap"] = [b.to_json() for b in self.buckets]
+            out.update(min_bucket_pairs=self.min_bucket_pairs, by_length_gap=[b.to_json() for b in self.buckets])
         return out
 
     def to_frame(self):
@@ -128,14 +110,11 @@ class ShuffleReport(Tabular):
         import pandas as pd
 
         acc = self.accuracy
-        rows = [{"gap": None, "from": None, "to": None, "pairs": acc.n, "accuracy": acc.value,
-                 "ci_low": acc.ci[0] if acc.ci else None, "ci_high": acc.ci[1] if acc.ci else None,
-                 "nan_resamples": acc.nan_resamples}]
-        for b in self.buckets or []:
-            rows.append({"gap": b.gap, "from": b.low, "to": b.high, "pairs": b.pairs, "accuracy": b.accuracy,
-                         "ci_low": b.ci[0] if b.ci else None, "ci_high": b.ci[1] if b.ci else None,
-                         "nan_resamples": b.nan_resamples})
-        frame = pd.DataFrame(rows)
+        rows = [(None, None, None, acc.n, acc.value, acc.ci, acc.nan_resamples),
+                *((b.gap, b.low, b.high, b.pairs, b.accuracy, b.ci, b.nan_resamples) for b in self.buckets or [])]
+        frame = pd.DataFrame([{"gap": gap, "from": low, "to": high, "pairs": pairs, "accuracy": accuracy,
+                               "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, "nan_resamples": nan}
+                              for gap, low, high, pairs, accuracy, ci, nan in rows])
         return frame.astype({"gap": "Int64", "from": "Int64", "to": "Int64"})
 
 
@@ -147,38 +126,26 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
         if label == 1:
             if pair_id in originals:
                 first = rows.rows[originals[pair_id]]
-                raise UserError(
-                    f"second original for {pair_field}={pair_id!r} (first at row {first})", path=path, row=rows.rows[i]
-                )
+                raise UserError(f"second original for {pair_field}={pair_id!r} (first at row {first})", path=path,
+                                row=rows.rows[i])
             originals[pair_id] = i
         else:
             shuffled.setdefault(pair_id, []).append(i)
     for pair_id, members in shuffled.items():
         if pair_id not in originals:
-            raise UserError(
-                f"shuffled text of {pair_field}={pair_id!r} has no original", path=path, row=rows.rows[members[0]]
-            )
+            raise UserError(f"shuffled text of {pair_field}={pair_id!r} has no original", path=path,
+                            row=rows.rows[members[0]])
     lonely = [p for p in originals if p not in shuffled]
     if lonely:
-        raise UserError(
-            f"original of {pair_field}={lonely[0]!r} has no shuffled text ({len(lonely)} such pair id(s))",
-            path=path,
-            row=rows.rows[originals[lonely[0]]],
-        )
+        raise UserError(f"original of {pair_field}={lonely[0]!r} has no shuffled text ({len(lonely)} such pair id(s))",
+                        path=path, row=rows.rows[originals[lonely[0]]])
     pair_ids = list(originals)
     index = {p: k for k, p in enumerate(pair_ids)}
     orig_rows = [originals[p] for p in pair_ids for _ in shuffled[p]]
     shuf_rows = [j for p in pair_ids for j in shuffled[p]]
-    gaps = None
-    if rows.lengths is not None:
-        gaps = rows.lengths[orig_rows] - rows.lengths[shuf_rows]
-    return ShufflePairs(
-        rows.scores[orig_rows],
-        rows.scores[shuf_rows],
-        np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64),
-        pair_ids,
-        gaps,
-    )
+    gaps = None if rows.lengths is None else rows.lengths[orig_rows] - rows.lengths[shuf_rows]
+    return ShufflePairs(rows.scores[orig_rows], rows.scores[shuf_rows],
+                        np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64), pair_ids, gaps)
 
 
 def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, gaps: np.ndarray,
@@ -237,14 +204,8 @@ def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, count
 
 
 @takes(ShuffleTestSettings)
-def shuffle_test(
-    original: object,
-    shuffled: object,
-    *,
-    pair_index: object = None,
-    length_gap: object = None,
-    settings: ShuffleTestSettings,
-) -> ShuffleReport:
+def shuffle_test(original: object, shuffled: object, *, pair_index: object = None, length_gap: object = None,
+                 settings: ShuffleTestSettings) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
     ``pair_index`` (one int per comparison) says which comparisons share an
@@ -253,8 +214,6 @@ def shuffle_test(
     adds the per-bucket breakdown; buckets with fewer than ``min_bucket_pairs``
     comparisons are merged with their neighbours (0: never). ``confidence``: the level of every CI.
     """
-    resamples, seed, min_bucket_pairs, confidence = (settings.resamples, settings.seed, settings.min_bucket_pairs,
-                                                     settings.confidence)
     original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
                                                           ("pair_index", pair_index), ("length_gap", length_gap))
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
@@ -271,19 +230,17 @@ def shuffle_test(
     if gaps is not None:
         bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, gaps, n_pairs)
     samples, bucket_win_samples, bucket_count_samples = [], [], []
-    for counts, _ in bootstrap_weights(n_pairs, 1, resamples, "documents", seed):
+    for counts, _ in bootstrap_weights(n_pairs, 1, settings.resamples, "documents", settings.seed):
         samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
         if gaps is not None:
             bucket_win_samples.append(counts @ bucket_wins)
             bucket_count_samples.append(counts @ bucket_counts)
-    accuracy = estimate_from(
-        float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0), n=int(outcome.size),
-        confidence=confidence)
+    accuracy = estimate_from(float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0),
+                             n=int(outcome.size), confidence=settings.confidence)
     buckets = None
     if gaps is not None:
         empty = np.empty((0, len(BUCKET_CENTRES)))
         buckets = _bucket_table(outcome, gaps, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
                                 np.concatenate(bucket_count_samples) if bucket_count_samples else empty,
-                                min_bucket_pairs, confidence)
-    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, resamples, seed, min_bucket_pairs,
-                         confidence)
+                                settings.min_bucket_pairs, settings.confidence)
+    return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, settings)
