@@ -21,26 +21,8 @@ from learned_metrics.settings import Settings, parse_setting, setting
 from learned_metrics.text.proxies import FIRST_PERSON_FORMS
 from learned_metrics.text.sentences import SPLITTERS
 
-COEFFICIENTS = ("kendall", "pearson", "spearman")
 STATISTICS = ("tau_sys", "tau_sum", "tau_pair", "acc_pair", "tau_intra")
-RESAMPLE_MODES = ("both", "systems", "documents")
-SWAP_MODES = ("cell", "system", "document")
-ALTERNATIVES = ("greater", "two-sided")
-CORRECTIONS = ("none", "bonferroni", "holm")
-CI_METHODS = ("bootstrap", "fisher")
-WILLIAMS_MODES = ("abs", "signed")
 CORRELATION_TESTS = ("permutation", "bootstrap", "williams")
-SYSTEM_TESTS = ("permutation", "bootstrap", "t")
-ON_MISSING = ("error", "drop")
-HUMAN_FORMATS = ("rows", "summeval")
-SCORED_FORMATS = ("rows", "true")
-# ``meta-eval benchmark``: how the supported/unsupported threshold is set, the grid a tuning protocol searches,
-# and the benchmark layouts (:mod:`learned_metrics.meta_eval.benchmarks_io`).
-THRESHOLD_PROTOCOLS = ("fixed", "tune-on-val", "same-split")
-THRESHOLD_GRIDS = ("percentile", "fixed-0.001")
-TUNE_SCOPES = ("dataset", "global")
-UNSEEN_DATASETS = ("error", "global")
-BENCHMARK_LAYOUTS = ("auto", "llm-aggrefact", "aggrefact", "summac", "true")
 
 # How a coefficient is named for readers: words, the symbol a column heading takes, and its LaTeX.
 COEFFICIENT_NAMES = {"kendall": ("Kendall tau-b", "tau", r"\tau"), "pearson": ("Pearson r", "r", "r"),
@@ -167,9 +149,9 @@ class Significance(MetaSettings):
     """A test's sides, its correction over many tests and the level of its markers."""
 
     alternative: str = setting("greater", "greater: one-sided, 'A better than B'; two-sided: 'A and B differ'",
-                               choices=ALTERNATIVES)
+                               choices=("greater", "two-sided"))
     correction: str = setting("holm", "multiple-comparison correction of the p-values over the pairs compared",
-                              choices=CORRECTIONS)
+                              choices=("none", "bonferroni", "holm"))
     alpha: float = setting(0.05, "significance level of the markers", kind="fraction")
 
     def corrected(self) -> str:
@@ -190,16 +172,16 @@ class Correlating(MetaSettings):
     """Which coefficient, which statistics, what the bootstrap redraws."""
 
     coefficient: str = setting("kendall", "correlation coefficient: kendall (tau-b), pearson (r) or spearman (rho)",
-                               choices=COEFFICIENTS)
+                               choices=tuple(COEFFICIENT_NAMES))
     stats: tuple[str, ...] = setting(STATISTICS, "statistics to report, comma-separated", kind="list",
                                      choices=STATISTICS, noun="statistic(s)", metavar="LIST")
     resample: str = setting("both", "what the bootstrap redraws with replacement (both: Deutsch et al. 2021's "
-                            "recommendation)", choices=RESAMPLE_MODES, noun="resample mode")
+                            "recommendation)", choices=("both", "systems", "documents"), noun="resample mode")
 
 
 CI_METHOD = setting("bootstrap", "bootstrap: percentile bootstrap; fisher: Fisher-z interval with Bonett & Wright's "
                     "constants per coefficient, n = items of one correlation (none for acc_pair)",
-                    choices=CI_METHODS, noun="CI method")
+                    choices=("bootstrap", "fisher"), noun="CI method")
 WORKERS = setting(None, "processes for the metric pairs (and report columns) run side by side; results do not depend "
                   "on it (default: every core this process may use)", minimum=1)
 BASELINE = setting(None, "compare against this one only (repeatable): report and benchmark mark significant "
@@ -218,12 +200,12 @@ class CorrelationSettings(Resampling, Correlating):
 class ComparisonSettings(Resampling, Permutations, Correlating):
     """``compare``: the paired tests between metrics."""
 
-    swap: str = setting("cell", "unit whose scores the two metrics trade in a permutation", choices=SWAP_MODES,
-                        noun="swap mode")
+    swap: str = setting("cell", "unit whose scores the two metrics trade in a permutation",
+                        choices=("cell", "system", "document"), noun="swap mode")
     alternative: str = Significance.__dataclass_fields__["alternative"]
     correction: str = Significance.__dataclass_fields__["correction"]
     williams: str = setting("abs", "Williams' test on |r| of all three correlations as the WMT scripts and nlpstats, "
-                            "or on signed r", choices=WILLIAMS_MODES, noun="Williams mode")
+                            "or on signed r", choices=("abs", "signed"), noun="Williams mode")
     workers: int | None = WORKERS
 
     corrected = Significance.corrected
@@ -279,7 +261,8 @@ class SystemLevelSettings(Resampling):
 class SystemsSettings(Resampling, Significance):
     """``systems``: the decisive test, and 0 permutations skips the permutation test."""
 
-    test: str = setting("permutation", "the test whose p decides significance", choices=SYSTEM_TESTS)
+    test: str = setting("permutation", "the test whose p decides significance",
+                        choices=("permutation", "bootstrap", "t"))
     permutations: int = setting(1000, "permutations per pair; 0 = no p perm. A p-value is at least 1/(k+1), which "
                                 "the correction multiplies by the number of tests", minimum=0)
 
@@ -299,22 +282,22 @@ class BenchmarkSettings(Resampling, Permutations, Significance):
         None, "how the supported/unsupported threshold is set (required): fixed = --threshold, 0.5 unless given "
         "(MiniCheck/LLM-AggreFact; TRUE's accuracy); tune-on-val = tuned on --tune-split, applied to --split "
         "(AggreFact, AlignScore); same-split = tuned on the very rows it is judged on (SummaC's code: optimistic)",
-        choices=THRESHOLD_PROTOCOLS, noun="threshold protocol")
+        choices=("fixed", "tune-on-val", "same-split"), noun="threshold protocol")
     threshold: float | None = setting(None, "the fixed threshold T: a row is predicted supported when its score > T "
                                       "(default with --threshold-protocol fixed: 0.5)", kind="number", metavar="T")
     grid: str | None = setting(None, "thresholds a tuning protocol tries (default: percentile): percentile = the score "
                                "percentiles 0, 0.2, ..., 99.8 of the tuning rows, ties to the later threshold (SummaC, "
                                "AggreFact); fixed-0.001 = 0, 0.001, ..., 1, ties to the lowest (AlignScore)",
-                               choices=THRESHOLD_GRIDS, noun="threshold grid")
+                               choices=("percentile", "fixed-0.001"), noun="threshold grid")
     split: str | None = setting(None, "the split judged, from a cut/split field or a dev/val/test word in the file "
                                 "name (default: test when the rows have splits, else every row)", metavar="NAME")
     tune_split: str | None = setting(None, "the split tune-on-val tunes on (default: whichever of val, dev, valid, "
                                      "validation the rows have)", metavar="NAME")
     tune_scope: str | None = setting(None, "one threshold per dataset (default; every reference code) or one for all "
-                                     "datasets pooled", choices=TUNE_SCOPES, noun="--tune-scope")
+                                     "datasets pooled", choices=("dataset", "global"), noun="--tune-scope")
     unseen_dataset: str | None = setting(None, "a dataset of --split without rows in --tune-split: error (default), "
                                          "or global = the threshold tuned on the whole --tune-split, said in a note",
-                                         choices=UNSEEN_DATASETS, noun="--unseen-dataset")
+                                         choices=("error", "global"), noun="--unseen-dataset")
     baseline: tuple[str, ...] | None = BASELINE
 
 
@@ -327,9 +310,9 @@ def field_name(default: str | None, help: str) -> Any:
 
 
 ON_MISSING_SETTING = setting("error", "keys in one file only, duplicate metric rows, NaN scores: stop with an error, "
-                             "or drop them and print how many", choices=ON_MISSING, noun="--on-missing")
+                             "or drop them and print how many", choices=("error", "drop"), noun="--on-missing")
 FORMAT_SETTING = setting("rows", "rows: any scored rows, the corpus from --group-field or the file name in a folder; "
-                         "true: TRUE benchmark files, the corpus from the file name", choices=SCORED_FORMATS,
+                         "true: TRUE benchmark files, the corpus from the file name", choices=("rows", "true"),
                          noun="--format")
 NAMES = setting(None, "comma-separated metric names (default: file stems)", metavar="A,B")
 LABEL_FIELD = field_name("label", "0/1 label field (1 = faithful/consistent; in a shuffle test 1 = original, 0 = "
@@ -360,7 +343,7 @@ class HumanReading(Keys):
     human_field: str = field_name("score", "human score field; with --human-format summeval one of coherence, "
                                   "consistency, fluency, relevance")
     human_format: str = setting("rows", "rows: one row per summary or per annotation; summeval: the SummEval release "
-                                "file", choices=HUMAN_FORMATS, noun="--human-format")
+                                "file", choices=("rows", "summeval"), noun="--human-format")
 
 
 @dataclass(frozen=True)
@@ -493,7 +476,8 @@ class BenchmarkCommand(BenchmarkSettings):
     group_field: str | None = field_name(None, "field naming each row's dataset (default: dataset; AggreFact: "
                                          "origin, as its CNN/DM and XSum tables; TRUE: the file name)")
     layout: str = setting("auto", "benchmark layout of the scored files: auto (from the columns), llm-aggrefact, "
-                          "aggrefact, summac or true", choices=BENCHMARK_LAYOUTS, noun="--layout")
+                          "aggrefact, summac or true", choices=("auto", "llm-aggrefact", "aggrefact", "summac", "true"),
+                          noun="--layout")
     on_missing: str = ON_MISSING_SETTING
     sota: bool = setting(False, "AggreFact: keep the SOTA subset only (model_name BART, PegasusDynamic, T5 or "
                          "Pegasus), as aggre_fact_sota.csv", flag=True)
