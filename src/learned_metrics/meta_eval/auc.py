@@ -1,14 +1,9 @@
 """ROC AUC per group (corpus), their unweighted mean, intra-system AUC, with bootstrap CIs.
 
-AUC is the Mann-Whitney probability that a positive (label 1, e.g. faithful)
-row scores above a negative one, ties counting one half: equal to
-``sklearn.metrics.roc_auc_score``. With integer row weights it needs only the
-positive and negative weight of every tie class of scores, so all bootstrap
-resamples of a block are one sparse product and a cumulative sum.
-
-Bootstrap: rows are redrawn with replacement within each group; a resample
-where a group (or, for the mean, any group) has a single class is undefined,
-dropped and counted.
+AUC is the Mann-Whitney probability that a positive row scores above a negative one, ties one half
+(``sklearn.metrics.roc_auc_score``). With integer row weights it needs only the positive and negative weight of
+every tie class of scores, so a block of bootstrap resamples (rows redrawn within each group) is one sparse product
+and a cumulative sum; a resample that leaves a group with one class is dropped and counted.
 """
 
 from __future__ import annotations
@@ -45,9 +40,8 @@ class RaggedAuc:
         self.class_group[class_sorted] = g_sorted
         from scipy import sparse  # imported here, not at CLI start-up
 
-        self.indicator = sparse.csr_matrix(
-            (np.ones(len(order)), (np.arange(len(order)), class_of_row)), shape=(len(order), n_classes)
-        )
+        self.indicator = sparse.csr_matrix((np.ones(len(order)), (np.arange(len(order)), class_of_row)),
+                                           shape=(len(order), n_classes))
         # First class of each group (groups without rows get an empty range at the end).
         self.group_starts = np.searchsorted(self.class_group, np.arange(n_groups))
 
@@ -106,9 +100,7 @@ class AucReport(Tabular):
     groups: list[GroupAuc]
     mean: Estimate
     intra_system_mean: Estimate | None
-    resamples: int
-    seed: int
-    confidence: float = AucSettings.confidence
+    settings: AucSettings = AucSettings()
 
     def tables(self) -> list[Table]:
         intra = self.intra_system_mean is not None
@@ -128,19 +120,15 @@ class AucReport(Tabular):
             mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]
         skipped = (f" {self.mean.skipped} group(s) with a single class are left out of the mean (AUC undefined)."
                    if self.mean.skipped else "")
-        what = "rows redrawn within each group"
-        caption = (f"ROC AUC per group and their unweighted mean, with "
-                   f"{AucSettings(resamples=self.resamples, confidence=self.confidence).intervals(what)}"
-                   f", seed {self.seed}." + skipped)
-        return [Table(columns, [*rows, mean], title=f"ROC AUC · {self.resamples} bootstrap resamples, seed "
-                      f"{self.seed}", caption=caption, key="auc", rules={len(rows) - 1})]
+        o = self.settings
+        caption = (f"ROC AUC per group and their unweighted mean, with {o.intervals('rows redrawn within each group')}"
+                   f", seed {o.seed}." + skipped)
+        return [Table(columns, [*rows, mean], title=f"ROC AUC · {o.resamples} bootstrap resamples, seed {o.seed}",
+                      caption=caption, key="auc", rules={len(rows) - 1})]
 
     def to_json(self) -> dict:
-        out = {
-            "groups": {g.group: g.to_json() for g in self.groups},
-            "mean": self.mean.to_json(),
-            "resamples": self.resamples,
-        }
+        out = {"groups": {g.group: g.to_json() for g in self.groups}, "mean": self.mean.to_json(),
+               "resamples": self.settings.resamples}
         if self.intra_system_mean is not None:
             out["intra_system_mean"] = self.intra_system_mean.to_json()
         return out
@@ -185,28 +173,21 @@ def mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 
 @takes(AucSettings)
-def auc_by_group(
-    scores: object,
-    labels: object,
-    groups: Sequence[str] | None = None,
-    systems: Sequence[str] | None = None,
-    *,
-    settings: AucSettings,
-) -> AucReport:
+def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = None,
+                 systems: Sequence[str] | None = None, *, settings: AucSettings) -> AucReport:
     """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
 
     Intra-system AUC of a group: AUC within each system's rows, averaged over
     the systems that have both classes (the others are skipped and counted).
     """
-    resamples, seed, confidence = settings.resamples, settings.seed, settings.confidence
+    confidence = settings.confidence
     scores, labels, groups, systems = by_index(("scores", scores), ("labels", labels), ("groups", groups),
                                                ("systems", systems))
     scores = numbers(scores, "scores")
     labels = np.asarray(labels)
     if scores.ndim != 1 or labels.shape != scores.shape or scores.size == 0:
-        raise UserError(
-            f"scores and labels must be non-empty 1-D arrays of equal length, got {scores.shape}, {labels.shape}"
-        )
+        raise UserError(f"scores and labels must be non-empty 1-D arrays of equal length, got {scores.shape}, "
+                        f"{labels.shape}")
     if np.isnan(scores).any():
         raise UserError("scores contain NaN")
     if not np.isin(labels, (0, 1)).all():
@@ -228,7 +209,7 @@ def auc_by_group(
                         f"over {len(group_names)} group(s). Check --label-field and --group-field")
     boot, boot_mean = [], []
     intra_boot: list[np.ndarray] = []
-    for weights in row_weights(group_ids, len(group_names), resamples, seed):
+    for weights in row_weights(group_ids, len(group_names), settings.resamples, settings.seed):
         per_group = kernel.auc(weights)
         boot.append(per_group)
         boot_mean.append(mean_over(per_group, defined_groups))
@@ -241,25 +222,13 @@ def auc_by_group(
     group_results = []
     for g, name in enumerate(group_names):
         rows = group_ids == g
-        intra_estimate = intra.estimate(g, ones, intra_all) if intra is not None else None
-        group_results.append(
-            GroupAuc(
-                name,
-                estimate_from(point[g], boot_all[:, g], n=int(rows.sum()), confidence=confidence),
-                int(labels[rows].sum()),
-                int((1 - labels[rows]).sum()),
-                intra_estimate,
-            )
-        )
-    mean = estimate_from(
-        float(point[defined_groups].mean()) if len(defined_groups) else np.nan,
-        boot_mean_all,
-        n=len(defined_groups),
-        skipped=len(group_names) - len(defined_groups),
-        confidence=confidence,
-    )
-    intra_mean = intra.overall(ones, intra_all) if intra is not None else None
-    return AucReport(group_results, mean, intra_mean, resamples, seed, confidence)
+        group_results.append(GroupAuc(name, estimate_from(point[g], boot_all[:, g], n=int(rows.sum()),
+                                                          confidence=confidence),
+                                      int(labels[rows].sum()), int((1 - labels[rows]).sum()),
+                                      intra.estimate(g, ones, intra_all) if intra is not None else None))
+    mean = estimate_from(float(point[defined_groups].mean()), boot_mean_all, n=len(defined_groups),
+                         skipped=len(group_names) - len(defined_groups), confidence=confidence)
+    return AucReport(group_results, mean, intra.overall(ones, intra_all) if intra is not None else None, settings)
 
 
 @dataclass
