@@ -313,11 +313,9 @@ class ShuffleRows:
 def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_field: str = "label",
                       pair_field: str = "doc_id", text_field: str | None = None,
                       length_field: str | None = None) -> ShuffleRows:
-    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``.
-
-    Rows are :class:`~.rows.ScoredRows` (group: the pair id, split: original/shuffled, text: the digest of
-    ``text_field``, default ``text``, where the rows have it): a row present twice is refused naming both rows
-    (:func:`~.rows.duplicates`), since each comparison would count twice."""
+    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``. A row present
+    twice (same pair id, kind and ``text_field``, default ``text``, where the rows have it) is refused naming both
+    rows (:func:`~.rows.duplicates`): each comparison would count twice."""
     text_name = text_field or "text"
     lengths: list[float] = []
     texts = True

@@ -61,10 +61,9 @@ def _axes(value: Any) -> list[tuple[str, Any]]:
 
 
 def by_index(*named: tuple[str, Any]) -> list[Any]:
-    """The values, pandas ones aligned to the first pandas one by their index (and columns, for two DataFrames).
-
-    Two Series of the same labels in other orders describe the same rows; pairing them by position would compare
-    different rows with exit 0. Refused: a duplicate label, or label sets that differ (naming both arguments)."""
+    """The values, pandas ones aligned to the first pandas one by their index (and columns, for two DataFrames),
+    never by position (that would compare different rows with exit 0); a duplicate label or label sets that differ
+    are refused naming both arguments."""
     values = [value for _, value in named]
     labelled = [i for i, value in enumerate(values) if value is not None and _labelled(value)]
     for i in labelled:

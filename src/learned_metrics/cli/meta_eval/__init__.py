@@ -1,22 +1,5 @@
-"""``learned-metrics meta-eval ...``: one module per subcommand, each with ``register(commands)``.
-
-| module | subcommand |
-|---|---|
-| :mod:`.correlations` | ``correlations`` |
-| :mod:`.compare` | ``compare`` |
-| :mod:`.report` | ``report`` |
-| :mod:`.system_level` | ``system-level`` |
-| :mod:`.systems` | ``systems`` |
-| :mod:`.confounders` | ``confounders`` |
-| :mod:`.bias` | ``bias-matrix`` |
-| :mod:`.auc` | ``auc`` |
-| :mod:`.shuffle` | ``shuffle-test`` |
-| :mod:`.benchmark` | ``benchmark`` |
-
-Each command declares its options from :mod:`learned_metrics.meta_eval.options`, its inputs and outputs through
-:mod:`.common`, calls one analysis of :mod:`learned_metrics.meta_eval` and hands the result (which says
-``tables()``) to :func:`.common.finish`: notes, terminal tables with captions, then ``--json`` (with the settings
-block), ``--markdown``, ``--latex``, ``--csv`` and the plots as one staged set.
+"""``learned-metrics meta-eval ...``: one module per subcommand (:data:`SUBCOMMANDS`), each with its ``SETTINGS``
+class, ``register(commands)`` and ``run(args, settings)`` (docs/architecture.md: how to add one).
 """
 
 from __future__ import annotations
