@@ -33,6 +33,8 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
                         "What made it (model, weights hash, settings) goes into Parquet metadata, else into "
                         "OUTPUT.provenance.json beside it")
     add_scoring_arguments(parser, kind)
+    if kind == "faithfulness":  # not chosen: chunk in a benchmark layout (_run), else truncate
+        parser.set_defaults(premise_strategy=None)
     files = parser.add_argument_group("files, resuming and reporting")
     FileRun.add_arguments(files, where=lambda spec: kind in spec.metadata["kinds"])
     files.add_argument("--summary", default=None, metavar="FILE",
@@ -121,6 +123,20 @@ class _StartUp:
         return f"start-up {human_duration(sum(self.phases.values()))} ({parts}), not counted in the rates above"
 
 
+def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
+    """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
+    from learned_metrics.io import is_stdio, iter_row_chunks
+
+    if is_stdio(args.input):
+        return False
+    rows = iter_row_chunks(args.input, 1, args.input_format)
+    try:
+        first = next(rows, None)
+    finally:
+        rows.close()
+    return bool(first) and dataclasses.replace(fields).settle(first[0][1]) is not None
+
+
 def _run(args: argparse.Namespace) -> int:
     # checked before the model stack (torch, transformers) is imported: bad arguments are refused at once
     run = FileRun.from_arguments(args)
@@ -141,6 +157,8 @@ def _run(args: argparse.Namespace) -> int:
     with quiet_transformers(errors_only=True):  # the CLI reports its own progress and errors
         processes = current_processes(cpu=args.device == "cpu")
         _share_cpu_threads(processes)
+        if fields.kind == "faithfulness" and args.premise_strategy is None:  # benchmark documents are long
+            args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
         options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
         scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
         startup.lap("model load")

@@ -60,6 +60,13 @@ class ScoringOptions(Settings):
         "with --premise-strategy chunk, fitted chunks of a grounding too long for the model), paragraph or "
         "sentence (SummaC-ZS style: best unit per generation sentence, mean over sentences)", kinds=NLI,
         choices=GRANULARITIES)
+    chunk_tokens: int | None = _option(
+        None, "with --premise-strategy chunk: chunk every grounding into sentence-packed chunks of at most this many "
+        "tokens (MiniCheck: 400, AlignScore: 350; capped by what fits beside the claim); default: only groundings "
+        "too long for the model, in chunks of what fits", kinds=NLI, minimum=1)
+    claim_split: str = _option("sentences", "with --premise-strategy chunk: sentences (AlignScore: best chunk per "
+                               "claim sentence, mean over sentences) or whole (MiniCheck: the whole claim against "
+                               "each chunk, the best chunk's score)", kinds=NLI, choices=("sentences", "whole"))
     label_order: tuple[str, ...] | None = _option(
         None, "class names in index order for a model whose config has generic labels (LABEL_0, LABEL_1, ...), as "
         "its model card states, e.g. entailment,neutral,contradiction (docs/scoring.md lists common checkpoints)",
@@ -82,6 +89,10 @@ class ScoringOptions(Settings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if (self.chunk_tokens, self.claim_split) != (None, "sentences") and (self.premise_strategy, self.granularity) \
+                == ("truncate", "document"):  # a truncated premise has no chunks to size or claim sentences to split
+            raise UserError("--chunk-tokens and --claim-split need --premise-strategy chunk (or a --granularity other "
+                            "than document)")
         if self.engine == "onnx":  # the graph runs on CPU in fp32 (or int8) and has no dropout
             if self.device not in ("auto", "cpu") or self.precision not in ("auto", "fp32") or self.compile:
                 raise UserError("--engine onnx runs on CPU from the exported graph: drop --device, --precision and "

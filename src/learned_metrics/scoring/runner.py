@@ -284,7 +284,9 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
             for index, chunk in enumerate(chunks_read):
                 chunks = index + 1
                 if index == 0 and (note := fields.settle(chunk[0][1])) and say:
-                    say(f"note: {note}")
+                    say(f"note: {note}; --premise-strategy {scorer.premise_strategy}" + (
+                        " (benchmark documents are long; truncate is the paper's rule)"
+                        if scorer.premise_strategy == "chunk" else ""))
                 hash_rows(read, chunk)
                 if index in finished:
                     if parts[index]["input_sha256"] != read.hexdigest():

@@ -410,7 +410,8 @@ class Scorer:
     def _run_units(self, premises: list[str], hypotheses: list[str], granularity: str, mode: str, passes: int,
                    progress, details: bool) -> ScoreResult:
         """Generation sentences against grounding units, best unit per sentence (:mod:`.units`)."""
-        plan = plan_units(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"), granularity)
+        plan = plan_units(self.tokenizer, premises, hypotheses, self.max_length, get_splitter("pysbd"), granularity,
+                          self.options.chunk_tokens, self.options.claim_split == "whole")
         probs = np.zeros((passes, len(premises), self.model.config.num_labels))
         rows: list[list[dict]] | None = [] if details else None
         tokens, truncated = 0, 0

@@ -124,9 +124,11 @@ def grounding_units(tokenizer, premise: str, granularity: str, budget: int,
 
 
 def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], max_length: int,
-               split: Callable[[str], list[str]], granularity: str = "document") -> ChunkPlan:
-    """Pairs to score. At ``document`` granularity a pair that fits is scored whole; every other row scores each
-    generation sentence against every grounding unit."""
+               split: Callable[[str], list[str]], granularity: str = "document", chunk_tokens: int | None = None,
+               whole_claim: bool = False) -> ChunkPlan:
+    """Pairs to score. At ``document`` granularity a pair that fits is scored whole unless ``chunk_tokens`` fixes
+    the chunk size (MiniCheck chunks every document); every other row scores each generation sentence (the whole
+    generation if ``whole_claim``) against every grounding unit."""
     specials = tokenizer.num_special_tokens_to_add(pair=True)
     premise_lengths = _token_lengths(tokenizer, premises)
     hypothesis_lengths = _token_lengths(tokenizer, hypotheses)
@@ -137,11 +139,12 @@ def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], ma
     for row, (premise, hypothesis) in enumerate(zip(premises, hypotheses, strict=True)):
         fits = premise_lengths[row] + hypothesis_lengths[row] + specials <= max_length
         units, sentences = [premise], [hypothesis]
-        if granularity != "document" or not fits:
+        if granularity != "document" or not fits or chunk_tokens:
             chunked_rows += not fits
-            sentences = split(hypothesis) or [hypothesis]
+            sentences = [hypothesis] if whole_claim else split(hypothesis) or [hypothesis]
             longest_hyp = max(_token_lengths(tokenizer, sentences))
-            budget = max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN)
+            budget = min(max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN),
+                         chunk_tokens or max_length)
             units = grounding_units(tokenizer, premise, granularity, budget, split)
         for sentence in sentences:
             pairs += [(unit, sentence, len(row_of_sentence), index) for index, unit in enumerate(units)]
