@@ -5,7 +5,7 @@ Markdown, LaTeX, CSV and JSON; :mod:`.terminal` for rich tables), number formats
 
 from __future__ import annotations
 
-from learned_metrics.render.model import KINDS, Cell, Column, Table, pick
+from learned_metrics.render.model import KINDS, NUMBER_STYLES, Cell, Column, Table, in_percent, pick
 from learned_metrics.render.text import csv_text, latex, markdown
 
 
@@ -76,4 +76,4 @@ def table_frame(table: Table):
     return frame
 
 
-__all__ = ["KINDS", "Cell", "Column", "Table", "Tabular", "pick", "table_frame"]
+__all__ = ["KINDS", "NUMBER_STYLES", "Cell", "Column", "Table", "Tabular", "in_percent", "pick", "table_frame"]

@@ -14,7 +14,7 @@ significant test), carry ``marks`` (superscripts: the numbers of the rows it bea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from learned_metrics.errors import UserError
@@ -42,6 +42,7 @@ class Column:
     kind: str = "number"
     digits: int = 3
     latex: str | None = None
+    share: bool = False  # a fraction of 1 (AUC, BAcc, accuracy, a rate): --number-style percent prints it x 100
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -103,3 +104,27 @@ def pick(tables: Sequence[Table], key: str | None) -> Table:
         if table.key == key:
             return table
     raise UserError(f"no table {key!r}; tables: {', '.join(t.key for t in tables)}")
+
+
+NUMBER_STYLES = ("fraction", "percent")
+PERCENT_DIGITS = 1
+
+
+def in_percent(table: Table) -> Table:
+    """The table as the leaderboards and papers print rates: every ``share`` column (value and interval) x 100
+    with one decimal, the caption saying so. Tables without such columns come back unchanged."""
+    shares = [i for i, column in enumerate(table.columns) if column.share and column.kind in ("number", "estimate",
+                                                                                                "ci")]
+    if not shares:
+        return table
+
+    def scaled(cell: Cell) -> Cell:
+        return replace(cell, value=None if cell.value is None else cell.value * 100,
+                       ci=None if cell.ci is None else (cell.ci[0] * 100, cell.ci[1] * 100))
+
+    columns = [replace(c, digits=PERCENT_DIGITS) if i in shares else c for i, c in enumerate(table.columns)]
+    rows = [[scaled(cell) if i in shares else cell for i, cell in enumerate(row)] for row in table.rows]
+    numeric = [i for i, c in enumerate(table.columns) if c.kind in ("number", "estimate", "ci")]
+    which = "Values" if shares == numeric else ", ".join(table.columns[i].heading for i in shares)
+    caption = f"{table.caption} {which} in percent.".strip()
+    return replace(table, columns=columns, rows=rows, caption=caption)
