@@ -251,13 +251,11 @@ class BenchmarkReport(Tabular):
     warnings: list[str]
     settings: dict[str, Any]
 
-    def _intervals(self) -> str:
-        return AucSettings(resamples=self.settings["resamples"], confidence=self.settings["confidence"]).intervals(
-            "rows redrawn within each dataset, the threshold held")
-
     def _caption(self, what: str) -> str:
         undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
-        return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {self._intervals()}, seed "
+        intervals = AucSettings(resamples=self.settings["resamples"], confidence=self.settings["confidence"]).intervals(
+            "rows redrawn within each dataset, the threshold held")
+        return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {intervals}, seed "
                 f"{self.settings['seed']}. {self.protocol.words()}"
                 + (" AUC —: a dataset with one class only (left out of the AUC mean)." if undefined and "AUC" in what
                    else ""))
@@ -294,30 +292,28 @@ class BenchmarkReport(Tabular):
                 Column("threshold", kind="number", digits=4), Column("tuned_on", "tuned on", kind="text"),
                 Column("rows", kind="count"), Column("positives", "pos", kind="count"),
                 Column("negatives", "neg", kind="count"),
-                *(Column(s, STATISTIC_TITLES[s], kind="estimate") for s in statistics)]
+                *(Column(s, STATISTIC_TITLES[s], kind="estimate", share=True) for s in statistics)]
+
+    def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
+        """A per-dataset table: ``long`` (the CSV's) names the metric in each row, the others head each block."""
+        rows, rules, groups = self._per_dataset(statistics, long=long)
+        title = self._title() + title
+        return Table(self._columns(statistics, long=long), rows, title=title, heading="" if long else title, key=key,
+                     caption=self._caption(what), rules=rules, groups={} if long else groups)
 
     def per_dataset_table(self) -> Table:
         """BAcc and AUC per dataset, with the threshold of each and where it was tuned."""
-        rows, rules, groups = self._per_dataset(("bacc", "auc"))
-        return Table(self._columns(("bacc", "auc")), rows, title=self._title(), heading=self._title(),
-                     key="per_dataset", caption=self._caption("balanced accuracy (BAcc) and ROC AUC"), rules=rules,
-                     groups=groups)
+        return self._table("per_dataset", ("bacc", "auc"), "balanced accuracy (BAcc) and ROC AUC")
 
     def unsupported_table(self) -> Table:
         """Precision, recall and F1 of the unsupported class (label 0) at each dataset's threshold."""
-        rows, rules, groups = self._per_dataset(("precision", "recall", "f1"))
-        title = f"{self._title()} · unsupported class"
-        return Table(self._columns(("precision", "recall", "f1")), rows, title=title, heading=title,
-                     key="unsupported", rules=rules, groups=groups,
-                     caption=self._caption("precision, recall and F1 of the unsupported class (label 0, predicted "
-                                           "when score <= threshold)"))
+        return self._table("unsupported", ("precision", "recall", "f1"), "precision, recall and F1 of the unsupported "
+                           "class (label 0, predicted when score <= threshold)", title=" · unsupported class")
 
     def long_table(self) -> Table:
-        """Every number of the run, one row per (metric, dataset) and one per metric's mean: what ``to_csv``
-        writes."""
-        rows, rules, _ = self._per_dataset(STATISTICS, long=True)
-        return Table(self._columns(STATISTICS, long=True), rows, title=self._title(), key="long", rules=rules,
-                     caption=self._caption("BAcc, ROC AUC and the unsupported class's precision, recall and F1"))
+        """Every number of the run, one row per (metric, dataset) and one per metric's mean: what ``to_csv`` writes."""
+        return self._table("long", STATISTICS, "BAcc, ROC AUC and the unsupported class's precision, recall and F1",
+                           long=True)
 
     def tables(self) -> list[Table]:
         tables = []
@@ -347,16 +343,16 @@ class BenchmarkReport(Tabular):
         """One row per (metric, dataset), then the mean: threshold, counts and every statistic with its CI."""
         import pandas as pd
 
+        def stats(estimates: dict[str, Estimate]) -> dict[str, Any]:
+            return {f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(estimates[s].to_json()).items()
+                    if k in ("value", "ci_low", "ci_high")}
+
         rows = []
         for name, result in self.results.items():
-            for d in result.datasets:
-                rows.append({"metric": name, "dataset": d.dataset, "threshold": d.threshold, "tuned_on": d.tuned_on,
-                             "rows": d.rows, "positives": d.positives, "negatives": d.negatives,
-                             **{f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(d.stats[s].to_json()).items()
-                                if k in ("value", "ci_low", "ci_high")}})
-            rows.append({"metric": name, "dataset": MEAN_COLUMN,
-                         **{f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(result.mean[s].to_json()).items()
-                            if k in ("value", "ci_low", "ci_high")}})
+            rows += [{"metric": name, "dataset": d.dataset, "threshold": d.threshold, "tuned_on": d.tuned_on,
+                      "rows": d.rows, "positives": d.positives, "negatives": d.negatives, **stats(d.stats)}
+                     for d in result.datasets]
+            rows.append({"metric": name, "dataset": MEAN_COLUMN, **stats(result.mean)})
         return pd.DataFrame(rows)
 
 
@@ -419,8 +415,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     ``datasets`` name each row's dataset; ``splits`` each row's split (None: no split); ``keys`` an identity of each
     row's (grounding, generation) pair, to warn about rows in both the tuning and the judged split. Every metric
     scores the same rows. ``baseline``: one metric name or a list (the CLI's repeatable ``--baseline``); markers say
-    which of them a metric beats (default: every other metric). See the module docstring for the protocols, grids
-    and tie rules.
+    which of them a metric beats (default: every other metric). docs/benchmarks.md describes the protocols.
     """
     o, baselines = settings, settings.baseline or ()
     if not isinstance(scores, dict) or not scores:
@@ -497,11 +492,8 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         supported[name] = s > thresholds[ids]
         _range_notes(notes, name, s, protocol)
         point = {k: v[0] for k, v in confusion.rates(np.ones((1, len(rows))), supported[name]).items()}
-        boot: dict[str, list[np.ndarray]] = {k: [] for k in point}
-        for weights in row_weights(ids, n_groups, o.resamples, o.seed):
-            for k, v in confusion.rates(weights, supported[name]).items():
-                boot[k].append(v)
-        boot_all = {k: np.concatenate(v) if v else np.empty((0, n_groups)) for k, v in boot.items()}
+        boot = [confusion.rates(w, supported[name]) for w in row_weights(ids, n_groups, o.resamples, o.seed)]
+        boot_all = {k: np.concatenate([b[k] for b in boot]) if boot else np.empty((0, n_groups)) for k in point}
         auc = auc_by_group(s, y, group_names, settings=o.narrow(AucSettings)) if both_classes else None
         per_dataset = []
         for g, dataset in enumerate(names_of_datasets):
@@ -531,21 +523,18 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
 
     record = {**o.narrow(AucReportSettings).to_json(), "baselines": list(baselines)}  # the protocol's are its own
     names = list(values)
-    bacc_table = auc_table = None
     tests: dict[str, list[PairedAucTest]] = {}
     if len(names) > 1:
         pairs = [(a, b) for a in names for b in (baselines or names) if a != b]
         tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], confusion, ids, columns, o)
                          for a, b in pairs]
-        bacc_table = _multi_table("bacc", results, names, columns, tests["bacc"], o, protocol, benchmark_name,
-                                  baselines, record)
         if both_classes:
             tests["auc"] = [paired_auc_test(values[a][rows], values[b][rows], y, group_names, names=(a, b),
                                             settings=o.narrow(AucReportSettings)) for a, b in pairs]
-            auc_table = _multi_table("auc", results, names, columns, tests["auc"], o, protocol, benchmark_name,
-                                     baselines, record)
-    return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, bacc_table, auc_table, tests,
-                           notes, warnings, record)
+    tables = {statistic: _multi_table(statistic, results, names, columns, items, o, protocol, benchmark_name,
+                                      baselines, record) for statistic, items in tests.items()}
+    return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, tables.get("bacc"), tables.get("auc"),
+                           tests, notes, warnings, record)
 
 
 def evaluate_benchmark(rows: BenchmarkRows, **options: Any) -> BenchmarkReport:
@@ -575,24 +564,18 @@ def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, data
     if protocol.scope == "global":
         return (np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k,
                 [False] * k)
-    thresholds, tuned_on, tune_rows, fallback = [], [], [], []
-    for name in names:
+    def per_dataset(name: str) -> tuple[float, str, int, bool]:
         members = tuning & (datasets == name)
         if members.any():
-            thresholds.append(tune_threshold(scores[members], labels[members], protocol.grid))
-            tuned_on.append(split)
-            tune_rows.append(int(members.sum()))
-            fallback.append(False)
-            continue
+            return tune_threshold(scores[members], labels[members], protocol.grid), split, int(members.sum()), False
         if protocol.unseen_dataset != "global":
             raise UserError(f"dataset '{name}' has {protocol.split} rows but no {protocol.tune_split} rows to tune its "
                             "threshold on; pass --unseen-dataset global to use the threshold tuned on the whole "
                             f"{protocol.tune_split} split, or --tune-scope global")
-        thresholds.append(global_threshold())
-        tuned_on.append(f"{split}, all datasets (fallback)")
-        tune_rows.append(int(tuning.sum()))
-        fallback.append(True)
-    return np.array(thresholds), tuned_on, tune_rows, fallback
+        return global_threshold(), f"{split}, all datasets (fallback)", int(tuning.sum()), True
+
+    thresholds, tuned_on, tune_rows, fallback = zip(*map(per_dataset, names), strict=True)
+    return np.array(thresholds), list(tuned_on), list(tune_rows), list(fallback)
 
 
 def _range_notes(notes: list[str], name: str, scores: np.ndarray, protocol: Protocol) -> None:
