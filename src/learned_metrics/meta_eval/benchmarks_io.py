@@ -86,8 +86,7 @@ def _first_row(path: Path) -> dict[str, Any]:
         rows.close()
 
 
-def _layout_of(path: Path, layout: str) -> Layout:
-    columns = list(_first_row(path))
+def _layout_of(path: Path, columns: list[Any], layout: str) -> Layout:
     if layout != "auto":
         return LAYOUTS[layout]
     found = recognize(columns)
@@ -108,17 +107,17 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows, the fields read and
     the layout."""
     files = scored_files(source)
-    found = _layout_of(files[0], layout)
+    columns = list(_first_row(files[0]))
+    found = _layout_of(files[0], columns, layout)
     fields = list(dict.fromkeys(fields))
     if published:
         if found.key != "aggrefact":
             raise UserError(f"--published-scores reads AggreFact's <Metric>_score columns; this is {found.name}",
                             path=files[0])
-        extra = [c for c in _first_row(files[0]) if str(c).endswith("_score") and len(str(c)) > 6 and c not in fields]
+        extra = [c for c in columns if str(c).endswith("_score") and len(str(c)) > 6 and c not in fields]
         if not extra:
             raise UserError("no <Metric>_score columns to read (--published-scores)", path=files[0])
-        present = set(_first_row(files[0]))
-        fields = [f for f in fields if f in present] + extra
+        fields = [f for f in fields if f in columns] + extra
     dataset_field = group_field or found.dataset_field
     required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
     corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
@@ -131,10 +130,8 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
             out.labels.append(benchmark_label(row.get("label"), path=file, row=row_number, field="label"))
             if out.labels[-1] is None and on_missing == "error":
                 raise _missing("label", file, row_number, "label")
-            if corpora is not None:
-                out.groups.append(corpora[index])
-            else:
-                out.groups.append(key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
+            out.groups.append(corpora[index] if corpora is not None
+                              else key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
             split = named_split
             if found.has_splits:
                 for name in SPLIT_FIELDS:
@@ -236,13 +233,7 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         raise UserError("no row left to judge (every row lacks a label or a score, or none is in the SOTA subset)",
                         path=first.path)
     index = np.flatnonzero(keep)
-    pair_keys = first.pair_keys()
-    return BenchmarkRows(
-        layout=layouts[first.path],
-        labels=np.array([first.labels[i] for i in index], dtype=np.int64),
-        datasets=[first.groups[i] for i in index],
-        splits=[first.splits[i] for i in index],
-        keys=[pair_keys[i] for i in index],
-        scores={name: np.array([values[i] for i in index], dtype=np.float64) for name, values in columns.items()},
-        notes=notes,
-    )
+    labels, datasets, splits, keys = ([column[i] for i in index]
+                                      for column in (first.labels, first.groups, first.splits, first.pair_keys()))
+    return BenchmarkRows(layouts[first.path], np.array(labels, dtype=np.int64), datasets, splits, keys,
+                         {name: np.array(values, dtype=np.float64)[index] for name, values in columns.items()}, notes)
