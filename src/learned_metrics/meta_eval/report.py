@@ -27,7 +27,7 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     takes,
 )
-from learned_metrics.meta_eval.resampling import ci_columns, percentile_interval, percentiles_for
+from learned_metrics.meta_eval.resampling import ci_columns, joined, none_if_nan, percentile_interval, percentiles_for
 from learned_metrics.meta_eval.rows import check_paired
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -270,13 +270,10 @@ def paired_result(names: Sequence[str], observed: dict[str, float], randomized: 
                   boot: dict[str, list[np.ndarray]], settings: AucReportSettings | BenchmarkSettings) -> PairedAucTest:
     """Per column: the observed difference, its randomization p (blocks of randomized differences) and the
     percentile CI of its paired bootstrap copies; shared by the AUC and the BAcc tests."""
-    def joined(blocks: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(blocks) if blocks else np.empty(0)
-
-    return PairedAucTest(names[0], names[1], {c: None if np.isnan(v) else float(v) for c, v in observed.items()},
-                         {c: permutation_p(float(v), joined(randomized[c]), settings.alternative)[0]
-                          for c, v in observed.items()},
-                         {c: percentile_interval(joined(boot[c]), percentiles_for(settings.confidence)).ci
+    randomized_all, boot_all = joined(randomized), joined(boot)
+    return PairedAucTest(names[0], names[1], {c: none_if_nan(v) for c, v in observed.items()},
+                         {c: permutation_p(v, randomized_all[c], settings.alternative)[0] for c, v in observed.items()},
+                         {c: percentile_interval(boot_all[c], percentiles_for(settings.confidence)).ci
                           for c in observed})
 
 

@@ -19,6 +19,7 @@ from learned_metrics.meta_eval.options import ShuffleTestSettings, takes
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
+    ci_columns,
     estimate_from,
     percentile_interval,
     percentiles_for,
@@ -110,11 +111,9 @@ class ShuffleReport(Tabular):
         import pandas as pd
 
         acc = self.accuracy
-        rows = [(None, None, None, acc.n, acc.value, acc.ci, acc.nan_resamples),
-                *((b.gap, b.low, b.high, b.pairs, b.accuracy, b.ci, b.nan_resamples) for b in self.buckets or [])]
-        frame = pd.DataFrame([{"gap": gap, "from": low, "to": high, "pairs": pairs, "accuracy": accuracy,
-                               "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, "nan_resamples": nan}
-                              for gap, low, high, pairs, accuracy, ci, nan in rows])
+        overall = {"gap": None, "from": None, "to": None, "pairs": acc.n, "accuracy": acc.value, "ci": acc.ci,
+                   "nan_resamples": acc.nan_resamples}
+        frame = pd.DataFrame([ci_columns(row) for row in [overall, *(b.to_json() for b in self.buckets or [])]])
         return frame.astype({"gap": "Int64", "from": "Int64", "to": "Int64"})
 
 
