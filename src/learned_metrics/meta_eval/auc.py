@@ -172,6 +172,15 @@ def mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return values[:, columns].mean(axis=1)
 
 
+def mean_estimate(point: np.ndarray, boot: np.ndarray | None, confidence: float) -> Estimate:
+    """The unweighted mean over the groups where ``point`` is defined (the others counted as skipped), with the CI of
+    the same groups' mean in every resample."""
+    defined = np.flatnonzero(~np.isnan(point))
+    return estimate_from(float(point[defined].mean()) if len(defined) else np.nan,
+                         np.empty(0) if boot is None else mean_over(boot, defined), n=len(defined),
+                         skipped=len(point) - len(defined), confidence=confidence)
+
+
 @takes(AucSettings)
 def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = None,
                  systems: Sequence[str] | None = None, *, settings: AucSettings) -> AucReport:
@@ -207,16 +216,12 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
         counts = f"{int(labels.sum())} positive and {int((1 - labels).sum())} negative rows"
         raise UserError(f"ROC AUC is undefined: no group has both labels (1 = faithful and 0 = unfaithful); {counts} "
                         f"over {len(group_names)} group(s). Check --label-field and --group-field")
-    boot, boot_mean = [], []
-    intra_boot: list[np.ndarray] = []
+    boot, intra_boot = [], []
     for weights in row_weights(group_ids, len(group_names), settings.resamples, settings.seed):
-        per_group = kernel.auc(weights)
-        boot.append(per_group)
-        boot_mean.append(mean_over(per_group, defined_groups))
+        boot.append(kernel.auc(weights))
         if intra is not None:
             intra_boot.append(intra.per_group(weights))
     boot_all = np.concatenate(boot) if boot else np.empty((0, len(group_names)))
-    boot_mean_all = np.concatenate(boot_mean) if boot_mean else np.empty(0)
     intra_all = np.concatenate(intra_boot) if intra_boot else None
 
     group_results = []
@@ -226,9 +231,8 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
                                                           confidence=confidence),
                                       int(labels[rows].sum()), int((1 - labels[rows]).sum()),
                                       intra.estimate(g, ones, intra_all) if intra is not None else None))
-    mean = estimate_from(float(point[defined_groups].mean()), boot_mean_all, n=len(defined_groups),
-                         skipped=len(group_names) - len(defined_groups), confidence=confidence)
-    return AucReport(group_results, mean, intra.overall(ones, intra_all) if intra is not None else None, settings)
+    return AucReport(group_results, mean_estimate(point, boot_all, confidence),
+                     intra.overall(ones, intra_all) if intra is not None else None, settings)
 
 
 @dataclass
@@ -268,9 +272,4 @@ class _IntraSystem:
         return estimate_from(value, samples, n=used, skipped=len(per_cell) - used, confidence=self.confidence)
 
     def overall(self, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
-        point = self.per_group(ones)[0]
-        defined = np.flatnonzero(~np.isnan(point))
-        samples = mean_over(boot, defined) if boot is not None else np.empty(0)
-        value = float(point[defined].mean()) if len(defined) else np.nan
-        return estimate_from(value, samples, n=len(defined), skipped=len(point) - len(defined),
-                             confidence=self.confidence)
+        return mean_estimate(self.per_group(ones)[0], boot, self.confidence)

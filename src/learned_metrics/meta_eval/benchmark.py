@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.auc import auc_by_group, mean_over, row_weights
+from learned_metrics.meta_eval.auc import auc_by_group, mean_estimate, row_weights
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
 from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
 from learned_metrics.meta_eval.report import (
@@ -27,11 +27,7 @@ from learned_metrics.meta_eval.report import (
     paired_auc_test,
     paired_result,
 )
-from learned_metrics.meta_eval.resampling import (
-    Estimate,
-    ci_columns,
-    estimate_from,
-)
+from learned_metrics.meta_eval.resampling import Estimate, ci_columns, estimate_from
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers, renamed_keywords
@@ -509,12 +505,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
             per_dataset.append(DatasetResult(dataset, float(thresholds[g]), tuned_on[g], tune_rows[g], fallback[g],
                                              int(counts[g]), int(positives[g]), int(counts[g] - positives[g]),
                                              {k: stats[k] for k in STATISTICS}, constant))
-        mean = {}
-        for k in point:
-            defined = np.flatnonzero(~np.isnan(point[k]))
-            mean[k] = estimate_from(float(point[k][defined].mean()) if len(defined) else np.nan,
-                                    mean_over(boot_all[k], defined), n=len(defined),
-                                    skipped=n_groups - len(defined), confidence=o.confidence)
+        mean = {k: mean_estimate(point[k], boot_all[k], o.confidence) for k in point}
         mean["auc"] = auc.mean if auc is not None else estimate_from(np.nan, np.empty(0), n=0, skipped=n_groups)
         results[name] = MetricResult(name, per_dataset, {k: mean[k] for k in STATISTICS})
     if fallback_datasets:
