@@ -283,7 +283,8 @@ def describe(record: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-_DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("max_length", "max length {}"),
+_DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("chunk_tokens", "chunks of {} tokens"),
+              ("max_length", "max length {}"),
               ("precision", "{}"), ("learned_metrics_version", "learned-metrics {}"))
 
 

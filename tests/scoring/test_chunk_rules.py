@@ -18,6 +18,7 @@ from hostile.test_resume_integrity import base_args, interrupt, one_error_line, 
 
 from learned_metrics.cli import main
 from learned_metrics.errors import UserError
+from learned_metrics.provenance import describe
 from learned_metrics.scoring.scorer import load_scorer
 from learned_metrics.scoring.units import pack_sentences
 from learned_metrics.text.sentences import get_splitter
@@ -122,7 +123,7 @@ def test_a_true_layout_file_scores_chunked_unless_told_otherwise(nli_export, tmp
     assert main([*args, "--output", str(chunked)]) == 0
     note = capsys.readouterr().err.replace("\n", " ")
     assert "TRUE layout recognized" in note and "--premise-strategy chunk (benchmark documents" in note
-    assert _record(chunked)["premise_strategy"] == "chunk"
+    assert _record(chunked)["premise_strategy"] == "chunk" and _record(chunked)["chunk_tokens"] is None
     assert main([*args, "--output", str(truncated), "--premise-strategy", "truncate"]) == 0  # an explicit choice
     assert _record(truncated)["premise_strategy"] == "truncate"
     plain = tmp_path / "plain.jsonl"  # control: a file in no benchmark layout keeps the truncate default
@@ -147,3 +148,4 @@ def test_resume_with_other_chunk_rules_is_refused(nli_export, tmp_path, monkeypa
     changed = base_args(nli_export, source, output, "--premise-strategy", "chunk", *then)
     one_error_line(capsys, main([*changed, "--resume"]), "cannot resume", named)
     assert main([*args, "--resume"]) == 0 and output.exists()  # control: the same rules resume
+    assert "chunks of 50 tokens" in describe(_record(output))  # what the meta-eval captions say

@@ -26,6 +26,7 @@ from learned_metrics.meta_eval.report import (
     marked_table,
     paired_auc_test,
     paired_result,
+    swap_blocks,
 )
 from learned_metrics.meta_eval.resampling import Estimate, ci_columns, estimate_from
 from learned_metrics.meta_eval.rows import by_index
@@ -385,17 +386,10 @@ def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported
         return {column: both[:, i] for i, column in enumerate(columns)}
 
     ones = np.ones((1, len(supported_a)))
-    rng = np.random.default_rng(o.seed)
-    randomized: dict[str, list[np.ndarray]] = {column: [] for column in columns}
-    boot: dict[str, list[np.ndarray]] = {column: [] for column in columns}
-    for start in range(0, o.permutations, block):
-        swap = rng.random((min(block, o.permutations - start), len(supported_a))) < 0.5
-        for column, values in delta(ones, np.where(swap, supported_b, supported_a),
-                                    np.where(swap, supported_a, supported_b)).items():
-            randomized[column].append(values)
-    for weights in row_weights(dataset_ids, len(columns) - 1, o.resamples, o.seed):
-        for column, values in delta(weights, supported_a, supported_b).items():
-            boot[column].append(values)
+    randomized = [delta(ones, np.where(swap, supported_b, supported_a), np.where(swap, supported_a, supported_b))
+                  for swap in swap_blocks(np.random.default_rng(o.seed), o.permutations, len(supported_a), block)]
+    boot = [delta(weights, supported_a, supported_b)
+            for weights in row_weights(dataset_ids, len(columns) - 1, o.resamples, o.seed)]
     observed = {column: float(values[0]) for column, values in delta(ones, supported_a, supported_b).items()}
     return paired_result(names, observed, randomized, boot, o)
 

@@ -6,7 +6,7 @@ ROC AUC per corpus (:func:`auc_report`, and ``benchmark``'s BAcc and AUC tables)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,11 +222,6 @@ class _AucDifference:
                                   else np.full(k, np.nan))
         return per_group
 
-    def observed(self) -> dict[str, float]:
-        out = {g: rank_auc(self.a[idx], self.labels[idx]) - rank_auc(self.b[idx], self.labels[idx])
-               for g, idx in self.rows.items()}
-        return {c: float(v[0]) for c, v in self._with_mean(out, 1).items()}
-
     def randomized(self, swap: np.ndarray) -> dict[str, np.ndarray]:
         """``swap`` (``(k, rows)``): where True, the two metrics' scores of that row trade places."""
         out = {}
@@ -254,23 +249,25 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     rng = np.random.default_rng(settings.seed)
     difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels).astype(np.int64),
                                 groups)
-    randomized: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
-    for start in range(0, settings.permutations, block):
-        k = min(block, settings.permutations - start)
-        for c, values in difference.randomized(rng.random((k, len(a))) < 0.5).items():
-            randomized[c].append(values)
-    boot: dict[str, list[np.ndarray]] = {c: [] for c in difference.columns}
-    for start in range(0, settings.resamples, block):
-        for c, values in difference.resampled(rng, min(block, settings.resamples - start)).items():
-            boot[c].append(values)
-    return paired_result(names, difference.observed(), randomized, boot, settings)
+    observed = difference.randomized(np.zeros((1, len(a)), dtype=bool))  # nothing swapped
+    randomized = [difference.randomized(swap) for swap in swap_blocks(rng, settings.permutations, len(a), block)]
+    boot = [difference.resampled(rng, min(block, settings.resamples - start))
+            for start in range(0, settings.resamples, block)]
+    return paired_result(names, {c: float(v[0]) for c, v in observed.items()}, randomized, boot, settings)
 
 
-def paired_result(names: Sequence[str], observed: dict[str, float], randomized: dict[str, list[np.ndarray]],
-                  boot: dict[str, list[np.ndarray]], settings: AucReportSettings | BenchmarkSettings) -> PairedAucTest:
+def swap_blocks(rng: np.random.Generator, permutations: int, rows: int, block: int) -> Iterator[np.ndarray]:
+    """Approximate randomization's masks in blocks of ``(k, rows)``: where True, a row's two values trade places."""
+    for start in range(0, permutations, block):
+        yield rng.random((min(block, permutations - start), rows)) < 0.5
+
+
+def paired_result(names: Sequence[str], observed: dict[str, float], randomized: list[dict[str, np.ndarray]],
+                  boot: list[dict[str, np.ndarray]], settings: AucReportSettings | BenchmarkSettings) -> PairedAucTest:
     """Per column: the observed difference, its randomization p (blocks of randomized differences) and the
     percentile CI of its paired bootstrap copies; shared by the AUC and the BAcc tests."""
-    randomized_all, boot_all = joined(randomized), joined(boot)
+    randomized_all = joined({c: [block[c] for block in randomized] for c in observed})
+    boot_all = joined({c: [block[c] for block in boot] for c in observed})
     return PairedAucTest(names[0], names[1], {c: none_if_nan(v) for c, v in observed.items()},
                          {c: permutation_p(v, randomized_all[c], settings.alternative)[0] for c, v in observed.items()},
                          {c: percentile_interval(boot_all[c], percentiles_for(settings.confidence)).ci

@@ -54,7 +54,8 @@ class ScoringOptions(Settings):
         "the special tokens plus one token of each text)", minimum=1)
     mode: str | None = _option(None, "score mode (default: the card's, else e-c)", kinds=NLI, choices=MODES)
     premise_strategy: str = _option("truncate", "long groundings: truncate the premise (paper) or score premise "
-                                    "chunks", kinds=NLI, choices=PREMISE_STRATEGIES)
+                                    "chunks (the default for a file in a benchmark layout)", kinds=NLI,
+                                    choices=PREMISE_STRATEGIES)
     granularity: str = _option(
         "document", "grounding units each generation sentence is checked against: document (the whole grounding; "
         "with --premise-strategy chunk, fitted chunks of a grounding too long for the model), paragraph or "
