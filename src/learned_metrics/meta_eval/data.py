@@ -112,16 +112,12 @@ def read_metric_scores(path: str | Path, score_field: str, keys: KeyFields = Key
 # --- alignment -------------------------------------------------------------------------------
 
 
-def _ordered_unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
 def key_grid(values: dict[Key, float], docs: Sequence[str] | None = None,
              systems: Sequence[str] | None = None) -> np.ndarray:
     """(documents x systems) from scores keyed by (document, system), NaN where absent; documents and systems in
     first-seen order unless given (keys outside the given ones are left out)."""
-    docs = _ordered_unique(k[0] for k in values) if docs is None else docs
-    systems = _ordered_unique(k[1] for k in values) if systems is None else systems
+    docs = list(dict.fromkeys(k[0] for k in values)) if docs is None else docs
+    systems = list(dict.fromkeys(k[1] for k in values)) if systems is None else systems
     row, column = {d: i for i, d in enumerate(docs)}, {s: j for j, s in enumerate(systems)}
     grid = np.full((len(docs), len(systems)), np.nan)
     for (doc, system), value in values.items():
@@ -138,8 +134,7 @@ def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = K
     notes = [*human.notes, *(note for metric in metrics.values() for note in metric.notes), *notes]
     if not ordered:
         raise UserError(f"no ({keys.doc}, {keys.system}) key has both a human and a metric score", path=human.path)
-    docs = _ordered_unique(k[0] for k in ordered)
-    systems = _ordered_unique(k[1] for k in ordered)
+    docs, systems = list(dict.fromkeys(k[0] for k in ordered)), list(dict.fromkeys(k[1] for k in ordered))
 
     def to_grid(scores: CellScores) -> np.ndarray:
         return key_grid({k: scores.values[k] for k in ordered}, docs, systems)
@@ -271,12 +266,6 @@ def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[s
     return list(seen)
 
 
-def _check_scored_format(fmt: str, group_field: str | None) -> None:
-    check(format=fmt)
-    if fmt == "true" and group_field:
-        raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
-
-
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
                         group_field: str | None = None, system_field: str | None = None,
@@ -284,7 +273,9 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
     """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus).
     ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column; ``"true"``:
     TRUE files (their columns checked up front), the corpus :func:`true_corpus` of the file name, for one file too."""
-    _check_scored_format(fmt, group_field)
+    check(format=fmt)
+    if fmt == "true" and group_field:
+        raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
     scored = {}
     fields = per_metric_fields(score_fields, sources)
     for name, source, field_name in zip(metric_names(sources, names), sources, fields, strict=True):

@@ -47,8 +47,7 @@ def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x sy
     """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames,
     refused as the CLI refuses its files. ``annotators``: the first input's rows sharing a key are averaged (False:
     it is a metric, one row per key)."""
-    human_grid, grids, _, _ = labelled_grids(human, metrics, axes, annotators=annotators)
-    return human_grid, grids
+    return labelled_grids(human, metrics, axes, annotators=annotators)[:2]
 
 
 def _axis_labels(value: Any, axes: str) -> tuple[list[str] | None, list[str] | None]:
