@@ -17,7 +17,7 @@ from learned_metrics.cli import build_parser, main
 from learned_metrics.cli.meta_eval import SUBCOMMANDS
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.options import CorrelationsCommand, CorrelationSettings, takes
+from learned_metrics.meta_eval.options import CorrelationsCommand, CorrelationSettings, OutputStyle, takes
 from learned_metrics.settings import setting
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
@@ -39,8 +39,9 @@ def test_every_flag_of_a_command_is_a_field_of_its_settings_class(name):
     declared = {spec.name for spec in fields(settings) if spec.metadata["cli"]}
     dests = {action.dest for action in parser._actions}
     auc_system_field = name == "auc"  # auc's --system-field is an input switch (intra-system AUC), not a key
-    assert declared <= dests
-    assert dests - declared <= INPUTS, dests - declared - INPUTS
+    style = {spec.name for spec in fields(OutputStyle)}  # the shared output policy: every command takes it
+    assert declared <= dests and style <= dests
+    assert dests - declared - style <= INPUTS, dests - declared - style - INPUTS
     if not auc_system_field:
         assert "system_field" not in dests or "system_field" in declared
 

@@ -54,3 +54,29 @@ def test_fractions_stay_the_default():
 def test_a_table_without_rates_comes_back_unchanged():
     table = Table([Column("tau")], [[0.5]], caption="c")
     assert in_percent(table) is table
+
+
+def test_every_meta_eval_command_takes_the_style_and_keeps_json_in_fractions(tmp_path):
+    """The CLI's one output policy applies it: terminal, Markdown, LaTeX and CSV in percent, the JSON's numbers in
+    fractions with the style recorded in its settings block."""
+    import json
+    from pathlib import Path
+
+    from learned_metrics.cli import main
+
+    true = Path(__file__).resolve().parents[2] / "examples" / "meta_eval" / "true_scored" / "nli_aug"
+    out = {suffix: tmp_path / f"auc.{suffix}" for suffix in ("md", "tex", "csv", "json")}
+    argv = ["meta-eval", "auc", "--format", "true", "--input", str(true), "--resamples", "20", "--markdown",
+            str(out["md"]), "--latex", str(out["tex"]), "--csv", str(out["csv"]), "--json", str(out["json"])]
+    assert main([*argv, "--number-style", "percent"]) == 0
+    document = json.loads(out["json"].read_text())
+    auc = document["mean"]["value"]
+    assert 0 < auc < 1 and document["settings"]["number_style"] == "percent"
+    shown = f"{auc * 100:.1f}"
+    assert shown in out["md"].read_text() and shown in out["tex"].read_text()
+    rows = list(csv.DictReader(io.StringIO(out["csv"].read_text())))
+    assert max(float(r["auc"]) for r in rows) > 1  # CSV numbers x 100 too
+    for path in out.values():
+        path.unlink()
+    assert main(argv) == 0  # control: the default stays fractions
+    assert f"{auc:.3f}" in out["md"].read_text() and shown not in out["md"].read_text()

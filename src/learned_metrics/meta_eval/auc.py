@@ -104,17 +104,14 @@ class AucReport(Tabular):
 
     def tables(self) -> list[Table]:
         intra = self.intra_system_mean is not None
-        columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate"), Column("rows", kind="count"),
+        columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate", share=True), Column("rows", kind="count"),
                    Column("positives", "pos", kind="count"), Column("negatives", "neg", kind="count")]
         if intra:
-            columns += [Column("intra_system", "intra-system", kind="estimate"),
+            columns += [Column("intra_system", "intra-system", kind="estimate", share=True),
                         Column("systems", kind="count"), Column("skipped", kind="count")]
-        rows = []
-        for g in self.groups:
-            row = [g.group, Cell(g.auc.value, g.auc.ci), g.auc.n, g.positives, g.negatives]
-            if intra:
-                row += [Cell(g.intra_system.value, g.intra_system.ci), g.intra_system.n, g.intra_system.skipped]
-            rows.append(row)
+        rows = [[g.group, Cell(g.auc.value, g.auc.ci), g.auc.n, g.positives, g.negatives,
+                 *([Cell(g.intra_system.value, g.intra_system.ci), g.intra_system.n, g.intra_system.skipped]
+                   if g.intra_system is not None else [])] for g in self.groups]
         mean = ["mean (unweighted)", Cell(self.mean.value, self.mean.ci), None, None, None]
         if intra:
             mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]

@@ -127,6 +127,16 @@ class MetaSettings(Settings):
 
 
 @dataclass(frozen=True)
+class OutputStyle(MetaSettings):
+    """How every meta-eval command writes its tables (no value changes a result)."""
+
+    number_style: str = setting("fraction", "rates (AUC, BAcc, accuracy) as fractions with 3 decimals, or in percent "
+                                "with 1 decimal as the leaderboards and papers print them; every table format "
+                                "(terminal, --markdown, --latex, --csv), the --json stays in fractions",
+                                choices=("fraction", "percent"), scores=False)
+
+
+@dataclass(frozen=True)
 class Resampling(MetaSettings):
     """The bootstrap behind every CI: resamples, the seed of every draw, the CI level."""
 

@@ -67,10 +67,10 @@ class ReportTable(Tabular):
         columns = [Column("#", kind="count"), Column("metric", kind="text")]
         for name in self.columns:
             if coefficient is None:  # AUC mode: corpora
-                columns.append(Column(name, kind="estimate"))
+                columns.append(Column(name, kind="estimate", share=True))
             else:
                 columns.append(Column(name, statistic_label(name, coefficient), kind="estimate",
-                                      latex=statistic_label(name, coefficient, latex=True)))
+                                      latex=statistic_label(name, coefficient, latex=True), share=name == "acc_pair"))
         rows = [[number, metric, *(Cell(c.value, c.ci, bold=c.best and c.value is not None,
                                         marks=tuple(map(str, c.beats)))
                                    for c in (self.cell(metric, column) for column in self.columns))]

@@ -78,7 +78,7 @@ class ShuffleReport(Tabular):
     def tables(self) -> list[Table]:
         o, acc = self.settings, self.accuracy
         intervals, heading = o.intervals("pair ids redrawn"), f"accuracy, {o.confidence:.0%} CI"
-        out = [Table([Column("accuracy", heading, kind="estimate"), Column("comparisons", kind="count"),
+        out = [Table([Column("accuracy", heading, kind="estimate", share=True), Column("comparisons", kind="count"),
                       Column("ties", kind="count"), Column("pair_ids", "pair ids", kind="count")],
                      [[Cell(acc.value, acc.ci), acc.n, self.ties, self.pair_ids]],
                      title=f"shuffle test · {o.resamples} bootstrap resamples of pair ids, seed {o.seed}",
@@ -92,7 +92,7 @@ class ShuffleReport(Tabular):
             merged = (f" Adjacent buckets with fewer than {o.min_bucket_pairs} comparisons merged."
                       if o.min_bucket_pairs else "")
             out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
-                              Column("comparisons", kind="count"), Column("accuracy", heading, kind="estimate")], rows,
+                              Column("comparisons", kind="count"), Column("accuracy", heading, kind="estimate", share=True)], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
                              f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).{merged}",

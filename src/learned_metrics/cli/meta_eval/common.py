@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.options import STATISTICS, split_list, statistic_label
+from learned_metrics.meta_eval.options import STATISTICS, OutputStyle, split_list, statistic_label
 from learned_metrics.outputs import input_path, inputs_of
 from learned_metrics.settings import Settings
 
@@ -39,6 +39,7 @@ def command(commands: Any, name: str, settings: type[Settings], run: Callable[[a
     parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
                                  formatter_class=help_formatter)
     settings.add_arguments(parser)
+    OutputStyle.add_arguments(parser)
     parser.set_defaults(settings_class=settings, func=functools.partial(start, run=run))
     return parser
 
@@ -128,7 +129,7 @@ def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> di
     from learned_metrics import __version__
 
     argv = getattr(args, "argv", None)
-    options = args.settings_class.from_arguments(args).to_json()
+    options = {**args.settings_class.from_arguments(args).to_json(), **OutputStyle.from_arguments(args).to_json()}
     if "coefficient" in options:  # what each statistic key measured: tau_sys is r_sys under Pearson
         options["labels"] = {name: statistic_label(name, options["coefficient"]) for name in STATISTICS}
     return {"command": shlex.join(["learned-metrics", *argv]) if argv is not None else None,
@@ -154,7 +155,7 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     (``payload``, default ``result.to_json()``, with the settings block), ``--markdown``, ``--latex``, ``--csv``
     (``csv`` maps a destination to a table key) and the plots; then say where each went."""
     from learned_metrics.outputs import staged_files
-    from learned_metrics.render import pick
+    from learned_metrics.render import in_percent, pick
     from learned_metrics.render.terminal import console, print_tables
     from learned_metrics.render.text import csv_text, json_text, latex, markdown
 
@@ -163,7 +164,8 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     scored, differ = provenance_lines(inputs)
     for note in [*(f"note: {note}" for note in notes), *(f"warning: {w}" for w in warnings), *differ]:
         out.print(note, markup=False, highlight=False)
-    tables = result.tables()
+    styled = in_percent if OutputStyle.from_arguments(args).number_style == "percent" else (lambda table: table)
+    tables = [styled(table) for table in result.tables()]
     if scored:  # the captions say which model and settings made the scores
         tables[0].caption = f"{tables[0].caption} {scored}".strip()
     print_tables(out, tables)
@@ -174,7 +176,8 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     writers["markdown"] = lambda path: path.write_text(markdown(tables), encoding="utf-8")
     writers["latex"] = lambda path: path.write_text(latex(tables), encoding="utf-8")
     for dest, key in (csv or {"csv": None}).items():  # rendered only when that output is asked for
-        writers[dest] = lambda path, key=key: path.write_bytes(csv_text(pick(result.csv_tables(), key)).encode())
+        writers[dest] = lambda path, key=key: path.write_bytes(
+            csv_text(styled(pick(result.csv_tables(), key))).encode())
     wanted = [dest for dest in OUTPUTS if getattr(args, dest, None) and dest in writers]
     with staged_files() as stage:
         for dest in wanted:
