@@ -178,16 +178,12 @@ def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
                             "--split")
     tuned = None
     if name == "tune-on-val":
-        if tune_split is not None:
-            if tune_split not in present:
-                raise UserError(f"no rows of --tune-split '{tune_split}' (splits present: {', '.join(present)})")
-            tuned = tune_split
-        else:
-            candidates = [s for s in TUNE_SPLITS if s in present]
-            if not candidates:
-                raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
-                                f"({', '.join(present)}); name one with --tune-split")
-            tuned = candidates[0]
+        tuned = tune_split or next((s for s in TUNE_SPLITS if s in present), None)
+        if tuned is None:
+            raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
+                            f"({', '.join(present)}); name one with --tune-split")
+        if tuned not in present:
+            raise UserError(f"no rows of --tune-split '{tuned}' (splits present: {', '.join(present)})")
         if tuned == judged:
             raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
     if name == "fixed":

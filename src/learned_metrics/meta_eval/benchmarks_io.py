@@ -151,10 +151,19 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     return out, fields, found
 
 
+def _names_a_benchmark(stem: str) -> bool:
+    """Whether a file or folder is named after a benchmark (``llm_aggrefact``, ``aggre_fact_final``, ``true``)."""
+    word = re.sub(r"[^a-z0-9]", "", stem.lower())
+    known = {re.sub(r"[^a-z0-9]", "", w.lower()) for layout in LAYOUTS.values() for w in (layout.key, layout.name)}
+    return word in known or word.startswith("aggrefact")
+
+
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:
-    """File stems; where stems repeat, ``folder/stem`` for different paths (``nli/llm_aggrefact``) and
-    ``stem:field`` for one file read for several fields."""
-    stems = [Path(p).stem for p in paths]
+    """File stems, or the folder above one named after a benchmark (``out/nli/llm_aggrefact`` -> ``nli``: the
+    folder layout the docs recommend names the metric one level up); where names repeat, ``folder/stem`` for
+    different paths and ``stem:field`` for one file read for several fields."""
+    stems = [Path(p).parent.name if _names_a_benchmark(Path(p).stem) and Path(p).parent.name else Path(p).stem
+             for p in paths]
     names = []
     for path, stem, name in zip(paths, stems, fields, strict=True):
         same = [i for i, s in enumerate(stems) if s == stem]
