@@ -262,37 +262,29 @@ class BenchmarkReport(Tabular):
             short = f"threshold tuned on the same split, {self.protocol.grid} grid, OPTIMISTIC"
         return f"{self.benchmark} · {self.protocol.judged} · {short}"
 
-    def _per_dataset(self, statistics: Sequence[str], *, long: bool = False) -> tuple[list[list[Any]], set[int],
-                                                                                     dict[int, str]]:
-        """Rows of the per-dataset tables: per metric its datasets, then the mean; ``long`` starts each row with the
-        metric's name (CSV), otherwise each metric's block has it as a heading."""
+    def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
+        """A per-dataset table: per metric its datasets, then the mean; ``long`` (the CSV's) names the metric in each
+        row, the others head each metric's block with it."""
+        lead = [Column("metric", kind="text")] if long else []
+        columns = [*lead, Column("dataset", kind="text"), Column("threshold", kind="number", digits=4),
+                   Column("tuned_on", "tuned on", kind="text"), Column("rows", kind="count"),
+                   Column("positives", "pos", kind="count"), Column("negatives", "neg", kind="count"),
+                   *(Column(s, STATISTIC_TITLES[s], kind="estimate", share=True) for s in statistics)]
         rows: list[list[Any]] = []
         rules, groups = set(), {}
         for name, result in self.results.items():
             groups[len(rows)] = name
+            first = [name] if long else []
             for d in result.datasets:
                 tuned = d.tuned_on if d.tune_rows is None else f"{d.tuned_on} ({d.tune_rows})"
-                rows.append([*([name] if long else []), d.dataset, d.threshold, tuned, d.rows, d.positives,
-                             d.negatives, *(Cell(d.stats[s].value, d.stats[s].ci) for s in statistics)])
-            rows.append([*([name] if long else []), "mean (unweighted)", None, "", None, None, None,
+                rows.append([*first, d.dataset, d.threshold, tuned, d.rows, d.positives, d.negatives,
+                             *(Cell(d.stats[s].value, d.stats[s].ci) for s in statistics)])
+            rows.append([*first, "mean (unweighted)", None, "", None, None, None,
                          *(Cell(result.mean[s].value, result.mean[s].ci) for s in statistics)])
             rules.add(len(rows) - 1)
-        return rows, rules, groups
-
-    @staticmethod
-    def _columns(statistics: Sequence[str], *, long: bool = False) -> list[Column]:
-        return [*([Column("metric", kind="text")] if long else []), Column("dataset", kind="text"),
-                Column("threshold", kind="number", digits=4), Column("tuned_on", "tuned on", kind="text"),
-                Column("rows", kind="count"), Column("positives", "pos", kind="count"),
-                Column("negatives", "neg", kind="count"),
-                *(Column(s, STATISTIC_TITLES[s], kind="estimate", share=True) for s in statistics)]
-
-    def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
-        """A per-dataset table: ``long`` (the CSV's) names the metric in each row, the others head each block."""
-        rows, rules, groups = self._per_dataset(statistics, long=long)
         title = self._title() + title
-        return Table(self._columns(statistics, long=long), rows, title=title, heading="" if long else title, key=key,
-                     caption=self._caption(what), rules=rules, groups={} if long else groups)
+        return Table(columns, rows, title=title, heading="" if long else title, key=key, caption=self._caption(what),
+                     rules=rules, groups={} if long else groups)
 
     def per_dataset_table(self) -> Table:
         """BAcc and AUC per dataset, with the threshold of each and where it was tuned."""
