@@ -115,9 +115,9 @@ def test_provenance_names_engine_precision_and_graph_hash(deberta_onnx):
 def test_int8_agrees_with_fp32_within_the_documented_bound_on_a_trained_model(trained_onnx):
     groundings, generations = _pairs(64)
     fp32 = load_scorer(trained_onnx, engine="onnx").score(groundings, generations).scores
+    int8_scorer = load_scorer(trained_onnx, engine="onnx", onnx_precision="int8")
     with pytest.warns(UserWarning, match="approximation"):
-        int8_scorer = load_scorer(trained_onnx, engine="onnx", onnx_precision="int8")
-    int8 = int8_scorer.score(groundings, generations).scores
+        int8 = int8_scorer.score(groundings, generations).scores
     assert np.abs(fp32).max() > 0.3  # trained: scores far from the random head's near-zero margins
     difference = np.abs(int8 - fp32)
     assert 0 < difference.max() <= INT8_BOUND  # quantized (not the fp32 file again), and close
@@ -167,3 +167,14 @@ def test_resume_refuses_to_mix_engines(deberta_onnx, tmp_path, monkeypatch, caps
     line = one_error_line(capsys, main([*args, "--engine", "onnx", "--resume"]), "cannot resume")
     assert "engine: 'torch' then, 'onnx' now" in line
     assert main([*args, "--resume"]) == 0  # control: the same engine resumes
+
+
+def test_the_cli_says_once_in_one_line_that_int8_is_an_approximation(trained_onnx, tmp_path, capsys):
+    source = write_jsonl(tmp_path / "pairs.jsonl", rows())
+    assert main(base_args(trained_onnx, source, tmp_path / "int8.jsonl", "--engine", "onnx",
+                          "--onnx-precision", "int8")) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "approximation" in line] == [
+        "warning: int8 ONNX scores are an approximation of the fp32 model's (docs/scoring.md, 'Engines')"], err
+    assert main(base_args(trained_onnx, source, tmp_path / "fp32.jsonl", "--engine", "onnx")) == 0  # control
+    assert "approximation" not in capsys.readouterr().err

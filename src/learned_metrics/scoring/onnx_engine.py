@@ -31,8 +31,7 @@ class OnnxClassifier:
         ort = require_onnxruntime()
         self.path = graph_file(model_dir, precision)
         self.config = config
-        if precision == "int8":
-            warnings.warn(INT8_NOTE, UserWarning, stacklevel=3)
+        self._note = INT8_NOTE if precision == "int8" else None  # said at the first forward: a file run's one line
         options = ort.SessionOptions()
         options.intra_op_num_threads = torch.get_num_threads()
         options.inter_op_num_threads = 1
@@ -44,6 +43,9 @@ class OnnxClassifier:
         self.inputs = [node.name for node in self.session.get_inputs()]
 
     def __call__(self, **batch: torch.Tensor) -> SimpleNamespace:
+        if self._note:
+            warnings.warn(self._note, UserWarning, stacklevel=2)
+            self._note = None
         feed = {name: batch[name].numpy() if name in batch else torch.zeros_like(batch["input_ids"]).numpy()
                 for name in self.inputs}
         return SimpleNamespace(logits=torch.from_numpy(self.session.run(["logits"], feed)[0]))
