@@ -104,8 +104,9 @@ class AucReport(Tabular):
 
     def tables(self) -> list[Table]:
         intra = self.intra_system_mean is not None
-        columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate", share=True), Column("rows", kind="count"),
-                   Column("positives", "pos", kind="count"), Column("negatives", "neg", kind="count")]
+        columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate", share=True),
+                   Column("rows", kind="count"), Column("positives", "pos", kind="count"),
+                   Column("negatives", "neg", kind="count")]
         if intra:
             columns += [Column("intra_system", "intra-system", kind="estimate", share=True),
                         Column("systems", kind="count"), Column("skipped", kind="count")]

@@ -79,16 +79,11 @@ class ReportTable(Tabular):
                       bold="best per column")]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "metrics": self.metrics,
-            "columns": self.columns,
-            "cells": {metric: {column: {"value": c.value, "ci": None if c.ci is None else list(c.ci),
-                                        "better_than": [self.metrics[i - 1] for i in c.beats], "best": c.best}
-                               for column in self.columns for c in [self.cell(metric, column)]}
-                      for metric in self.metrics},
-            "caption": self.caption,
-            "settings": self.settings,
-        }
+        cells = {metric: {column: {"value": c.value, "ci": None if c.ci is None else list(c.ci),
+                                   "better_than": [self.metrics[i - 1] for i in c.beats], "best": c.best}
+                          for column in self.columns for c in [self.cell(metric, column)]} for metric in self.metrics}
+        return {"metrics": self.metrics, "columns": self.columns, "cells": cells, "caption": self.caption,
+                "settings": self.settings}
 
     def to_frame(self):
         """One row per (metric, statistic): value, CI and the metrics it beats, for notebooks."""
