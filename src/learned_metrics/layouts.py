@@ -23,6 +23,7 @@ class Layout:
     has_splits: bool
     positive: str  # what label 1 means
     source: str
+    dataset_names: tuple[tuple[str, str], ...] = ()  # a dataset field's value -> the name the benchmark's tables use
 
 
 LAYOUTS = {
@@ -32,7 +33,8 @@ LAYOUTS = {
                             "Parquet files"),
     "aggrefact": Layout("aggrefact", "AggreFact", "doc", "summary",
                         ("dataset", "origin", "id", "doc", "summary", "model_name", "label", "cut"), "origin", True,
-                        "consistent", "aggre_fact_final.csv / aggre_fact_sota.csv of github.com/Liyan06/AggreFact"),
+                        "consistent", "aggre_fact_final.csv / aggre_fact_sota.csv of github.com/Liyan06/AggreFact",
+                        (("cnndm", "AggreFact-CNN"), ("xsum", "AggreFact-XSum"))),
     "summac": Layout("summac", "SummaC benchmark", "document", "claim", ("document", "claim", "label", "dataset"),
                      "dataset", True, "consistent",
                      "built by SummaCBenchmark (github.com/tingofurro/summac) from the original sources, saved"),

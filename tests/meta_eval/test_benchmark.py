@@ -334,7 +334,7 @@ def test_a_global_threshold_is_tuned_on_every_tuning_row(tmp_path):
     frame = truth("aggrefact", source)
     val = frame[frame.split == "val"]
     expected = brute_force(val.score.to_numpy(), val.label.to_numpy(), "fixed-0.001")
-    datasets = report.results["aggre_fact_final"].datasets
+    datasets = report.results[source.parent.name].datasets  # named after its folder, not the benchmark
     assert {d.threshold for d in datasets} == {expected}
     assert {d.tuned_on for d in datasets} == {"val, all datasets"} and datasets[0].tune_rows == len(val)
     assert "tuned once for all datasets pooled on val" in report.tables()[0].caption
@@ -359,13 +359,14 @@ def test_true_files_read_as_published(tmp_path):
 def test_aggrefact_published_scores_and_sota_subset(tmp_path, capsys):
     source = write_layout("aggrefact", tmp_path / "a")
     rows = read_benchmark([source], published_scores=True, sota=True)
-    assert list(rows.scores) == ["aggre_fact_final", "DAE"]
+    assert list(rows.scores) == [source.parent.name, "DAE"]  # a file named after the benchmark: its folder names it
     frame = pd.read_csv(source)
     sota = frame[frame.model_name.isin(["BART", "T5"])]
     assert len(rows.labels) == len(sota)
     np.testing.assert_array_equal(rows.scores["DAE"], sota.DAE_score.to_numpy())
     assert f"AggreFact SOTA subset: {len(sota)} of {len(frame)} rows" in rows.notes[0]
-    assert set(rows.datasets) == set(frame.origin)  # AggreFact-CNN / -XSum: the origin is the dataset
+    names = {"cnndm": "AggreFact-CNN", "xsum": "AggreFact-XSum"}  # the origin is the dataset, named as its tables
+    assert set(rows.datasets) == {names.get(origin, origin) for origin in frame.origin}
     code, _, err = run(["--metric", str(write_layout("summac", tmp_path / "s")), "--sota", "--threshold-protocol",
                         "fixed", *FAST], capsys)
     assert code == 2 and "--sota is AggreFact's SOTA subset" in err

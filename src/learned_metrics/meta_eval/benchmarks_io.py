@@ -121,6 +121,7 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     dataset_field = group_field or found.dataset_field
     required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
     corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
+    table_names = dict(found.dataset_names) if group_field is None else {}  # AggreFact's origin: its tables' names
     out = ScoredRows(str(source), (found.premise, found.hypothesis), scores={f: [] for f in fields})
     for index, file in enumerate(files):
         check_columns(file, list(dict.fromkeys(required)), found.name)
@@ -130,8 +131,9 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
             out.labels.append(benchmark_label(row.get("label"), path=file, row=row_number, field="label"))
             if out.labels[-1] is None and on_missing == "error":
                 raise _missing("label", file, row_number, "label")
-            out.groups.append(corpora[index] if corpora is not None
-                              else key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
+            group = (corpora[index] if corpora is not None
+                     else key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
+            out.groups.append(table_names.get(group, group))
             split = named_split
             if found.has_splits:
                 for name in SPLIT_FIELDS:

@@ -67,4 +67,7 @@ def run(args: argparse.Namespace, settings: BenchmarkCommand) -> int:
     rows = read_benchmark(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                           group_field=settings.group_field, **settings.reading())
     report = evaluate_benchmark(rows, settings=settings.narrow(BenchmarkSettings))
-    return common.finish(args, report, notes=report.notes, warnings=report.warnings)
+    named = [] if common.metric_names(settings) else [
+        "metric names: " + ", ".join(f"{name} ({path})" for name, path in zip(rows.scores, args.metric, strict=False))
+        + "; --names A,B,... sets them"]
+    return common.finish(args, report, notes=[*named, *report.notes], warnings=report.warnings)
