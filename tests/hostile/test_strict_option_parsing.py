@@ -105,10 +105,14 @@ def test_scoring_integers_refuse_values_below_their_minimum():
         _refused(partial(ScoringOptions, **{spec.name: minimum - 1}), *scoring_names(spec), str(minimum))
 
 
+# The options a field needs beside it to be accepted at all (--chunk-tokens only chunks with --premise-strategy chunk).
+CONTEXT = {"chunk_tokens": {"premise_strategy": "chunk"}}
+
+
 @pytest.mark.parametrize("value", [3, 3.0, np.int64(3)], ids=repr)
 def test_scoring_integers_accept_integers_and_normalise_them(value):
     for spec in scoring_fields("int"):
-        parsed = getattr(ScoringOptions(**{spec.name: value}), spec.name)
+        parsed = getattr(ScoringOptions(**{spec.name: value, **CONTEXT.get(spec.name, {})}), spec.name)
         assert type(parsed) is int and parsed == 3
 
 
