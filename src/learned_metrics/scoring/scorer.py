@@ -460,8 +460,9 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     ``kind="coherence"``. ``options`` are the fields of :class:`~learned_metrics.scoring.options.ScoringOptions`
     (``device``, ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``, ``label_order``,
     ``max_tokens``, ``batch_size``, ``max_length``, ``seed``, ``tokenizer_workers``, ``compile``, ``allow_pickle``,
-    ``engine``, ``onnx_precision``), the ``learned-metrics score`` flags; ``max_length`` defaults to the card's
-    training length, capped by the model's limit; ``seed=None`` draws MC dropout masks from the global torch RNG.
+    ``engine``, ``onnx_precision``, ``chunk_tokens``, ``claim_split``), the ``learned-metrics score`` flags;
+    ``max_length`` defaults to the card's training length, capped by the model's limit; ``seed=None`` draws MC
+    dropout masks from the global torch RNG.
     """
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
