@@ -184,8 +184,8 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
                  systems: Sequence[str] | None = None, *, settings: AucSettings) -> AucReport:
     """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
 
-    Intra-system AUC of a group: AUC within each system's rows, averaged over
-    the systems that have both classes (the others are skipped and counted).
+    Intra-system AUC of a group: AUC within each system's rows, averaged over the systems that have both classes (the
+    others are skipped and counted).
     """
     confidence = settings.confidence
     scores, labels, groups, systems = by_index(("scores", scores), ("labels", labels), ("groups", groups),

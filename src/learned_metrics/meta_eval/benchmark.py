@@ -119,10 +119,6 @@ class Protocol:
     unseen_dataset: str | None = None
 
     @property
-    def optimistic(self) -> bool:
-        return self.name == "same-split"
-
-    @property
     def judged(self) -> str:
         return self.split or "all rows"
 
@@ -140,7 +136,7 @@ class Protocol:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "used_by": PROTOCOL_TOOLS[self.name], "split": self.split,
-                               "optimistic": self.optimistic, "rule": "supported when score > threshold"}
+                               "optimistic": self.name == "same-split", "rule": "supported when score > threshold"}
         if self.name == "fixed":
             out["threshold"] = self.threshold
         else:

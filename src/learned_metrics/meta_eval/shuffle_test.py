@@ -208,11 +208,10 @@ def shuffle_test(original: object, shuffled: object, *, pair_index: object = Non
                  settings: ShuffleTestSettings) -> ShuffleReport:
     """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
 
-    ``pair_index`` (one int per comparison) says which comparisons share an
-    original, so they are resampled together; by default each comparison is
-    its own. ``length_gap`` (original minus shuffled length, characters)
-    adds the per-bucket breakdown; buckets with fewer than ``min_bucket_pairs``
-    comparisons are merged with their neighbours (0: never). ``confidence``: the level of every CI.
+    ``pair_index`` (one int per comparison) says which comparisons share an original, so they are resampled together;
+    by default each comparison is its own. ``length_gap`` (original minus shuffled length, characters) adds the
+    per-bucket breakdown; buckets with fewer than ``min_bucket_pairs`` comparisons are merged with their neighbours
+    (0: never). ``confidence``: the level of every CI.
     """
     original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
                                                           ("pair_index", pair_index), ("length_gap", length_gap))
