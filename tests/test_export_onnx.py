@@ -22,6 +22,9 @@ from learned_metrics.cli import main
 from learned_metrics.outputs import read_marker
 from learned_metrics.provenance import sha256_of
 
+# Every test here exports an ONNX graph (seconds each): the whole module runs in `make test`, not test-fast.
+pytestmark = pytest.mark.slow
+
 ort = pytest.importorskip("onnxruntime")
 
 

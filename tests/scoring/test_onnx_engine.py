@@ -27,6 +27,9 @@ from learned_metrics.errors import UserError
 from learned_metrics.provenance import sha256_of
 from learned_metrics.scoring import load_scorer
 
+# Every test here exports an ONNX graph (seconds each): the whole module runs in `make test`, not test-fast.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("onnxruntime")
 
 # int8 (dynamic quantization of the linear layers) against fp32 on the tiny trained model below: the largest
