@@ -153,11 +153,16 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     return out, fields, found
 
 
+def _bare(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+BENCHMARK_NAMES = {_bare(name) for layout in LAYOUTS.values() for name in (layout.key, layout.name)}
+
+
 def _names_a_benchmark(stem: str) -> bool:
     """Whether a file or folder is named after a benchmark (``llm_aggrefact``, ``aggre_fact_final``, ``true``)."""
-    word = re.sub(r"[^a-z0-9]", "", stem.lower())
-    known = {re.sub(r"[^a-z0-9]", "", w.lower()) for layout in LAYOUTS.values() for w in (layout.key, layout.name)}
-    return word in known or word.startswith("aggrefact")
+    return _bare(stem) in BENCHMARK_NAMES or _bare(stem).startswith("aggrefact")
 
 
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:

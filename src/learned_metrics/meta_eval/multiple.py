@@ -23,6 +23,12 @@ def resolution_note(family: int, permutations: int, correction: str, alpha: floa
             f"{alpha / m:.1e}; rerun with --permutations {needed} or more")
 
 
+def resolution_sentence(family: int, permutations: int, correction: str, alpha: float, label: str = "Note") -> str:
+    """:func:`resolution_note` as a caption's closing sentence (' Note: ....'), '' when a marker can appear."""
+    note = resolution_note(family, permutations, correction, alpha)
+    return f" {label}: {note}." if note else ""
+
+
 def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> list[float | None]:
     """Adjusted p-values, comparable with alpha directly: Bonferroni multiplies by the family size m; Holm the i-th
     smallest by (m - i), kept monotone (as ``statsmodels.stats.multitest.multipletests(..., method="holm")``)."""

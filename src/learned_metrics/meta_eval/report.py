@@ -14,7 +14,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
+from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_sentence
 from learned_metrics.meta_eval.options import (
     AucReportSettings,
     AucSettings,
@@ -141,9 +141,8 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
                     cells[(c.metric_a, statistic)].beats.append(names.index(c.metric_b) + 1)
         for cell in cells.values():
             cell.beats.sort()
-        family = len(names) * (len(names) - 1) // (2 if o.alternative == "two-sided" else 1)
-        note = resolution_note(family, o.permutations, o.correction, o.alpha) if o.test == "permutation" else ""
-        note = f" Note: {note}." if note else ""
+        if o.test == "permutation":
+            note = resolution_sentence(tests.family, o.permutations, o.correction, o.alpha)
     mark_best(cells, names, o.stats)
     caption = (f"{coefficient_words(o.coefficient)} correlations with {o.intervals(o.resample, o.ci_method)}; "
                f"superscript numbers: the metrics this one is significantly better than "
@@ -339,6 +338,5 @@ def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[P
                 cells[(test.a, column)].beats.append(names.index(test.b) + 1)
     for cell in cells.values():
         cell.beats.sort()
-    note = resolution_note(len(tests), permutations, correction, alpha)
-    return f" Note: {note}." if note else ""
+    return resolution_sentence(len(tests), permutations, correction, alpha)
 

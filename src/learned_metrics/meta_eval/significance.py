@@ -15,7 +15,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
+from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_sentence
 from learned_metrics.meta_eval.options import (
     CORRELATION_TESTS,
     ComparisonSettings,
@@ -79,6 +79,12 @@ class ComparisonReport(Tabular):
     def to_json(self) -> dict:
         return {name: [c.to_json() for c in items] for name, items in self.comparisons.items()}
 
+    @property
+    def family(self) -> int:
+        """Tests per statistic that the correction counts: the ordered pairs one-sided, the unordered two-sided."""
+        step = 2 if self.options.alternative == "two-sided" else 1
+        return max((len(items) // step for items in self.comparisons.values()), default=0)
+
     def tables(self) -> list[Table]:
         o = self.options
         two_sided = o.alternative == "two-sided"
@@ -93,9 +99,8 @@ class ComparisonReport(Tabular):
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
         corrected = (f" p-values {o.corrected()}over the {'unordered' if two_sided else 'ordered'} pairs of each "
                      "statistic; the uncorrected ones are in the JSON." if o.correction != "none" else "")
-        family = max((len(items) // (2 if two_sided else 1) for items in self.comparisons.values()), default=0)
-        note = resolution_note(family, o.permutations, o.correction, getattr(o, "alpha", 0.05))  # compare: 0.05
-        corrected += f" Note (p perm): {note}." if note else ""
+        corrected += resolution_sentence(self.family, o.permutations, o.correction, getattr(o, "alpha", 0.05),
+                                         "Note (p perm)")  # compare marks nothing: the conventional 0.05
         caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "
                    f"{'; '.join(o.tests())}; delta CI from {o.intervals()}, seed {o.seed}.{corrected}")
         return [Table(columns, rows, key="compare", caption=caption,
