@@ -42,6 +42,10 @@ class OnnxClassifier:
                             "with `learned-metrics export --onnx-from DIR --overwrite`", path=self.path) from None
         self.inputs = [node.name for node in self.session.get_inputs()]
 
+    def eval(self) -> OnnxClassifier:
+        """As ``nn.Module.eval``: a graph has no training mode (and no dropout) to switch off."""
+        return self
+
     def __call__(self, **batch: torch.Tensor) -> SimpleNamespace:
         if self._note:
             warnings.warn(self._note, UserWarning, stacklevel=2)

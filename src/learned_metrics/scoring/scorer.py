@@ -183,13 +183,9 @@ class Scorer:
                                                 processes_on_this_machine()))
         self.max_tokens = self.options.max_tokens  # halved after an out-of-memory error, for the scorer's lifetime
         self.dropout_stream = DropoutStream(self.options.seed, device)
-        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags, or
-        # the ONNX Runtime session of the export's graph (same batches in, same logits out)
+        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags (with
+        # --engine onnx, ``model`` is already the ONNX Runtime session of the export's graph)
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
-        if self.options.engine == "onnx":
-            from learned_metrics.scoring.onnx_engine import OnnxClassifier
-
-            self._forward_model = OnnxClassifier(self.model_dir, self.options.onnx_precision, model.config)
         self._tokenizers = TokenizerCopies(tokenizer)
         self.timings = Timings()  # the last call's
 
@@ -477,7 +473,12 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     target = resolve_device(settings.device, _accelerate_device()) if settings.engine == "torch" else torch.device(
         "cpu")
     dtype = resolve_dtype(settings.precision, target)
-    classifier = loading.load_classifier(folder, config, dtype, settings.allow_pickle).to(target)
+    if settings.engine == "onnx":  # the graph replaces the weights: the PyTorch model is never loaded
+        from learned_metrics.scoring.onnx_engine import OnnxClassifier
+
+        classifier = OnnxClassifier(model_dir, settings.onnx_precision, config)
+    else:
+        classifier = loading.load_classifier(folder, config, dtype, settings.allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
     trained_length = loading.preprocessing_of(card).get("max_length")
     length = min(settings.max_length or trained_length or limit, limit)
