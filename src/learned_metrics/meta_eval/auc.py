@@ -15,7 +15,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import AucSettings, takes
-from learned_metrics.meta_eval.resampling import CHUNK, Estimate, estimate_from, seeded_rng
+from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, records_frame, row_weights
 from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: the API reference lists it here
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -88,9 +88,7 @@ class GroupAuc:
 
     def to_frame(self):
         """:meth:`to_row` as a one-row DataFrame, for notebooks."""
-        import pandas as pd
-
-        return pd.DataFrame([self.to_row()])
+        return records_frame([self.to_row()])
 
 
 @dataclass(frozen=True)
@@ -134,49 +132,15 @@ class AucReport(Tabular):
     def to_frame(self):
         """One row per group, then one row ``group="mean"`` (the unweighted mean), for notebooks: the AUC as
         ``value``/``ci_low``/``ci_high``/``n``/..., class counts, and ``intra_system_*`` columns with a system field."""
-        import pandas as pd
-
-        rows = [g.to_row() for g in self.groups]
         intra_mean = self.intra_system_mean.to_row("intra_system_") if self.intra_system_mean is not None else {}
-        rows.append({"group": "mean", **self.mean.to_row(), **intra_mean})
-        return pd.DataFrame(rows)
+        return records_frame([*(g.to_row() for g in self.groups),
+                              {"group": "mean", **self.mean.to_row(), **intra_mean}])
 
 
 def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     names = list(dict.fromkeys(values))
     lookup = {name: i for i, name in enumerate(names)}
     return names, np.array([lookup[v] for v in values], dtype=np.int64)
-
-
-def row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
-    """Chunks of (b, n_rows) bootstrap counts, rows redrawn within their group."""
-    rng = seeded_rng(seed)
-    members = [np.flatnonzero(group_ids == g) for g in range(n_groups)]
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
-        weights = np.zeros((size, len(group_ids)))
-        for rows in members:
-            draws = rng.integers(0, len(rows), (size, len(rows)))
-            offsets = len(rows) * np.arange(size)[:, None]
-            counts = np.bincount((draws + offsets).ravel(), minlength=size * len(rows)).reshape(size, len(rows))
-            weights[:, rows] = counts
-        yield weights
-
-
-def mean_over(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """Unweighted mean over the given columns; NaN if any of them is NaN."""
-    if len(columns) == 0:
-        return np.full(values.shape[0], np.nan)
-    return values[:, columns].mean(axis=1)
-
-
-def mean_estimate(point: np.ndarray, boot: np.ndarray | None, confidence: float) -> Estimate:
-    """The unweighted mean over the groups where ``point`` is defined (the others counted as skipped), with the CI of
-    the same groups' mean in every resample."""
-    defined = np.flatnonzero(~np.isnan(point))
-    return estimate_from(float(point[defined].mean()) if len(defined) else np.nan,
-                         np.empty(0) if boot is None else mean_over(boot, defined), n=len(defined),
-                         skipped=len(point) - len(defined), confidence=confidence)
 
 
 @takes(AucSettings)

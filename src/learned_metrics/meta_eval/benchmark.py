@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.auc import auc_by_group, mean_estimate, row_weights
+from learned_metrics.meta_eval.auc import auc_by_group
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
 from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
 from learned_metrics.meta_eval.report import (
@@ -28,7 +28,7 @@ from learned_metrics.meta_eval.report import (
     paired_result,
     swap_blocks,
 )
-from learned_metrics.meta_eval.resampling import Estimate, ci_columns, estimate_from
+from learned_metrics.meta_eval.resampling import Estimate, ci_columns, estimate_from, mean_estimate, row_weights
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers, renamed_keywords

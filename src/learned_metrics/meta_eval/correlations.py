@@ -23,6 +23,7 @@ from learned_metrics.meta_eval.resampling import (
     none_if_nan,
     percentile_interval,
     percentiles_for,
+    records_frame,
     single_threaded_blas,
 )
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -79,10 +80,8 @@ class CorrelationReport(Tabular):
 
     def to_frame(self):
         """One row per statistic (value, CI, n, skipped), for notebooks."""
-        import pandas as pd
-
-        return pd.DataFrame([{"statistic": name, **r.to_row()} for name, r in self.stats.items()],
-                            columns=["statistic", "value", "ci_low", "ci_high", "n", "skipped"])
+        return records_frame([{"statistic": name, **r.to_json()} for name, r in self.stats.items()],
+                             ["statistic", "value", "ci_low", "ci_high", "n", "skipped"])
 
 
 def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present: np.ndarray) -> StatSample:

@@ -27,7 +27,13 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     takes,
 )
-from learned_metrics.meta_eval.resampling import ci_columns, joined, none_if_nan, percentile_interval, percentiles_for
+from learned_metrics.meta_eval.resampling import (
+    joined,
+    none_if_nan,
+    percentile_interval,
+    percentiles_for,
+    records_frame,
+)
 from learned_metrics.meta_eval.rows import check_paired
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -87,11 +93,9 @@ class ReportTable(Tabular):
 
     def to_frame(self):
         """One row per (metric, statistic): value, CI and the metrics it beats, for notebooks."""
-        import pandas as pd
-
         cells = self.to_json()["cells"]
-        return pd.DataFrame([{"metric": metric, "statistic": column, **ci_columns(cell)}
-                             for metric, columns in cells.items() for column, cell in columns.items()])
+        return records_frame([{"metric": metric, "statistic": column, **cell}
+                              for metric, columns in cells.items() for column, cell in columns.items()])
 
 
 def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], columns: Sequence[str]) -> None:

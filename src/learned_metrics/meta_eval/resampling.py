@@ -135,10 +135,7 @@ class Estimate:
     def to_frame(self):
         """One row: the estimate as :meth:`to_row` (``value``, ``ci_low``, ``ci_high`` as floats, NaN when
         undefined), for notebooks."""
-        import pandas as pd
-
-        frame = pd.DataFrame([self.to_row()])
-        return frame.astype({name: float for name in ("value", "ci_low", "ci_high")})
+        return records_frame([self.to_json()]).astype({name: float for name in ("value", "ci_low", "ci_high")})
 
 
 def ci_columns(record: dict) -> dict:
@@ -150,6 +147,14 @@ def ci_columns(record: dict) -> dict:
         else:
             out[name] = value
     return out
+
+
+def records_frame(records: Sequence[dict], columns: Sequence[str] | None = None):
+    """The tidy ``to_frame()`` of the results: one row per JSON record, its ``ci`` as ``ci_low``/``ci_high`` (pandas
+    imported here, so commands that print never load it)."""
+    import pandas as pd
+
+    return pd.DataFrame([ci_columns(record) for record in records], columns=columns)
 
 
 def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0,
@@ -168,3 +173,24 @@ def none_if_nan(value: float | None) -> float | None:
 def joined(chunks: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
     """Each statistic's chunks of resamples as one array (empty without resamples)."""
     return {name: np.concatenate(parts) if parts else np.empty(0) for name, parts in chunks.items()}
+
+
+def row_weights(group_ids: np.ndarray, n_groups: int, resamples: int, seed: int):
+    """Chunks of (b, n_rows) bootstrap counts, rows redrawn within their group."""
+    rng = seeded_rng(seed)
+    members = [np.flatnonzero(group_ids == g) for g in range(n_groups)]
+    for size in chunk_sizes(resamples):
+        weights = np.zeros((size, len(group_ids)))
+        for rows in members:
+            weights[:, rows] = index_counts(rng.integers(0, len(rows), (size, len(rows))), len(rows), size)
+        yield weights
+
+
+def mean_estimate(point: np.ndarray, boot: np.ndarray | None, confidence: float) -> Estimate:
+    """The unweighted mean over the groups where ``point`` is defined (the others counted as skipped), with the CI of
+    the same groups' mean in every resample."""
+    defined = np.flatnonzero(~np.isnan(point))
+    samples = (np.empty(0) if boot is None else boot[:, defined].mean(axis=1) if len(defined)
+               else np.full(len(boot), np.nan))
+    return estimate_from(float(point[defined].mean()) if len(defined) else np.nan, samples, n=len(defined),
+                         skipped=len(point) - len(defined), confidence=confidence)

@@ -19,10 +19,10 @@ from learned_metrics.meta_eval.options import ShuffleTestSettings, takes
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
-    ci_columns,
     estimate_from,
     percentile_interval,
     percentiles_for,
+    records_frame,
 )
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -109,12 +109,10 @@ class ShuffleReport(Tabular):
     def to_frame(self):
         """One row for all comparisons (``gap`` missing), then one per length-gap bucket if asked, for notebooks:
         ``pairs`` comparisons, ``accuracy`` with ``ci_low``/``ci_high``."""
-        import pandas as pd
-
         acc = self.accuracy
         overall = {"gap": None, "from": None, "to": None, "pairs": acc.n, "accuracy": acc.value, "ci": acc.ci,
                    "nan_resamples": acc.nan_resamples}
-        frame = pd.DataFrame([ci_columns(row) for row in [overall, *(b.to_json() for b in self.buckets or [])]])
+        frame = records_frame([overall, *(b.to_json() for b in self.buckets or [])])
         return frame.astype({"gap": "Int64", "from": "Int64", "to": "Int64"})
 
 

@@ -29,6 +29,7 @@ from learned_metrics.meta_eval.resampling import (
     none_if_nan,
     percentile_interval,
     percentiles_for,
+    records_frame,
     single_threaded_blas,
     swap_masks,
 )
@@ -108,10 +109,8 @@ class ComparisonReport(Tabular):
 
     def to_frame(self):
         """One row per (statistic, metric A, metric B), for notebooks."""
-        import pandas as pd
-
-        return pd.DataFrame([{"statistic": name, **c.to_json()} for name, items in self.comparisons.items()
-                             for c in items])
+        return records_frame([{"statistic": name, **c.to_json()} for name, items in self.comparisons.items()
+                              for c in items])
 
 
 def standardize(scores: np.ndarray) -> np.ndarray:

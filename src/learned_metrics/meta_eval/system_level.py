@@ -29,7 +29,7 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     takes,
 )
-from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from
+from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
 from learned_metrics.render import Cell, Column, Table, Tabular
 
 
@@ -74,14 +74,12 @@ class SystemLevelReport(Tabular):
 
     def to_frame(self):
         """One row per estimate (tau_sys, tau_sys_full, and agreement/tau per band), for notebooks."""
-        import pandas as pd
-
-        rows = [{"statistic": name, "band": None, "pairs": None, **estimate.to_row()}
+        rows = [{"statistic": name, "band": None, "pairs": None, **estimate.to_json()}
                 for name, estimate in (("tau_sys", self.tau_sys), ("tau_sys_full", self.tau_sys_full))
                 if estimate is not None]
-        rows += [{"statistic": name, "band": band.label(), "pairs": band.pairs, **getattr(band, name).to_row()}
+        rows += [{"statistic": name, "band": band.label(), "pairs": band.pairs, **getattr(band, name).to_json()}
                  for band in self.bands for name in ("agreement", "tau")]
-        return pd.DataFrame(rows)
+        return records_frame(rows)
 
     def tables(self) -> list[Table]:
         """The system-level correlations (key ``system_level``) and, with bands, the pairs per band (``bands``)."""
