@@ -382,12 +382,12 @@ def test_out_of_memory_halves_the_token_budget_and_retries(nli_export, monkeypat
     real = batching.forward_passes
     seen: list[int] = []
 
-    def fake_allocator(model, batch, passes, max_tokens, limit=600):
+    def fake_allocator(model, batch, passes, max_tokens, masks=None, limit=600):
         tokens = batch["input_ids"].numel()
         seen.append(tokens)
         if tokens > limit:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (fake)")
-        return real(model, batch, passes, max_tokens)
+        return real(model, batch, passes, max_tokens, masks)
 
     monkeypatch.setattr(batching, "forward_passes", fake_allocator)
     with pytest.warns(OutOfMemoryWarning, match="token budget halved"):

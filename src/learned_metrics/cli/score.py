@@ -159,7 +159,8 @@ def _run(args: argparse.Namespace) -> int:
         _share_cpu_threads(processes)
         if fields.kind == "faithfulness" and args.premise_strategy is None:  # benchmark documents are long
             args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
-        options = options_from_arguments(args, seed=args.seed + processes.rank)  # own dropout stream per process
+        # per-row MC masks are the same in every process; a compiled forward's torch stream needs its own per process
+        options = options_from_arguments(args, seed=args.seed + processes.rank if args.compile else args.seed)
         scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
         startup.lap("model load")
         shown = processes.is_main and not args.quiet

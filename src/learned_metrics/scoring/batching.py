@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from learned_metrics.scoring.mc_dropout import forward_passes
+from learned_metrics.scoring.mc_dropout import KeyedDropout, forward_passes
 from learned_metrics.text.encoding import tokenize
 
 # Tokenizer calls are made in slices of this many rows: fast tokenizers
@@ -67,9 +67,13 @@ def encode(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_le
     return Encoded(flat, offsets, flat_types, np.asarray(truncated, bool), np.asarray(second_cut, bool))
 
 
-def plan_batches(lengths: np.ndarray, max_tokens: int, max_rows: int | None = None) -> list[np.ndarray]:
-    """Row indices per batch: longest first, each batch's ``rows x longest`` within ``max_tokens``."""
-    order = np.argsort(-np.asarray(lengths), kind="stable")
+def plan_batches(lengths: np.ndarray, max_tokens: int, max_rows: int | None = None,
+                 equal_lengths: bool = False) -> list[np.ndarray]:
+    """Row indices per batch: longest first, each batch's ``rows x longest`` within ``max_tokens``; with
+    ``equal_lengths`` a batch holds rows of one length only (per-row MC masks keep their shapes)."""
+    lengths = np.asarray(lengths)
+    order = np.argsort(-lengths, kind="stable")
+    descending = -lengths[order]  # ascending: where a length's run ends is a binary search
     batches: list[np.ndarray] = []
     start = 0
     while start < len(order):
@@ -77,6 +81,8 @@ def plan_batches(lengths: np.ndarray, max_tokens: int, max_rows: int | None = No
         rows = max(1, max_tokens // max(longest, 1))
         if max_rows:
             rows = min(rows, max_rows)
+        if equal_lengths:
+            rows = min(rows, int(np.searchsorted(descending, -longest, side="right")) - start)
         batches.append(order[start : start + rows])
         start += rows
     return batches
@@ -126,25 +132,26 @@ def _free_device_memory(device: torch.device) -> None:
 
 
 def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchSettings, device: torch.device,
-                          progress: Callable[[int], None] | None = None) -> np.ndarray:
+                          progress: Callable[[int], None] | None = None, masks: KeyedDropout | None = None
+                          ) -> np.ndarray:
     """Class probabilities of every pass, ``(passes, N, classes)``, rows in input order. Base batches get
     ``max_tokens / passes`` so the stacked MC copies fit one forward; out of device memory, ``settings.max_tokens``
     is halved (and kept by the caller) and the unscored rows batched again: only a single row can fail."""
     n_rows = len(encoded)
     num_labels = model.config.num_labels
     out = np.zeros((passes, n_rows, num_labels), dtype=np.float64)
-    pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows)
+    pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows, masks is not None)
     with torch.inference_mode():
         while pending:
             rows = pending.pop(0)
             batch = collate(encoded, rows, settings.pad_id, settings.padding_side, settings.pad_to_multiple_of)
             batch = {name: t.to(device, non_blocking=True) for name, t in batch.items()}
             try:
-                probs = forward_passes(model, batch, passes, settings.max_tokens)
+                probs = forward_passes(model, batch, passes, settings.max_tokens, masks)
             except torch.OutOfMemoryError:
                 del batch
                 _free_device_memory(device)
-                pending = _smaller_batches(encoded, [rows, *pending], settings, passes)
+                pending = _smaller_batches(encoded, [rows, *pending], settings, passes, masks is not None)
                 continue
             out[:, rows, :] = probs.cpu().numpy()
             if progress is not None:
@@ -162,7 +169,8 @@ class FeedCounts:
 
 
 def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings, device: torch.device,
-                 progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, FeedCounts]:
+                 progress: Callable[[int], None] | None = None, masks: KeyedDropout | None = None
+                 ) -> tuple[np.ndarray, FeedCounts]:
     """:func:`predict_probabilities` over the tokenized slices of a
     :class:`~learned_metrics.scoring.pipeline.SliceFeed` as they arrive: ``(passes, n_rows, classes)`` in input
     order, and the rows' token counts and truncation flags. The feed's ``timings.forward`` gets the model's time."""
@@ -170,7 +178,7 @@ def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings,
     counts = FeedCounts(0, np.zeros(n_rows, dtype=bool), np.zeros(n_rows, dtype=bool))
     for rows, encoded in feed:
         start = time.perf_counter()
-        out[:, rows, :] = predict_probabilities(model, encoded, passes, settings, device, progress)
+        out[:, rows, :] = predict_probabilities(model, encoded, passes, settings, device, progress, masks)
         feed.timings.forward += time.perf_counter() - start
         counts.tokens += encoded.tokens
         counts.truncated[rows] = encoded.truncated
@@ -178,8 +186,8 @@ def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings,
     return out, counts
 
 
-def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings,
-                     passes: int) -> list[np.ndarray]:
+def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings, passes: int,
+                     equal_lengths: bool) -> list[np.ndarray]:
     """After an out-of-memory error: half the token budget, the unscored rows batched again."""
     from learned_metrics.errors import UserError
 
@@ -193,4 +201,4 @@ def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: Batc
                   OutOfMemoryWarning, stacklevel=3)
     remaining = np.concatenate(pending)
     budget = max(1, settings.max_tokens // passes)
-    return [remaining[b] for b in plan_batches(encoded.lengths[remaining], budget, settings.max_rows)]
+    return [remaining[b] for b in plan_batches(encoded.lengths[remaining], budget, settings.max_rows, equal_lengths)]

@@ -3,12 +3,18 @@
 MC mode puts *every* module in train mode, as in training, except the layers whose train mode changes state
 (running statistics): several architectures apply attention dropout through the attention module's own
 ``training`` flag, so switching on only the ``nn.Dropout`` modules would silently leave it off (docs/scoring.md,
-"Monte-Carlo dropout"). The K passes are one forward over K stacked copies of a batch when they fit the budget.
+"Monte-Carlo dropout").
+
+The masks of a row's pass are drawn from the seed, the row's own token ids and the pass index
+(:class:`KeyedDropout`), not from a stream shared by the batch: a row gets the same MC score whichever rows share
+its batch, whichever process or Ray actor scores it and however often it is retried. Rows of one batch have equal
+lengths, so a row's masks have the same shapes in every batch.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -18,10 +24,20 @@ from torch import nn
 from learned_metrics import compat
 
 
+def _keep_mask(draws: np.ndarray, p: float) -> torch.Tensor:
+    """Bernoulli(1 - p) keep mask scaled by 1/(1 - p) from uint32 draws (the threshold is p in units of 2^-32)."""
+    threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
+    return torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
+
+
+def _apply(x: torch.Tensor, mask: torch.Tensor, inplace: bool) -> torch.Tensor:
+    mask = mask.view(x.shape).to(device=x.device, dtype=x.dtype)
+    return x.mul_(mask) if inplace else x * mask
+
+
 class FastDropout:
-    """Dropout masks on CPU from numpy's PCG64 generator: the same Bernoulli(1 - p) keep mask scaled by 1/(1 - p),
-    about 4x cheaper to draw than ``torch.bernoulli_`` (whose per-element Mersenne Twister took a third of an
-    MC forward on article-length pairs). The keep threshold is p in units of 2^-32."""
+    """Dropout masks on CPU from numpy's PCG64 generator: the same distribution as ``torch.bernoulli_``, about 4x
+    cheaper to draw (its per-element Mersenne Twister took a third of an MC forward on article-length pairs)."""
 
     def __init__(self, seed: int):
         self.rng = np.random.Generator(np.random.PCG64(seed))
@@ -31,30 +47,121 @@ class FastDropout:
             return x
         if p >= 1.0:
             return x.zero_() if inplace else torch.zeros_like(x)
-        threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
-        draws = self.rng.integers(0, 2**32, size=x.numel(), dtype=np.uint32)
-        mask = torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
-        mask = mask.view(x.shape).to(x.dtype)
-        return x.mul_(mask) if inplace else x * mask
+        return _apply(x, _keep_mask(self.rng.integers(0, 2**32, size=x.numel(), dtype=np.uint32), p), inplace)
 
 
-def _dropout_forward(module: nn.Dropout, fast: FastDropout):
+def _derived_seed(*words: int) -> int:
+    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
+    """Each row's identity: a 128-bit hash of its real tokens (and token types), padding excluded."""
+    mask = batch["attention_mask"].bool().cpu()
+    columns = [batch["input_ids"].cpu()] + ([batch["token_type_ids"].cpu()] if "token_type_ids" in batch else [])
+    keys = []
+    for row in range(mask.shape[0]):
+        digest = hashlib.blake2b(digest_size=16)
+        for column in columns:
+            digest.update(column[row][mask[row]].numpy().astype("<i8").tobytes())
+        keys.append(int.from_bytes(digest.digest(), "little"))
+    return keys
+
+
+class KeyedDropout:
+    """Dropout whose masks come from (seed, row key, pass): one generator per stacked copy of a row, so a row's
+    masks do not depend on its batch. A dropout input whose first dimension is the batch (or a multiple of it, as
+    ``(batch x heads, ...)``) is masked block by block; one shared by the whole batch (DeBERTa's relative-position
+    embeddings) gets a mask of the pass alone, so such models run one pass per forward (:attr:`shared`)."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.blocks: list[int] = []
+        self.shared_seed = 0
+        self.shared: set[int] = set()  # ids of the modules whose dropout input is shared by the batch
+        self.batched: set[int] = set()
+        self._probing: dict[int, list[int]] | None = None
+        self._generators: dict[str, list] = {}
+        self._shared_generators: dict[str, object] = {}
+
+    def start(self, keys: list[int], passes: range) -> None:
+        """Blocks of the next forward: copy-major, as ``Tensor.repeat`` stacks them."""
+        self.blocks = [_derived_seed(self.seed, key & (2**64 - 1), key >> 64, step) for step in passes for key in keys]
+        self.shared_seed = _derived_seed(self.seed, 2**32, passes.start)
+        self._generators, self._shared_generators = {}, {}
+
+    def __call__(self, x: torch.Tensor, p: float, inplace: bool = False, module: nn.Module | None = None
+                 ) -> torch.Tensor:
+        if self._probing is not None:
+            self._probing.setdefault(id(module), []).append(x.shape[0] if x.dim() else 0)
+            return x
+        if p <= 0.0:
+            return x
+        if p >= 1.0:
+            return x.zero_() if inplace else torch.zeros_like(x)
+        if module is not None and id(module) in self.shared:
+            return _apply(x, self._shared_mask(x, p), inplace)
+        n = len(self.blocks)
+        if x.dim() == 0 or x.shape[0] % n:
+            raise RuntimeError(f"MC dropout: a dropout input of shape {tuple(x.shape)} is neither per row nor shared "
+                               "by the batch")
+        return _apply(x, self._block_masks(x, p, n), inplace)
+
+    def _block_masks(self, x: torch.Tensor, p: float, n: int) -> torch.Tensor:
+        size = x.numel() // n
+        if x.device.type == "cpu":
+            generators = self._generators.setdefault("cpu", [np.random.Generator(np.random.PCG64(s))
+                                                            for s in self.blocks])
+            return _keep_mask(np.concatenate([g.integers(0, 2**32, size=size, dtype=np.uint32) for g in generators]),
+                              p)
+        generators = self._generators.setdefault(str(x.device), [torch.Generator(x.device).manual_seed(s)
+                                                                  for s in self.blocks])
+        draws = torch.stack([torch.rand(size, generator=g, device=x.device) for g in generators])
+        return (draws >= p).to(x.dtype) / (1.0 - p)
+
+    def _shared_mask(self, x: torch.Tensor, p: float) -> torch.Tensor:
+        if x.device.type == "cpu":
+            generator = self._shared_generators.setdefault("cpu", np.random.Generator(np.random.PCG64(
+                self.shared_seed)))
+            return _keep_mask(generator.integers(0, 2**32, size=x.numel(), dtype=np.uint32), p)
+        generator = self._shared_generators.setdefault(str(x.device), torch.Generator(x.device).manual_seed(
+            self.shared_seed))
+        return (torch.rand(x.numel(), generator=generator, device=x.device) >= p).to(x.dtype) / (1.0 - p)
+
+    def probe(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
+        """Which dropout inputs are per row: two tiny forwards, of one row and of two, record each module's first
+        dimension; a module whose first dimension does not double is shared by the batch."""
+        seen: list[dict[int, list[int]]] = []
+        for rows in (1, 2):
+            self._probing = {}
+            tiny = {name: t[:1, : min(t.shape[1], 4)].repeat(rows, 1) for name, t in batch.items()}
+            model.forward(**tiny)  # not a scoring forward: the model's own hooks do not see it
+            seen.append(self._probing)
+        self._probing = None
+        for module, firsts in seen[0].items():
+            doubled = [2 * a == b for a, b in zip(firsts, seen[1].get(module, []), strict=False)]
+            (self.batched if doubled and all(doubled) else self.shared).add(module)
+
+
+def _dropout_forward(module: nn.Dropout, masks):
     def forward(x: torch.Tensor) -> torch.Tensor:
+        if isinstance(masks, KeyedDropout):
+            return masks(x, module.p, module.inplace, module)
         if x.device.type != "cpu":
             return nn.functional.dropout(x, module.p, True, module.inplace)
-        return fast(x, module.p, inplace=module.inplace)
+        return masks(x, module.p, inplace=module.inplace)
 
     return forward
 
 
-def _attention_with_fast_dropout(original, fast: FastDropout):
-    """transformers' ``sdpa`` attention, except that with dropout on CPU it runs torch's own math path (where CPU
-    SDPA falls back with dropout anyway) with ``fast`` masks; anything it does not cover goes to the original."""
+def _attention_with_fast_dropout(original, masks):
+    """transformers' ``sdpa`` attention, except that with dropout it runs torch's own math path (where CPU SDPA falls
+    back with dropout anyway) with ``masks``; anything it does not cover goes to the original."""
 
     def attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
                   **kwargs):
         causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
-        delegate = (not dropout or query.device.type != "cpu" or getattr(module, "num_key_value_groups", 1) > 1
+        delegate = (not dropout or getattr(module, "num_key_value_groups", 1) > 1
+                    or (query.device.type != "cpu" and not isinstance(masks, KeyedDropout))
                     or kwargs.get("position_bias") is not None or kwargs.get("cache") is not None
                     or kwargs.get("softcap") is not None or (attention_mask is None and causal and query.shape[2] > 1))
         if delegate:
@@ -66,24 +173,22 @@ def _attention_with_fast_dropout(original, fast: FastDropout):
             scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
         elif attention_mask is not None:
             scores = scores + attention_mask
-        probs = fast(scores.softmax(dim=-1), dropout, inplace=True)  # a fresh tensor: masked in place
+        probs = masks(scores.softmax(dim=-1), dropout, inplace=True)  # a fresh tensor: masked in place
         return torch.matmul(probs, value).transpose(1, 2).contiguous(), None
 
     return attention
 
 
 @contextlib.contextmanager
-def _fast_cpu_dropout(model: nn.Module) -> Iterator[None]:
-    """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from one seeded
-    :class:`FastDropout` (seeded from torch's RNG, so the dropout stream's seed decides the masks)."""
-    fast = FastDropout(int(torch.randint(0, 2**62, (1,)).item()))
+def _own_masks(model: nn.Module, masks) -> Iterator[None]:
+    """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from ``masks``."""
     patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
     for module in patched:
-        module.forward = _dropout_forward(module, fast)
+        module.forward = _dropout_forward(module, masks)
     mapping = compat.attention_functions()
     original = mapping.get("sdpa")
     if original is not None:
-        mapping["sdpa"] = _attention_with_fast_dropout(original, fast)
+        mapping["sdpa"] = _attention_with_fast_dropout(original, masks)
     try:
         yield
     finally:
@@ -94,17 +199,20 @@ def _fast_cpu_dropout(model: nn.Module) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def mc_dropout_mode(model: nn.Module, fast_cpu_masks: bool = True) -> Iterator[nn.Module]:
-    """Enable the dropout the architecture uses in training; restore every module's mode on exit.
-    ``fast_cpu_masks``: masks of tensors on CPU come from :class:`FastDropout` (same distribution, cheaper)."""
+def mc_dropout_mode(model: nn.Module, masks: KeyedDropout | bool | None = True) -> Iterator[nn.Module]:
+    """Enable the dropout the architecture uses in training; restore every module's mode on exit. ``masks``: a
+    :class:`KeyedDropout` (per-row masks), True (CPU masks from one :class:`FastDropout` stream seeded from torch's
+    RNG) or False (torch's own masks, e.g. in a compiled graph)."""
     stateful_norms = compat.stateful_norm_types()  # their train mode updates running statistics: kept in eval mode
     previous = {module: module.training for module in model.modules()}
     model.train()
     for module in model.modules():
         if isinstance(module, stateful_norms):
             module.eval()
+    if masks is True:
+        masks = FastDropout(int(torch.randint(0, 2**62, (1,)).item()))
     try:
-        with _fast_cpu_dropout(model) if fast_cpu_masks else contextlib.nullcontext():
+        with _own_masks(model, masks) if masks else contextlib.nullcontext():
             yield model
     finally:
         for module, mode in previous.items():
@@ -116,16 +224,28 @@ def copies_per_forward(passes: int, rows: int, width: int, max_tokens: int) -> i
     return max(1, min(passes, max_tokens // max(1, rows * width)))
 
 
-def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int, max_tokens: int) -> torch.Tensor:
+def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int, max_tokens: int,
+                   masks: KeyedDropout | None = None) -> torch.Tensor:
     """Class probabilities ``(passes, rows, classes)`` in float64; one pass = one full stochastic forward (the caller
-    sets the mode: in eval mode every pass is the same, so it asks for ``passes=1``)."""
+    sets the mode: in eval mode every pass is the same, so it asks for ``passes=1``). With ``masks`` the batch's
+    rows have equal lengths, and the passes are grouped by the width alone, so a row's masks do not depend on its
+    batch."""
     rows, width = batch["input_ids"].shape
-    per_forward = copies_per_forward(passes, rows, width, max_tokens)
+    keys = None
+    if masks is None:
+        per_forward = copies_per_forward(passes, rows, width, max_tokens)
+    else:
+        if not masks.batched and not masks.shared:
+            masks.probe(model, batch)
+        per_forward = 1 if masks.shared else copies_per_forward(passes, 1, width, max_tokens)
+        keys = row_keys(batch)
     chunks: list[torch.Tensor] = []
     done = 0
     while done < passes:
         copies = min(per_forward, passes - done)
         inputs = batch if copies == 1 else {name: t.repeat(copies, 1) for name, t in batch.items()}
+        if keys is not None:
+            masks.start(keys, range(done, done + copies))
         logits = model(**inputs).logits
         chunks.append(logits.double().softmax(-1).view(copies, rows, -1))
         done += copies

@@ -32,7 +32,7 @@ def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, **declara
     """A :func:`~learned_metrics.settings.setting` that also names the metric kinds it applies to (a flag of
     ``score KIND`` only for those). ``scores=False`` declares that no value of it changes a score: only such a
     field stays out of provenance and the ``--resume`` fingerprint. Device and precision do change scores (kernels
-    and rounding differ), and so do max_tokens and batch_size (MC dropout masks are drawn per batch)."""
+    and rounding differ), and so do max_tokens and batch_size (batch shapes change the rounding)."""
     return setting(default, help, kinds=kinds, **declaration)
 
 
@@ -110,7 +110,8 @@ class ScoringOptions(Settings):
 @dataclass(frozen=True)
 class FileRun(Settings):
     """How a file is scored beyond the scorer's own settings: the ``learned-metrics score`` file options. Only the
-    chunk size (MC masks follow the chunks) and ``details`` (an output column) change the output."""
+    chunk size (a compiled forward's MC masks follow the chunks) and ``details`` (an output column) change the
+    output."""
 
     input_format: str | None = _option(None, "format of --input when its suffix does not say (default for -: jsonl)",
                                        choices=FORMATS, scores=False)

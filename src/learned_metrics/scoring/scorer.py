@@ -32,7 +32,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, FeedCounts, encode, predict_feed
 from learned_metrics.scoring.distributed import launched_world_size, processes_on_this_machine
-from learned_metrics.scoring.mc_dropout import DropoutStream, mc_dropout_mode
+from learned_metrics.scoring.mc_dropout import DropoutStream, KeyedDropout, mc_dropout_mode
 from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions
 from learned_metrics.scoring.pipeline import (
     SliceFeed,
@@ -382,9 +382,14 @@ class Scorer:
             if passes == 1:
                 self.model.eval()
                 return predict_feed(self._forward_model, feed, len(first), 1, settings, self.device, progress)
-            # compiled: torch's own dropout masks (the faster numpy masks would break the compiled graph)
-            with self.dropout_stream.active(), mc_dropout_mode(self.model, fast_cpu_masks=not self.compiled):
-                return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress)
+            if self.compiled:  # torch's own masks from the scorer's stream: per-row masks would break the graph
+                with self.dropout_stream.active(), mc_dropout_mode(self.model, masks=False):
+                    return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress)
+            seed = self.dropout_stream.seed
+            masks = KeyedDropout(int(torch.randint(0, 2**62, (1,)).item()) if seed is None else seed)
+            with mc_dropout_mode(self.model, masks):
+                return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress,
+                                    masks)
         finally:
             self.max_tokens = settings.max_tokens  # a budget halved after an out-of-memory error stays halved
 
