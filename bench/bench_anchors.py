@@ -102,7 +102,7 @@ class PaperScorer:
                 if passes == 1:
                     probs = self.model(**batch).logits.double().softmax(-1)
                 else:
-                    with mc_dropout_mode(self.model, masks=False):  # the paper code's torch masks
+                    with mc_dropout_mode(self.model):  # the paper code's torch masks
                         probs = torch.stack([self.model(**batch).logits.double().softmax(-1)
                                              for _ in range(passes)]).mean(0)
                 entail, contra = probs[:, self.label_ids["entailment"]], probs[:, self.label_ids["contradiction"]]

@@ -140,7 +140,7 @@ class Naive:
                 if passes == 1:
                     probs = model(**enc).logits.double().softmax(-1)[0]
                 else:
-                    with mc_dropout_mode(model, masks=False):  # the paper code's torch masks
+                    with mc_dropout_mode(model):  # the paper code's torch masks
                         probs = torch.stack([model(**enc).logits.double().softmax(-1)[0]
                                              for _ in range(passes)]).mean(0)
                 scores.append(score_from_probs(probs.cpu().numpy(), self.kind, self.label_ids))

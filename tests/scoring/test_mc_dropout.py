@@ -86,6 +86,10 @@ def test_keyed_masks_are_bernoulli_keep_masks_per_block():
     again = KeyedDropout(3)
     again.start([2], range(1, 2))  # row 2, pass 1 alone: block 3 of the stacked forward
     torch.testing.assert_close(again(torch.ones(1, 250_000), 0.1)[0], out[3])
+    other = KeyedDropout(4)
+    other.start([1, 2], range(0, 2))
+    assert not torch.equal(other(x, 0.1), out)  # another seed, other masks
+    assert torch.equal(masks(x, 0.0), x) and not masks(x, 1.0).any()
 
 
 def test_deberta_relative_position_dropout_is_found_shared(tiny_deberta_nli):

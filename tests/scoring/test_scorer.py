@@ -385,26 +385,14 @@ def test_empty_input_gives_an_empty_result(tiny_deberta_nli, strategy):
     assert len(result) == 0 and result.rows() == []
 
 
-# -- fast CPU dropout masks ---------------------------------------------------------------------
-
-
-def test_fast_dropout_draws_bernoulli_keep_masks_scaled_like_torch():
-    from learned_metrics.scoring.mc_dropout import FastDropout
-
-    x = torch.ones(1_000_000)
-    out = FastDropout(7)(x, 0.1)
-    kept = out != 0
-    assert abs(1 - kept.float().mean().item() - 0.1) < 0.002  # P(drop) = p
-    assert torch.allclose(out[kept], torch.full_like(out[kept], 1 / 0.9))  # scaled by 1/(1-p), mean kept
-    assert torch.equal(FastDropout(7)(x, 0.1), out) and not torch.equal(FastDropout(8)(x, 0.1), out)
-    assert torch.equal(FastDropout(7)(x, 0.0), x) and not FastDropout(7)(x, 1.0).any()
+# -- dropout masks -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mask_kind", ["bool", "additive", "none"])
-def test_attention_with_fast_dropout_is_transformers_sdpa_when_nothing_is_dropped(mask_kind):
+def test_attention_with_keyed_dropout_is_transformers_sdpa_when_nothing_is_dropped(mask_kind):
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    from learned_metrics.scoring.mc_dropout import FastDropout, _attention_with_fast_dropout
+    from learned_metrics.scoring.mc_dropout import KeyedDropout, _attention_with_keyed_dropout
 
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 4, 9, 8) for _ in range(3))
@@ -415,6 +403,8 @@ def test_attention_with_fast_dropout_is_transformers_sdpa_when_nothing_is_droppe
     module = nn.Module()
     module.is_causal = False
     expected, _ = sdpa_attention_forward(module, q, k, v, mask, dropout=0.0, scaling=0.3)
-    attention = _attention_with_fast_dropout(sdpa_attention_forward, FastDropout(0))
+    masks = KeyedDropout(0)
+    masks.start([1, 2], range(1))
+    attention = _attention_with_keyed_dropout(sdpa_attention_forward, masks)
     got, _ = attention(module, q, k, v, mask, dropout=1e-12, scaling=0.3)  # our path, nothing dropped
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)

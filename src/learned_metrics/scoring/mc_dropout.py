@@ -35,21 +35,6 @@ def _apply(x: torch.Tensor, mask: torch.Tensor, inplace: bool) -> torch.Tensor:
     return x.mul_(mask) if inplace else x * mask
 
 
-class FastDropout:
-    """Dropout masks on CPU from numpy's PCG64 generator: the same distribution as ``torch.bernoulli_``, about 4x
-    cheaper to draw (its per-element Mersenne Twister took a third of an MC forward on article-length pairs)."""
-
-    def __init__(self, seed: int):
-        self.rng = np.random.Generator(np.random.PCG64(seed))
-
-    def __call__(self, x: torch.Tensor, p: float, inplace: bool = False) -> torch.Tensor:
-        if p <= 0.0:
-            return x
-        if p >= 1.0:
-            return x.zero_() if inplace else torch.zeros_like(x)
-        return _apply(x, _keep_mask(self.rng.integers(0, 2**32, size=x.numel(), dtype=np.uint32), p), inplace)
-
-
 def _derived_seed(*words: int) -> int:
     return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
@@ -142,18 +127,14 @@ class KeyedDropout:
             (self.batched if doubled and all(doubled) else self.shared).add(module)
 
 
-def _dropout_forward(module: nn.Dropout, masks):
+def _dropout_forward(module: nn.Dropout, masks: KeyedDropout):
     def forward(x: torch.Tensor) -> torch.Tensor:
-        if isinstance(masks, KeyedDropout):
-            return masks(x, module.p, module.inplace, module)
-        if x.device.type != "cpu":
-            return nn.functional.dropout(x, module.p, True, module.inplace)
-        return masks(x, module.p, inplace=module.inplace)
+        return masks(x, module.p, module.inplace, module)
 
     return forward
 
 
-def _attention_with_fast_dropout(original, masks):
+def _attention_with_keyed_dropout(original, masks: KeyedDropout):
     """transformers' ``sdpa`` attention, except that with dropout it runs torch's own math path (where CPU SDPA falls
     back with dropout anyway) with ``masks``; anything it does not cover goes to the original."""
 
@@ -161,7 +142,6 @@ def _attention_with_fast_dropout(original, masks):
                   **kwargs):
         causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
         delegate = (not dropout or getattr(module, "num_key_value_groups", 1) > 1
-                    or (query.device.type != "cpu" and not isinstance(masks, KeyedDropout))
                     or kwargs.get("position_bias") is not None or kwargs.get("cache") is not None
                     or kwargs.get("softcap") is not None or (attention_mask is None and causal and query.shape[2] > 1))
         if delegate:
@@ -180,7 +160,7 @@ def _attention_with_fast_dropout(original, masks):
 
 
 @contextlib.contextmanager
-def _own_masks(model: nn.Module, masks) -> Iterator[None]:
+def _own_masks(model: nn.Module, masks: KeyedDropout) -> Iterator[None]:
     """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from ``masks``."""
     patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
     for module in patched:
@@ -188,7 +168,7 @@ def _own_masks(model: nn.Module, masks) -> Iterator[None]:
     mapping = compat.attention_functions()
     original = mapping.get("sdpa")
     if original is not None:
-        mapping["sdpa"] = _attention_with_fast_dropout(original, masks)
+        mapping["sdpa"] = _attention_with_keyed_dropout(original, masks)
     try:
         yield
     finally:
@@ -199,18 +179,15 @@ def _own_masks(model: nn.Module, masks) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def mc_dropout_mode(model: nn.Module, masks: KeyedDropout | bool | None = True) -> Iterator[nn.Module]:
-    """Enable the dropout the architecture uses in training; restore every module's mode on exit. ``masks``: a
-    :class:`KeyedDropout` (per-row masks), True (CPU masks from one :class:`FastDropout` stream seeded from torch's
-    RNG) or False (torch's own masks, e.g. in a compiled graph)."""
+def mc_dropout_mode(model: nn.Module, masks: KeyedDropout | None = None) -> Iterator[nn.Module]:
+    """Enable the dropout the architecture uses in training; restore every module's mode on exit. Masks come from
+    ``masks`` (per row), else from torch's own generator (as in a compiled graph, or the paper's code)."""
     stateful_norms = compat.stateful_norm_types()  # their train mode updates running statistics: kept in eval mode
     previous = {module: module.training for module in model.modules()}
     model.train()
     for module in model.modules():
         if isinstance(module, stateful_norms):
             module.eval()
-    if masks is True:
-        masks = FastDropout(int(torch.randint(0, 2**62, (1,)).item()))
     try:
         with _own_masks(model, masks) if masks else contextlib.nullcontext():
             yield model

@@ -383,7 +383,7 @@ class Scorer:
                 self.model.eval()
                 return predict_feed(self._forward_model, feed, len(first), 1, settings, self.device, progress)
             if self.compiled:  # torch's own masks from the scorer's stream: per-row masks would break the graph
-                with self.dropout_stream.active(), mc_dropout_mode(self.model, masks=False):
+                with self.dropout_stream.active(), mc_dropout_mode(self.model):
                     return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress)
             seed = self.dropout_stream.seed
             masks = KeyedDropout(int(torch.randint(0, 2**62, (1,)).item()) if seed is None else seed)
