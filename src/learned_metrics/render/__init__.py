@@ -6,7 +6,7 @@ Markdown, LaTeX, CSV and JSON; :mod:`.terminal` for rich tables), number formats
 from __future__ import annotations
 
 from learned_metrics.render.model import KINDS, NUMBER_STYLES, Cell, Column, Table, in_percent, pick
-from learned_metrics.render.text import csv_text, latex, markdown
+from learned_metrics.render.text import bound, csv_text, flat_columns, latex, markdown
 
 
 class Tabular:
@@ -42,38 +42,32 @@ class Tabular:
 def table_frame(table: Table):
     """A :class:`Table` as a pandas DataFrame (pandas imported here, so commands that print never load it).
 
-    Columns as in CSV: numbers as floats (NaN where empty), counts as nullable integers, an ``estimate`` column as
-    ``key``, ``key_ci_low``, ``key_ci_high``, a ``ci`` column as ``key_low``, ``key_high``; the first text column
-    names the rows (the index) when its values are distinct."""
+    Columns as in CSV (:func:`.text.flat_columns`, less ``better_than``): numbers as floats (NaN where empty), counts
+    as nullable integers; the first text column names the rows (the index) when its values are distinct."""
     import pandas as pd
 
     data: dict[str, list] = {}
     kinds: dict[str, str] = {}
-
-    def number(value):
-        return float("nan") if value is None else float(value)
-
-    for i, column in enumerate(table.columns):
-        cells = [row[i] for row in table.rows]
-        lows = [number(None if c.ci is None else c.ci[0]) for c in cells]
-        highs = [number(None if c.ci is None else c.ci[1]) for c in cells]
-        if column.kind == "ci":
-            data[f"{column.key}_low"], data[f"{column.key}_high"] = lows, highs
-            continue
-        if column.kind == "text":
-            data[column.key] = [None if c.value is None else str(c.value) for c in cells]
-        elif column.kind == "count":
-            data[column.key] = [None if c.value is None else int(c.value) for c in cells]
-            kinds[column.key] = "Int64"
-        else:
-            data[column.key] = [number(c.value) for c in cells]
-        if column.kind == "estimate":
-            data[f"{column.key}_ci_low"], data[f"{column.key}_ci_high"] = lows, highs
+    for header, i, part in flat_columns(table):
+        column, cells = table.columns[i], [row[i] for row in table.rows]
+        if part in ("low", "high"):
+            data[header] = [_number(bound(c, part)) for c in cells]
+        elif part == "value" and column.kind == "text":
+            data[header] = [None if c.value is None else str(c.value) for c in cells]
+        elif part == "value" and column.kind == "count":
+            data[header] = [None if c.value is None else int(c.value) for c in cells]
+            kinds[header] = "Int64"
+        elif part == "value":
+            data[header] = [_number(c.value) for c in cells]
     frame = pd.DataFrame(data, columns=list(data)).astype(kinds)
     names = next((c.key for c in table.columns if c.kind == "text"), None)
     if names is not None and frame[names].notna().all() and frame[names].is_unique:
         frame = frame.set_index(names)
     return frame
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 __all__ = ["KINDS", "NUMBER_STYLES", "Cell", "Column", "Table", "Tabular", "in_percent", "pick", "table_frame"]

@@ -1,11 +1,7 @@
 """The file renderers of the table model: Markdown, LaTeX (booktabs), CSV and JSON, one of each.
 
-Names that are not UTF-8 are written as :func:`learned_metrics.io.display_text` says (``\\xNN`` per byte) in every
-format. Every user-supplied name is escaped (``|`` and line breaks in Markdown; ``& % _ # $ { }`` and the rest in
-LaTeX); LaTeX numbers carry a real minus sign, every table a ``\\label``, and a table too wide for one column of a
-two-column paper becomes ``table*``. CSV keeps numbers in full precision: an ``estimate`` column ``k`` is written
-as ``k, k_ci_low, k_ci_high`` (and ``k_better_than`` when the table marks rows it beats), a ``ci`` column ``k``
-as ``k_low, k_high``.
+Names are escaped per format and written as :func:`learned_metrics.io.display_text` says when they are not UTF-8;
+LaTeX numbers carry a real minus sign, and a table too wide for one column of a two-column paper is ``table*``.
 """
 
 from __future__ import annotations
@@ -158,32 +154,32 @@ def latex(tables: Sequence[Table]) -> str:
 # --- CSV and JSON ------------------------------------------------------------------------------
 
 
-def _csv_columns(table: Table) -> list[tuple[str, Callable[[Cell], Any]]]:
-    """(header, value of a cell) for every CSV column a table column becomes."""
-    out: list[tuple[str, Callable[[Cell], Any]]] = []
+def flat_columns(table: Table) -> list[tuple[str, int, str]]:
+    """(header, column index, part) of every flat column a table column becomes, the one expansion CSV and
+    :func:`learned_metrics.render.table_frame` share; part: ``value``, ``low``, ``high`` or ``better_than``."""
+    out: list[tuple[str, int, str]] = []
     for i, column in enumerate(table.columns):
-        def value(row: list[Cell], i: int = i) -> Cell:
-            return row[i]
-
         if column.kind == "ci":
-            out += [(f"{column.key}_low", lambda r, v=value: _bound(v(r).ci, 0)),
-                    (f"{column.key}_high", lambda r, v=value: _bound(v(r).ci, 1))]
+            out += [(f"{column.key}_low", i, "low"), (f"{column.key}_high", i, "high")]
             continue
-        out.append((column.key, lambda r, v=value, c=column: _plain(c, v(r))))
+        out.append((column.key, i, "value"))
         if column.kind == "estimate":
-            out += [(f"{column.key}_ci_low", lambda r, v=value: _bound(v(r).ci, 0)),
-                    (f"{column.key}_ci_high", lambda r, v=value: _bound(v(r).ci, 1))]
+            out += [(f"{column.key}_ci_low", i, "low"), (f"{column.key}_ci_high", i, "high")]
             if table.mark_names is not None:
-                out.append((f"{column.key}_better_than", lambda r, v=value: ";".join(
-                    table.mark_names[int(m) - 1] for m in v(r).marks if m.isdigit())))
+                out.append((f"{column.key}_better_than", i, "better_than"))
     return out
 
 
-def _bound(ci: tuple[float, float] | None, side: int) -> str:
-    return "" if ci is None else plain_number(float(ci[side]))
+def bound(cell: Cell, part: str) -> float | None:
+    """The ``low`` or ``high`` end of the cell's interval (None without one)."""
+    return None if cell.ci is None else float(cell.ci[part == "high"])
 
 
-def _plain(column: Column, cell: Cell) -> str:
+def _csv_cell(table: Table, column: Column, cell: Cell, part: str) -> str:
+    if part == "better_than":
+        return ";".join(table.mark_names[int(m) - 1] for m in cell.marks if m.isdigit())  # type: ignore[index]
+    if part != "value":
+        return plain_number(bound(cell, part))
     if cell.value is None:
         return ""
     if column.kind == "text":
@@ -195,12 +191,12 @@ def _plain(column: Column, cell: Cell) -> str:
 
 def csv_text(table: Table) -> str:
     """One table as CSV: a header row, then one row per table row (group headings are not rows)."""
-    columns = _csv_columns(table)
+    columns = flat_columns(table)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow([header for header, _ in columns])
+    writer.writerow([header for header, _, _ in columns])
     for row in table.rows:
-        writer.writerow([value(row) for _, value in columns])
+        writer.writerow([_csv_cell(table, table.columns[i], row[i], part) for _, i, part in columns])
     return display_text(buffer.getvalue())
 
 
