@@ -7,9 +7,9 @@ character lower-cased; the label is unchanged and the originals are kept. Valida
 checkpoint is selected on the augmented validation loss.
 
 Two sources map to one schema (:data:`FEATURES`): the Hugging Face dataset ``facebook/anli`` (integer labels named by
-its ``ClassLabel``) and a folder in the official release layout (``R1/train.jsonl`` ... with ``e``/``n``/``c``).
-Everything runs through ``datasets`` (Arrow on disk, batched ``map``), so the full ANLI (163k training rows) stays far
-below 2 GB of RAM.
+its ``ClassLabel``) and a folder in the official release layout (``R1/train.jsonl`` ... with ``e``/``n``/``c``), both
+read by the shared source reader (:mod:`learned_metrics.data.sources`) and streamed into Arrow, so the full ANLI
+(163k training rows) stays far below 2 GB of RAM.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 
 import datasets
 import numpy as np
-import pyarrow as pa
 
 from learned_metrics import validate
 from learned_metrics.data.choices import ANLI_HUB_ID as HUB_ID
@@ -30,6 +29,7 @@ from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
 from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS, AnliSettings
 from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
 from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
+from learned_metrics.data.sources import CHUNK, Part, SplitWriter, dataset_parts, load_hub
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
@@ -37,8 +37,7 @@ from learned_metrics.outputs import scratch_folder
 
 OUTPUT_KIND = "anli_augmented"
 ROUNDS = ("R1", "R2", "R3")
-# Output split -> (official file stem, Hub split prefix).
-SPLITS = {"train": ("train", "train"), "validation": ("dev", "dev"), "test": ("test", "test")}
+SPLITS = {"train": "train", "validation": "dev", "test": "test"}  # output split -> file stem and Hub split prefix
 
 
 FEATURES = datasets.Features({
@@ -49,7 +48,6 @@ FEATURES = datasets.Features({
 so training maps it onto whatever label order the model has."""
 
 _VALID_LETTERS = "e, n, c (or entailment, neutral, contradiction)"
-_READ_CHUNK_ROWS = 10_000
 
 
 # ---------------------------------------------------------------- phrases ---
@@ -131,127 +129,65 @@ def parse_source(source: str) -> tuple[str, Path | None]:
                     "or 'jsonl:DIR' (a folder in the official ANLI layout: DIR/R1/train.jsonl, DIR/R1/dev.jsonl, ...)")
 
 
-def _jsonl_record(row: dict[str, Any], *, path: Path, row_number: int, round_name: str) -> dict[str, Any]:
-    uid = validate.row_key(row, "uid", path=path, row_number=row_number)
-    premise = validate.row_text(row, "context", path=path, row_number=row_number)
-    hypothesis = validate.row_text(row, "hypothesis", path=path, row_number=row_number)
-    if "label" not in row:
-        raise UserError(f"missing field (expected {_VALID_LETTERS})", path=path, row=row_number, field="label")
-    label = canonical_label(row["label"])
-    if label not in NLI_LABELS:
-        raise UserError(f"unknown label {row['label']!r}, expected {_VALID_LETTERS}", path=path, row=row_number,
-                        field="label")
-    return {"premise": premise, "hypothesis": hypothesis, "label": label, "round": round_name, "uid": uid,
-            "augmented": False, "phrase": None}
-
-
-def _write_jsonl_split_arrow(files: list[tuple[str, Path]], arrow_path: Path) -> None:
-    """Validate rows and stream them into one Arrow file, ``_READ_CHUNK_ROWS`` at a time."""
-    schema = FEATURES.arrow_schema
-    with pa.OSFile(str(arrow_path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-        chunk: list[dict[str, Any]] = []
-        for round_name, path in files:
-            for row_number, row in iter_rows(path):
-                chunk.append(_jsonl_record(row, path=path, row_number=row_number, round_name=round_name))
-                if len(chunk) >= _READ_CHUNK_ROWS:
-                    writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
-                    chunk = []
-        if chunk:
-            writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
-
-
-def official_layout_files(root: Path) -> dict[str, list[tuple[str, Path]]]:
-    """``{"train": [("R1", root/R1/train.jsonl), ...], ...}``; every file must exist."""
-    if not root.is_dir():
-        raise UserError("not a folder; expected the official ANLI layout (R1/train.jsonl, R1/dev.jsonl, ...)",
-                        path=root)
-    files = {split: [(rnd, root / rnd / f"{stem}.jsonl") for rnd in ROUNDS] for split, (stem, _) in SPLITS.items()}
-    for entries in files.values():
-        for _, path in entries:
+def anli_parts(kind: str, root: Path | None) -> list[tuple[str, Part]]:
+    """``(round, part)`` for every round and split, read by the shared source reader: the official release's files
+    (each must exist) or the Hub splits ``train_r1`` ... (each must exist)."""
+    wanted = [(split, rnd, stem) for split, stem in SPLITS.items() for rnd in ROUNDS]
+    if kind == "jsonl":
+        if not root.is_dir():
+            raise UserError("not a folder; expected the official ANLI layout (R1/train.jsonl, R1/dev.jsonl, ...)",
+                            path=root)
+        files = [(split, rnd, root / rnd / f"{stem}.jsonl") for split, rnd, stem in wanted]
+        for _, _, path in files:
             if not path.is_file():
                 raise UserError("file not found (the official ANLI layout has R1-R3 x train/dev/test)", path=path)
-    return files
+        return [(rnd, Part(str(path), split, iter_rows(path))) for split, rnd, path in files]
+    hub = {part.where.partition(":")[2]: part for part in dataset_parts(
+        load_hub(HUB_ID, "use --source jsonl:DIR with the official ANLI release"), HUB_ID, "label")}
+    for name in (f"{stem}_{rnd.lower()}" for _, rnd, stem in wanted):
+        if name not in hub:
+            raise UserError(f"{HUB_ID} has no split '{name}' (splits found: {', '.join(hub)})")
+    return [(rnd, hub[f"{stem}_{rnd.lower()}"]) for _, rnd, stem in wanted]
 
 
-def read_anli_jsonl(root: str | Path, work_dir: str | Path) -> datasets.DatasetDict:
-    """Read the official ANLI release folder into :data:`FEATURES`, R1-R3 merged per split.
-
-    Rows are validated as they are read (a bad row raises a UserError naming file, row and field) and written to
-    Arrow files in ``work_dir``, which must outlive the returned datasets.
-    """
-    files = official_layout_files(Path(root))
-    splits = {}
-    for split, entries in files.items():
-        arrow_path = Path(work_dir) / f"anli-{split}.arrow"
-        _write_jsonl_split_arrow(entries, arrow_path)
-        splits[split] = datasets.Dataset.from_file(str(arrow_path), info=datasets.DatasetInfo(features=FEATURES))
-    return datasets.DatasetDict(splits)
-
-
-def _label_names_of(feature: Any, where: str) -> list[str] | None:
-    """Canonical names for integer labels from a ``ClassLabel``; None when labels are already strings."""
-    if isinstance(feature, datasets.ClassLabel):
-        names = [canonical_label(name) for name in feature.names]
-        if sorted(n for n in names if n in NLI_LABELS) != sorted(NLI_LABELS):
-            raise UserError(f"{where}: label names {feature.names} do not name entailment/neutral/contradiction")
-        return names
-    if isinstance(feature, datasets.Value) and feature.dtype in ("string", "large_string"):
-        return None
-    raise UserError(f"{where}: the 'label' feature is {feature!r} without class names; "
-                    "integer labels are mapped only through ClassLabel names, never by position")
+def _label(row: dict[str, Any], part: Part, number: int) -> str | None:
+    """A row's label name: ANLI's letters or names, or a Hub integer through its ClassLabel names (never by
+    position); None for an unlabelled Hub row (-1)."""
+    where = {"path": part.where, "row": number, "field": "label"}
+    if "label" not in row:
+        raise UserError(f"missing field (expected {_VALID_LETTERS})", **where)
+    value = row["label"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if part.names is None:
+            raise UserError(f"integer label {value}: integer labels are mapped only through ClassLabel names, never "
+                            f"by position; expected {_VALID_LETTERS}", **where)
+        if value == -1:
+            return None
+        value = part.names[value] if 0 <= value < len(part.names) else value
+    label = canonical_label(value)
+    if label not in NLI_LABELS:
+        raise UserError(f"unknown label {value!r}, expected {_VALID_LETTERS}", **where)
+    return label
 
 
-def _hub_batch_to_schema(batch: dict[str, list], indices: list[int], *, names: list[str] | None, round_name: str,
-                         where: str) -> dict[str, list]:
-    out: dict[str, list] = {column: [] for column in FEATURES}
-    for i, premise, hypothesis, label, uid in zip(indices, batch["premise"], batch["hypothesis"], batch["label"],
-                                                  batch["uid"], strict=True):
-        if names is not None:
-            if label == -1:  # unlabelled rows are dropped and counted
+def read_anli(parts: list[tuple[str, Part]], work: Path) -> tuple[datasets.DatasetDict, dict[str, int]]:
+    """The rows of ``parts`` in :data:`FEATURES`, R1-R3 merged per split, checked as they are read (a bad row is a
+    UserError naming file, row and field) into Arrow files in ``work``; also the unlabelled rows dropped per split."""
+    writer, dropped = SplitWriter(work, "anli", FEATURES), dict.fromkeys(SPLITS, 0)
+    for round_name, part in parts:
+        premise_field = "premise" if part.dataset is not None else "context"  # the Hub's name, the release's name
+        for number, row in part.rows:
+            label = _label(row, part, number)
+            if label is None:
+                dropped[part.split] += 1
                 continue
-            name = names[label] if 0 <= label < len(names) else None
-        else:
-            name = canonical_label(label)
-        if name not in NLI_LABELS:
-            raise UserError(f"unknown label {label!r}", path=where, row=i + 1, field="label")
-        # in FEATURES order: premise, hypothesis, label, round, uid, augmented, phrase
-        for column, value in zip(out, (premise, hypothesis, name, round_name, uid, False, None), strict=True):
-            out[column].append(value)
-    return out
-
-
-def load_hub_anli() -> datasets.DatasetDict:
-    """Download (or reuse the cached) ``facebook/anli``; failures become a UserError with the alternative."""
-    try:
-        return datasets.load_dataset(HUB_ID)
-    except Exception as exc:  # any hub/network/cache failure is something the user must fix
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"cannot load the Hugging Face dataset {HUB_ID} ({type(exc).__name__}: {message}); "
-                        "check the network/HF cache or use --source jsonl:DIR with the official ANLI release") from None
-
-
-def read_anli_hub() -> tuple[datasets.DatasetDict, dict[str, int]]:
-    """``facebook/anli`` in :data:`FEATURES`, R1-R3 merged per split; also rows dropped for label -1 per split."""
-    raw = load_hub_anli()
-    splits, dropped = {}, {}
-    for split, (_, prefix) in SPLITS.items():
-        parts = []
-        for round_name in ROUNDS:
-            name = f"{prefix}_{round_name.lower()}"
-            if name not in raw:
-                raise UserError(f"{HUB_ID} has no split '{name}' (splits found: {', '.join(raw)})")
-            part = raw[name]
-            where = f"{HUB_ID}:{name}"
-            for column in ("premise", "hypothesis", "label", "uid"):
-                if column not in part.column_names:
-                    raise UserError(f"{where}: missing column (columns: {', '.join(part.column_names)})", field=column)
-            names = _label_names_of(part.features["label"], where)
-            parts.append(part.map(_hub_batch_to_schema, batched=True, with_indices=True,
-                                  remove_columns=part.column_names, features=FEATURES, desc=f"Reading {name}",
-                                  fn_kwargs={"names": names, "round_name": round_name, "where": where}))
-            dropped[split] = dropped.get(split, 0) + len(part) - len(parts[-1])
-        splits[split] = datasets.concatenate_datasets(parts)
-    return datasets.DatasetDict(splits), dropped
+            at = {"path": part.where, "row_number": number}
+            writer.add(part.split, {"premise": validate.row_text(row, premise_field, **at), "label": label,
+                                    "hypothesis": validate.row_text(row, "hypothesis", **at), "round": round_name,
+                                    "uid": validate.row_key(row, "uid", **at), "augmented": False, "phrase": None})
+    built = writer.close()
+    empty = datasets.Dataset.from_dict({column: [] for column in FEATURES}, features=FEATURES)
+    return datasets.DatasetDict({split: built.get(split, empty) for split in SPLITS}), dropped
 
 
 # ----------------------------------------------------------------- report ---
@@ -263,7 +199,7 @@ def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
     labels: Counter[str] = Counter()
     phrases: Counter[str] = Counter()
     augmented = 0
-    for batch in dataset.select_columns([by, "label", "augmented", "phrase"]).iter(batch_size=_READ_CHUNK_ROWS):
+    for batch in dataset.select_columns([by, "label", "augmented", "phrase"]).iter(batch_size=CHUNK):
         groups.update(batch[by])
         labels.update(batch["label"])
         phrases.update(p for p in batch["phrase"] if p is not None)
@@ -311,10 +247,7 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
     check_dataset_output(output, OUTPUT_KIND, [root], s.overwrite)
     output = Path(output)
     with scratch_folder(output) as work:
-        if kind == "jsonl":
-            base, dropped = read_anli_jsonl(root, work), {split: 0 for split in SPLITS}
-        else:
-            base, dropped = read_anli_hub()
+        base, dropped = read_anli(anli_parts(kind, root), work)
         built = augment_splits(base, augmentation, s)
         report = {
             "builder": "anli_augmented",

@@ -23,7 +23,6 @@ from typing import Any
 
 import datasets
 import numpy as np
-import pyarrow as pa
 
 from learned_metrics import validate
 from learned_metrics.data.anli import augment_splits, augmentation_settings, count_split
@@ -32,12 +31,13 @@ from learned_metrics.data.common import check_dataset_output, save_dataset_with_
 from learned_metrics.data.sources import (
     CHUNK,
     SUFFIXES,
+    Part,
+    SplitWriter,
     check_named_splits,
     location_parts,
     missing_fields,
     split_of_name,
 )
-from learned_metrics.data.sources import Part as _Part
 from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
 from learned_metrics.labels import NLI_LABELS
@@ -45,8 +45,6 @@ from learned_metrics.outputs import scratch_folder
 
 OUTPUT_KIND = "nli_set"
 SPLIT_ORDER = ("train", "validation", "test")
-_SUFFIXES = SUFFIXES
-_CHUNK = CHUNK
 _LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
 
 FEATURES = datasets.Features({
@@ -80,7 +78,7 @@ def _default_name(location: str) -> str:
     if kind == "hf":
         return rest.split(":")[0].rstrip("/").split("/")[-1]
     path = Path(rest)
-    return path.stem if path.suffix.lower() in _SUFFIXES else path.name
+    return path.stem if path.suffix.lower() in SUFFIXES else path.name
 
 
 def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:
@@ -148,19 +146,19 @@ def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
 # ------------------------------------------------------------------ reading ---
 
 
-def source_parts(source: Source) -> list[_Part]:
+def source_parts(source: Source) -> list[Part]:
     """The parts of a source, by its form (:func:`~learned_metrics.data.sources.location_parts`); an unknown form is
     one line listing the forms."""
     return location_parts(source.location, NLI_SOURCES, source.settings.label_field, source.name)
 
 
-def _check_fields(part: _Part, fields_: Sequence[str], s: NliSettings) -> None:
+def _check_fields(part: Part, fields_: Sequence[str], s: NliSettings) -> None:
     """The first row (or the Hub columns) has every field asked for; else one line with the fields and the option."""
     missing_fields(part, [(field, next(name for name in _PER_SOURCE if getattr(s, name) == field))
                           for field in fields_])
 
 
-def _label(value: Any, part: _Part, s: NliSettings, row: int) -> str | None:
+def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     """A row's canonical label; None for an unlabelled row (-1, as Hub test splits have)."""
     where = {"path": part.where, "row": row, "field": s.label_field}
     value = plain_value(value)
@@ -190,42 +188,6 @@ def _label(value: Any, part: _Part, s: NliSettings, row: int) -> str | None:
     return name
 
 
-class _SplitWriter:
-    """One Arrow file per split of a source, written ``_CHUNK`` rows at a time."""
-
-    def __init__(self, work: Path, tag: str):
-        self.work, self.tag = work, tag
-        self.chunks: dict[str, list[dict[str, Any]]] = {}
-        self.writers: dict[str, Any] = {}
-        self.sinks: dict[str, Any] = {}
-
-    def path(self, split: str) -> Path:
-        return self.work / f"{self.tag}-{split}.arrow"
-
-    def add(self, split: str, record: dict[str, Any]) -> None:
-        chunk = self.chunks.setdefault(split, [])
-        chunk.append(record)
-        if len(chunk) >= _CHUNK:
-            self._flush(split)
-
-    def _flush(self, split: str) -> None:
-        if split not in self.writers:
-            self.sinks[split] = pa.OSFile(str(self.path(split)), "wb")
-            self.writers[split] = pa.ipc.new_stream(self.sinks[split], FEATURES.arrow_schema)
-        self.writers[split].write_table(pa.Table.from_pylist(self.chunks[split], schema=FEATURES.arrow_schema))
-        self.chunks[split] = []
-
-    def close(self) -> dict[str, datasets.Dataset]:
-        for split in list(self.chunks):
-            if self.chunks[split]:
-                self._flush(split)
-        for split in self.writers:
-            self.writers[split].close()
-            self.sinks[split].close()
-        info = datasets.DatasetInfo(features=FEATURES)
-        return {split: datasets.Dataset.from_file(str(self.path(split)), info=info) for split in self.writers}
-
-
 def read_source(source: Source, work: Path, seed: int, val: float, test: float,
                 tag: str = "0") -> tuple[dict[str, datasets.Dataset], dict[str, Any]]:
     """A source's rows in :data:`FEATURES`, per split; and what was read (files, rows, unlabelled rows dropped)."""
@@ -234,7 +196,7 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
     if s.split_field is None:
         check_named_splits(parts, f"source {source.name!r}", "rename it or pass --split-field")
     wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
-    writer, read, unlabelled = _SplitWriter(work, tag), Counter(), 0
+    writer, read, unlabelled = SplitWriter(work, tag, FEATURES), Counter(), 0
     for part in parts:
         first = True
         for number, row in part.rows:
@@ -306,8 +268,8 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
         if split not in splits:
             continue
         ds, keep = splits[split], []
-        for start in range(0, len(ds), _CHUNK):
-            batch = ds[start:start + _CHUNK]
+        for start in range(0, len(ds), CHUNK):
+            batch = ds[start:start + CHUNK]
             for i, (p, h, uid) in enumerate(zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)):
                 key = _pair_key(p, h)
                 if key in seen and seen[key][0] != split:

@@ -1,10 +1,11 @@
 """Where the data-prep builders read a user's rows from: ``.jsonl``/``.csv``/``.parquet`` files or folders of them,
 ``save_to_disk`` folders (``disk:DIR``) and Hugging Face datasets through the local cache (``hf:NAME[:CONFIG]``).
 
-One reader for ``prep nli`` (:mod:`learned_metrics.data.nli`) and ``prep shuffle-set``
-(:mod:`learned_metrics.data.shuffle_set`), so both take the same forms, name splits the same way (train;
-dev/val/validation; test in file, folder or Hub split names) and refuse a layout that does not fit with the same
-one line: the file, the fields it has and the option to pass.
+One reader for ``prep nli`` (:mod:`learned_metrics.data.nli`), ``prep shuffle-set``
+(:mod:`learned_metrics.data.shuffle_set`) and ``prep anli`` (:mod:`learned_metrics.data.anli`), so all take the same
+forms, name splits the same way (train; dev/val/validation; test in file, folder or Hub split names), stream rows into
+Arrow the same way and refuse a layout that does not fit with the same one line: the file, the fields it has and the
+option to pass.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow as pa
 
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import iter_rows, plain_value
@@ -82,15 +84,16 @@ def dataset_parts(loaded: Any, where: str, field: str | None = None) -> list[Par
                  _class_names(ds, field), ds) for split, ds in loaded.items()]
 
 
-def load_hub(location: str) -> Any:
-    """``NAME[:CONFIG]`` through ``datasets.load_dataset`` (the local cache when offline); a failure is one line."""
+def load_hub(location: str,
+             instead: str = "save it with save_to_disk and pass disk:DIR, or export it to files") -> Any:
+    """``NAME[:CONFIG]`` through ``datasets.load_dataset`` (the local cache when offline); a failure is one line
+    ending with what to use ``instead``."""
     name, _, config = location.partition(":")
     try:
         return datasets.load_dataset(name, config or None)
     except Exception as exc:  # any hub/network/cache failure is something the user must fix
         raise UserError(f"cannot load the Hugging Face dataset {name!r} ({type(exc).__name__}: {first_line(exc)}); "
-                        "it must be in the local cache (HF_DATASETS_OFFLINE), or save it with save_to_disk and pass "
-                        "disk:DIR, or export it to files") from None
+                        f"it must be in the local cache (HF_DATASETS_OFFLINE), or {instead}") from None
 
 
 def load_disk(path: Path) -> Any:
@@ -139,3 +142,38 @@ def missing_fields(part: Part, fields: Iterable[tuple[str, str]]) -> None:
         if field not in have:
             raise UserError(f"no field '{field}' (fields: {', '.join(map(str, have)) or 'none'}); pass --"
                             f"{option.replace('_', '-')} NAME", path=part.where)
+
+
+class SplitWriter:
+    """One Arrow file per split in ``work``, written ``CHUNK`` rows at a time, so a large source stays out of
+    memory; the files must outlive the datasets :meth:`close` returns."""
+
+    def __init__(self, work: Path, tag: str, features: datasets.Features):
+        self.work, self.tag, self.features = work, tag, features
+        self.chunks: dict[str, list[dict[str, Any]]] = {}
+        self.writers: dict[str, Any] = {}
+
+    def path(self, split: str) -> Path:
+        return self.work / f"{self.tag}-{split}.arrow"
+
+    def add(self, split: str, record: dict[str, Any]) -> None:
+        chunk = self.chunks.setdefault(split, [])
+        chunk.append(record)
+        if len(chunk) >= CHUNK:
+            self._flush(split)
+
+    def _flush(self, split: str) -> None:
+        schema = self.features.arrow_schema
+        if split not in self.writers:
+            self.writers[split] = pa.ipc.new_stream(str(self.path(split)), schema)
+        self.writers[split].write_table(pa.Table.from_pylist(self.chunks[split], schema=schema))
+        self.chunks[split] = []
+
+    def close(self) -> dict[str, datasets.Dataset]:
+        for split, chunk in self.chunks.items():
+            if chunk:
+                self._flush(split)
+        for writer in self.writers.values():
+            writer.close()
+        info = datasets.DatasetInfo(features=self.features)
+        return {split: datasets.Dataset.from_file(str(self.path(split)), info=info) for split in self.writers}
