@@ -8,8 +8,9 @@ describes them, the bootstrap CIs and the paired tests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,9 @@ PROTOCOL_TOOLS = {"fixed": "MiniCheck and LLM-AggreFact; TRUE's accuracy", "tune
                   "same-split": "SummaC's benchmark code"}
 STATISTICS = ("bacc", "auc", "precision", "recall", "f1")
 STATISTIC_TITLES = {"bacc": "BAcc", "auc": "AUC", "precision": "P unsup", "recall": "R unsup", "f1": "F1 unsup"}
+# The statistics of report's marked tables: their words, short title and what a paired test swaps per row.
+MARKED = {"bacc": ("Balanced accuracy", "BAcc", "the two metrics' predictions (each at its own threshold)"),
+          "auc": ("ROC AUC", "ROC AUC", "the two metrics' scores")}
 DEFAULT_THRESHOLD = 0.5
 
 
@@ -227,25 +231,45 @@ class MetricResult:
 @dataclass
 class BenchmarkReport(Tabular):
     """Every metric on every dataset under one protocol; with several metrics the BAcc and AUC tables of
-    ``report`` (bold best, significance markers) and the paired tests behind them."""
+    ``report`` (bold best, significance markers: ``marked``) and the paired tests behind them."""
 
     benchmark: str
     protocol: Protocol
     results: dict[str, MetricResult]
     datasets: list[str]
-    bacc: ReportTable | None
-    auc: ReportTable | None
     tests: dict[str, list[PairedAucTest]]
     notes: list[str]
     warnings: list[str]
-    settings: dict[str, Any]
+    settings: BenchmarkSettings
+    marked: dict[str, ReportTable] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.marked = {statistic: self._marked_table(statistic, tests) for statistic, tests in self.tests.items()}
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The JSON settings block: the paired tests' settings and the baselines (the protocol's are its own)."""
+        return {**self.settings.narrow(AucReportSettings).to_json(), "baselines": list(self.settings.baseline or ())}
+
+    def _marked_table(self, statistic: str, tests: list[PairedAucTest]) -> ReportTable:
+        """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
+        o, names, columns = self.settings, list(self.results), [*self.datasets, MEAN_COLUMN]
+        cells = {(name, d.dataset): ReportCell.of(d.stats[statistic]) for name in names
+                 for d in self.results[name].datasets}
+        cells.update({(name, MEAN_COLUMN): ReportCell.of(self.results[name].mean[statistic]) for name in names})
+        what, short, swapped = MARKED[statistic]
+        table = marked_table(names, columns, cells, tests, o, f"{self.benchmark}: {what} per dataset and their "
+                             "unweighted mean", o.intervals("rows redrawn within each dataset"), swapped,
+                             o.baseline or (), {"mode": statistic, **self.record})
+        table.caption += f" {self.protocol.words()}"
+        table.title = f"{short} · {self.benchmark} · {self.protocol.judged} · protocol {self.protocol.name}"
+        return table
 
     def _caption(self, what: str) -> str:
         undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
-        intervals = AucSettings(resamples=self.settings["resamples"], confidence=self.settings["confidence"]).intervals(
-            "rows redrawn within each dataset, the threshold held")
+        intervals = self.settings.intervals("rows redrawn within each dataset, the threshold held")
         return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {intervals}, seed "
-                f"{self.settings['seed']}. {self.protocol.words()}"
+                f"{self.settings.seed}. {self.protocol.words()}"
                 + (" AUC —: a dataset with one class only (left out of the AUC mean)." if undefined and "AUC" in what
                    else ""))
 
@@ -282,42 +306,31 @@ class BenchmarkReport(Tabular):
         return Table(columns, rows, title=title, heading="" if long else title, key=key, caption=self._caption(what),
                      rules=rules, groups={} if long else groups)
 
-    def per_dataset_table(self) -> Table:
-        """BAcc and AUC per dataset, with the threshold of each and where it was tuned."""
-        return self._table("per_dataset", ("bacc", "auc"), "balanced accuracy (BAcc) and ROC AUC")
-
-    def unsupported_table(self) -> Table:
-        """Precision, recall and F1 of the unsupported class (label 0) at each dataset's threshold."""
-        return self._table("unsupported", ("precision", "recall", "f1"), "precision, recall and F1 of the unsupported "
-                           "class (label 0, predicted when score <= threshold)", title=" · unsupported class")
-
-    def long_table(self) -> Table:
-        """Every number of the run, one row per (metric, dataset) and one per metric's mean: what ``to_csv`` writes."""
-        return self._table("long", STATISTICS, "BAcc, ROC AUC and the unsupported class's precision, recall and F1",
-                           long=True)
-
     def tables(self) -> list[Table]:
+        """report's marked tables, then per dataset its threshold, BAcc and AUC, and the unsupported class's P/R/F1."""
         tables = []
-        for key, report in (("bacc", self.bacc), ("auc", self.auc)):
-            if report is not None:
-                table = report.tables()[0]
-                table.key, table.heading = key, table.title
-                tables.append(table)
-        return [*tables, self.per_dataset_table(), self.unsupported_table()]
+        for key, report in self.marked.items():
+            table = report.tables()[0]
+            table.key, table.heading = key, table.title
+            tables.append(table)
+        return [*tables, self._table("per_dataset", ("bacc", "auc"), "balanced accuracy (BAcc) and ROC AUC"),
+                self._table("unsupported", ("precision", "recall", "f1"), "precision, recall and F1 of the unsupported "
+                            "class (label 0, predicted when score <= threshold)", title=" · unsupported class")]
 
     def csv_tables(self) -> list[Table]:
         """The long table first (one row per metric and dataset, every statistic), then the printed ones."""
-        return [self.long_table(), *self.tables()]
+        return [self._table("long", STATISTICS, "BAcc, ROC AUC and the unsupported class's precision, recall and F1",
+                            long=True), *self.tables()]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "benchmark": self.benchmark, "protocol": self.protocol.to_json(), "metrics": list(self.results),
             "datasets": self.datasets, "results": {name: r.to_json() for name, r in self.results.items()},
         }
-        if self.bacc is not None:
-            out["tables"] = {"bacc": self.bacc.to_json(), **({"auc": self.auc.to_json()} if self.auc else {})}
+        if self.marked:
+            out["tables"] = {key: table.to_json() for key, table in self.marked.items()}
             out["tests"] = {key: [t.to_json() for t in tests] for key, tests in self.tests.items()}
-        out.update(notes=self.notes, warnings=self.warnings, settings=self.settings)
+        out.update(notes=self.notes, warnings=self.warnings, settings=self.record)
         return out
 
     def to_frame(self):
@@ -340,32 +353,22 @@ class BenchmarkReport(Tabular):
 # --- the computation -----------------------------------------------------------------------------
 
 
-class _Confusion:
-    """Confusion counts per dataset for many row weightings at once; rows sorted by dataset, ``starts`` the first
-    row of each."""
-
-    def __init__(self, labels: np.ndarray, starts: np.ndarray):
-        self.positive = labels == 1
-        self.starts = starts
-
-    def _per_dataset(self, values: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(values, self.starts, axis=1)
-
-    def rates(self, weights: np.ndarray, supported: np.ndarray) -> dict[str, np.ndarray]:
-        """``weights`` (b, rows), ``supported`` (rows,) or (b, rows) predictions: statistics per dataset (b, G)."""
-        on_positive = weights * self.positive
-        on_negative = weights * ~self.positive
-        return _rates(self._per_dataset(on_positive * supported), self._per_dataset(on_positive * ~supported),
-                      self._per_dataset(on_negative * ~supported), self._per_dataset(on_negative * supported))
+def _confusion_rates(positive: np.ndarray, starts: np.ndarray, weights: np.ndarray, supported: np.ndarray
+                     ) -> dict[str, np.ndarray]:
+    """Statistics per dataset (b, G) for many row weightings at once: rows sorted by dataset (``starts`` the first
+    row of each), ``weights`` (b, rows), ``supported`` (rows,) or (b, rows) predictions."""
+    on_positive, on_negative = weights * positive, weights * ~positive
+    pairs = ((on_positive, supported), (on_positive, ~supported), (on_negative, ~supported), (on_negative, supported))
+    return _rates(*(np.add.reduceat(w * s, starts, axis=1) for w, s in pairs))
 
 
 def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported_b: np.ndarray,
-                      confusion: _Confusion, dataset_ids: np.ndarray, columns: list[str], o: BenchmarkSettings,
-                      block: int = 100) -> PairedAucTest:
+                      rates: Callable[..., dict[str, np.ndarray]], dataset_ids: np.ndarray, columns: list[str],
+                      o: BenchmarkSettings, block: int = 100) -> PairedAucTest:
     """BAcc(a) - BAcc(b) per dataset and for the mean: approximate randomization (the two metrics' predictions
     swapped per row, each at its own threshold) and a paired bootstrap CI (the same rows drawn for both)."""
     def delta(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-        bacc_a, bacc_b = confusion.rates(weights, a)["bacc"], confusion.rates(weights, b)["bacc"]
+        bacc_a, bacc_b = rates(weights, a)["bacc"], rates(weights, b)["bacc"]
         both = np.column_stack([bacc_a - bacc_b, bacc_a.mean(axis=1) - bacc_b.mean(axis=1)])
         return {column: both[:, i] for i, column in enumerate(columns)}
 
@@ -445,7 +448,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     starts = np.searchsorted(ids, np.arange(n_groups))
     y = labels[rows]
     group_names = [names_of_datasets[i] for i in ids]
-    confusion = _Confusion(y, starts)
+    rates = functools.partial(_confusion_rates, y == 1, starts)
     positives = np.add.reduceat(y, starts)
     counts = np.diff(np.append(starts, len(rows)))
     for g, name in enumerate(names_of_datasets):
@@ -465,8 +468,8 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         s = metric_scores[rows]
         supported[name] = s > thresholds[ids]
         _range_notes(notes, name, s, protocol)
-        point = {k: v[0] for k, v in confusion.rates(np.ones((1, len(rows))), supported[name]).items()}
-        boot = [confusion.rates(w, supported[name]) for w in row_weights(ids, n_groups, o.resamples, o.seed)]
+        point = {k: v[0] for k, v in rates(np.ones((1, len(rows))), supported[name]).items()}
+        boot = [rates(w, supported[name]) for w in row_weights(ids, n_groups, o.resamples, o.seed)]
         boot_all = {k: np.concatenate([b[k] for b in boot]) if boot else np.empty((0, n_groups)) for k in point}
         auc = auc_by_group(s, y, group_names, settings=o.narrow(AucSettings)) if both_classes else None
         per_dataset = []
@@ -490,20 +493,16 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
                      f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
 
-    record = {**o.narrow(AucReportSettings).to_json(), "baselines": list(baselines)}  # the protocol's are its own
     names = list(values)
     tests: dict[str, list[PairedAucTest]] = {}
     if len(names) > 1:
         pairs = [(a, b) for a in names for b in (baselines or names) if a != b]
-        tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], confusion, ids, columns, o)
+        tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], rates, ids, columns, o)
                          for a, b in pairs]
         if both_classes:
             tests["auc"] = [paired_auc_test(values[a][rows], values[b][rows], y, group_names, names=(a, b),
                                             settings=o.narrow(AucReportSettings)) for a, b in pairs]
-    tables = {statistic: _multi_table(statistic, results, names, columns, items, o, protocol, benchmark_name,
-                                      baselines, record) for statistic, items in tests.items()}
-    return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, tables.get("bacc"), tables.get("auc"),
-                           tests, notes, warnings, record)
+    return BenchmarkReport(benchmark_name, protocol, results, names_of_datasets, tests, notes, warnings, o)
 
 
 def evaluate_benchmark(rows: BenchmarkRows, **options: Any) -> BenchmarkReport:
@@ -558,21 +557,3 @@ def _range_notes(notes: list[str], name: str, scores: np.ndarray, protocol: Prot
     elif protocol.grid == "fixed-0.001":
         notes.append(f"{name}: scores range from {low:g} to {high:g}, but the fixed-0.001 grid only tries 0..1 "
                      "(the percentile grid follows the scores)")
-
-
-def _multi_table(statistic: str, results: dict[str, MetricResult], names: list[str], columns: list[str],
-                 tests: list[PairedAucTest], o: BenchmarkSettings, protocol: Protocol, benchmark_name: str,
-                 baselines: Sequence[str] | None, settings: dict[str, Any]) -> ReportTable:
-    """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
-    cells = {(name, d.dataset): ReportCell.of(d.stats[statistic]) for name in names for d in results[name].datasets}
-    cells.update({(name, MEAN_COLUMN): ReportCell.of(results[name].mean[statistic]) for name in names})
-    what = "Balanced accuracy" if statistic == "bacc" else "ROC AUC"
-    swapped = ("the two metrics' predictions (each at its own threshold)" if statistic == "bacc"
-               else "the two metrics' scores")
-    table = marked_table(names, columns, cells, tests, o, f"{benchmark_name}: {what} per dataset and their unweighted "
-                         "mean", o.intervals("rows redrawn within each dataset"), swapped, baselines,
-                         {"mode": statistic, **settings})
-    table.caption += f" {protocol.words()}"
-    short = "BAcc" if statistic == "bacc" else "ROC AUC"
-    table.title = f"{short} · {benchmark_name} · {protocol.judged} · protocol {protocol.name}"
-    return table
