@@ -219,14 +219,11 @@ def augment_splits(splits: dict[str, datasets.Dataset], augmentation: dict[str, 
 
 
 def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
-    """The settings that describe the training data; training copies them into the model card."""
-    if not s.augment:
-        return {"augment": False, "phrases": None, "position": None, "phrase_subset": None, "subset": None,
-                "phrase_list": [], "seed": s.seed}
-    phrase_list = select_phrases(s.phrases, s.phrase_subset, s.seed)
-    return {"augment": True, "phrases": s.phrases, "position": s.position, "phrase_subset": s.phrase_subset,
-            "subset": phrase_list if s.phrase_subset is not None else None, "phrase_list": phrase_list,
-            "seed": s.seed}
+    """The settings that describe the training data (training copies them into the model card): the fields of
+    :class:`AnliSettings` (the phrase fields None without augmentation) and the phrases drawn from."""
+    phrase_list = select_phrases(s.phrases, s.phrase_subset, s.seed) if s.augment else []
+    return {**s.narrow(AnliSettings).affecting(lambda spec: s.augment or spec.name in ("augment", "seed")),
+            "subset": phrase_list if s.phrase_subset is not None else None, "phrase_list": phrase_list}
 
 
 # ------------------------------------------------------------------ build ---
@@ -254,6 +251,7 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
             "source": source,
             "dataset": HUB_ID if kind == "anli" else str(root),
             "seed": s.seed,
+            "settings": s.to_json(),
             "augmentation": augmentation,
             "splits": {split: count_split(ds) for split, ds in built.items()},
             "dropped_unlabelled": dropped,

@@ -389,10 +389,7 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -
     return {
         "kind": "shuffle_set",
         "source": source,
-        "settings": {"shuffles_per_doc": s.shuffles_per_doc, "seed": s.seed,
-                     "val_fraction": s.val_fraction if splits_from != "names" else None,
-                     "test_fraction": s.test_fraction if splits_from != "names" else None,
-                     "text_field": s.text_field, "sentences_field": s.sentences_field, "id_field": s.id_field},
+        "settings": s.affecting(lambda spec: splits_from != "names" or not spec.name.endswith("_fraction")),
         "splits_from": splits_from,
         "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
         "documents_read": sum(len(s) for s in docs.values()),
