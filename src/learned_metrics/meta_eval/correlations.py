@@ -112,25 +112,19 @@ class StatisticsEngine:
         self.human = np.where(valid, human, 0.0)
         self.by_doc = self.by_system = self.pooled = None
         if {"tau_pair", "acc_pair"} & set(self.stats):
-            self.by_doc = FixedGroups(self._doc_major(self.metric), self._doc_major(self.human), coefficient,
+            self.by_doc = FixedGroups(self._grouped(self.metric, -2), self._grouped(self.human, -2), coefficient,
                                       correlation="tau_pair" in self.stats, accuracy="acc_pair" in self.stats)
         if "tau_intra" in self.stats:
-            self.by_system = FixedGroups(self._system_major(self.metric), self._system_major(self.human), coefficient,
+            self.by_system = FixedGroups(self._grouped(self.metric, -1), self._grouped(self.human, -1), coefficient,
                                          correlation=True, accuracy=False)
         if "tau_sum" in self.stats:
             self.pooled = FixedGroups(self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient,
                                       correlation=True, accuracy=False)
 
     @staticmethod
-    def _doc_major(cells: np.ndarray) -> np.ndarray:
-        """(..., C, D, S) -> (..., D, C*S): one group per document."""
-        moved = np.moveaxis(cells, -2, -3)
-        return moved.reshape(*moved.shape[:-2], -1)
-
-    @staticmethod
-    def _system_major(cells: np.ndarray) -> np.ndarray:
-        """(..., C, D, S) -> (..., S, C*D): one group per system."""
-        moved = np.moveaxis(cells, -1, -3)
+    def _grouped(cells: np.ndarray, axis: int) -> np.ndarray:
+        """(..., C, D, S) -> one group per document (``axis`` -2: (..., D, C*S)) or per system (-1: (..., S, C*D))."""
+        moved = np.moveaxis(cells, axis, -3)
         return moved.reshape(*moved.shape[:-2], -1)
 
     def evaluate(self, u: np.ndarray, v: np.ndarray, q: np.ndarray | None = None) -> dict[str, StatSample]:
@@ -143,7 +137,7 @@ class StatisticsEngine:
         if "tau_sum" in self.stats:
             out["tau_sum"] = self._tau_sum(u, v, q)
         if self.by_doc is not None:
-            within_doc = self._doc_major(v[:, None, None, :] * q)
+            within_doc = self._grouped(v[:, None, None, :] * q, -2)
             doc_present = within_doc.sum(axis=-1) > 0
             if "tau_pair" in self.stats:
                 per_doc = self.by_doc.correlation(within_doc)
@@ -151,7 +145,7 @@ class StatisticsEngine:
             if "acc_pair" in self.stats:
                 out["acc_pair"] = self._acc_pair(within_doc, u)
         if "tau_intra" in self.stats:
-            within_system = self._system_major(u[:, None, :, None] * q)
+            within_system = self._grouped(u[:, None, :, None] * q, -1)
             system_present = within_system.sum(axis=-1) > 0
             per_system = self.by_system.correlation(within_system)
             out["tau_intra"] = _weighted_group_mean(per_system, v, system_present)

@@ -36,8 +36,6 @@ from learned_metrics.meta_eval.resampling import (
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.workers import run_jobs
 
-TESTS = CORRELATION_TESTS
-
 
 @dataclass(frozen=True)
 class Comparison:
@@ -303,7 +301,7 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
     comparisons (ordered pairs when one-sided, unordered when two-sided) into ``p_adjusted``. The pairs run on
     ``workers`` processes; results do not depend on it.
     """
-    options, correction, workers = settings, settings.correction, settings.workers
+    options = settings
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     human_grid, grids = input_grids(human, metrics, axes)
@@ -311,23 +309,23 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     for name in names:
         standardize(grids[name])  # a constant metric: one clear error before any work
-    results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], options) for a, b in pairs], workers)
+    results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], options) for a, b in pairs], options.workers)
     comparisons: dict[str, list[Comparison]] = {name: [] for name in options.stats}
     for (name_a, name_b), pair in zip(pairs, results, strict=True):
         for statistic in options.stats:
             comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
-    if correction != "none":
+    if options.correction != "none":
         comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
     return ComparisonReport(comparisons, options)
 
 
 def _corrected(items: list[Comparison], options: ComparisonSettings) -> list[Comparison]:
     """Each test's p-values adjusted over the family; a two-sided pair counts once (both directions share p)."""
-    family = items if options.alternative == "greater" else items[::2]
-    adjusted = {test: adjust_p_values([c.p(test, adjusted=False) for c in family], options.correction)
-                for test in TESTS}
     step = 1 if options.alternative == "greater" else 2
-    return [replace(c, p_adjusted={test: adjusted[test][i // step] for test in TESTS}) for i, c in enumerate(items)]
+    adjusted = {test: adjust_p_values([c.p(test, adjusted=False) for c in items[::step]], options.correction)
+                for test in CORRELATION_TESTS}
+    return [replace(c, p_adjusted={test: adjusted[test][i // step] for test in CORRELATION_TESTS})
+            for i, c in enumerate(items)]
 
 
 def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: ComparisonSettings) -> dict:
@@ -337,15 +335,9 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Comp
     boot = (bootstrap_deltas(human, a, b, resamples=options.resamples, resample=options.resample, **common)
             if options.resamples else None)
     valid = ~(np.isnan(human) | np.isnan(a) | np.isnan(b))
-    present = np.stack([valid])
-    n_docs, n_systems = human.shape
-
-    def values(metric: np.ndarray, target: np.ndarray) -> dict[str, float]:
-        engine = StatisticsEngine(metric[None], target[None], present, options.coefficient, options.stats)
-        return _point(engine, n_docs, n_systems)
-
+    r_ab = _point(StatisticsEngine(a[None], b[None], valid[None], options.coefficient, options.stats), *human.shape)
     return {"observed": {name: r_a[name] - r_b[name] for name in options.stats}, "deltas": deltas, "boot": boot,
-            "r_a": r_a, "r_b": r_b, "r_ab": values(a, b), "valid": valid}
+            "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "valid": valid}
 
 
 def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: ComparisonSettings
