@@ -16,7 +16,8 @@ import pytest
 
 import learned_metrics.data.choices
 import learned_metrics.export
-import learned_metrics.scoring.options  # noqa: F401  (registers the subclasses the walk finds)
+import learned_metrics.scoring.options
+import learned_metrics.train.target_metric  # noqa: F401  (registers the subclasses the walk finds)
 from learned_metrics.errors import UserError
 from learned_metrics.settings import Settings, setting
 

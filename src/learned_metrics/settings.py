@@ -44,10 +44,11 @@ def flag_name(name: str) -> str:
 
 def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
     """One field's value through the strict parser of its kind; refusals name the keyword and the --flag (the flag
-    first and ``name=`` in brackets when ``flag_first``)."""
-    meta, name, flag = spec.metadata, spec.name, flag_name(spec.name)
-    if flag_first:
-        name, flag = flag, f"{name}="
+    first and ``name=`` in brackets when ``flag_first``; no flag for a ``cli=False`` field: it has none)."""
+    meta, name, flag = spec.metadata, spec.name, flag_name(spec.name) if spec.metadata["cli"] else None
+    also = f" ({flag})" if flag else ""
+    if flag_first and flag:
+        name, flag, also = flag, f"{name}=", f" ({name}=)"
     if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
         return None
     kind = meta["kind"]
@@ -62,12 +63,12 @@ def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
         unknown = [item for item in value if item not in (meta["choices"] or value)]
         if unknown or (meta["choices"] and not value):
             raise UserError(f"unknown {meta.get('noun') or name} {unknown or list(value)}, expected some of: "
-                            f"{', '.join(meta['choices'])} ({flag})")
+                            f"{', '.join(meta['choices'])}{also}")
     elif kind in ("share", "fraction", "number"):
         value = {"share": validate.share, "fraction": validate.fraction, "number": validate.finite}[kind](
             value, name, also=flag)
     elif value is None:
-        raise UserError(f"{name} takes a value, got None ({flag})")
+        raise UserError(f"{name} takes a value, got None{also}")
     return meta["check"](value) if meta["check"] is not None else value
 
 

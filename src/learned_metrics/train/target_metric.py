@@ -2,14 +2,15 @@
 
 The model being trained scores the rows through ``learned-metrics score``'s scorer, and ``meta-eval``'s own
 functions judge the scores (no resamples: a validation metric), so what a checkpoint or sweep optimises is what the
-metric is later judged by. The benchmark is read and checked when the callback is built, before any training.
+metric is later judged by. The options are a settings object each, filled by ``conf/callbacks`` and parsed once; the
+benchmark is read and checked when the callback is built, before any training.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,58 @@ import numpy as np
 from lightning.pytorch import Callback
 
 from learned_metrics.errors import UserError
-from learned_metrics.validate import int_at_least, one_of
+from learned_metrics.meta_eval.options import BenchmarkCommand
+from learned_metrics.scoring.options import ScoringOptions
+from learned_metrics.settings import Settings, setting
 
 PREFIX = "val/faithfulness"
 PROTOCOLS = ("same-split", "fixed")  # tune-on-val would tune on dev and judge test: no test rows during training
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_SCORING = ScoringOptions.__dataclass_fields__
+
+
+@dataclass(frozen=True)
+class FaithfulnessValidationSettings(Settings):
+    """``callbacks.faithfulness_validation`` but its benchmark and metric kind: the layout is ``meta-eval
+    benchmark``'s, the scoring fields are ``learned-metrics score``'s own declarations."""
+
+    layout: str = BenchmarkCommand.__dataclass_fields__["layout"]
+    split: str | None = setting(None, "the split validated on (default: the first of val, dev, valid, validation "
+                                "present; every row when the rows carry no split)", cli=False)
+    threshold_protocol: str = setting("same-split", "BAcc's threshold: tuned on the rows judged, or fixed",
+                                      choices=PROTOCOLS, noun="threshold_protocol", cli=False)
+    threshold: float | None = setting(None, "threshold_protocol=fixed: the threshold (default 0.5)", kind="number",
+                                      cli=False)
+    max_rows_per_dataset: int | None = setting(200, "a seeded subsample per dataset bounds the cost (None: every "
+                                               "row)", minimum=2, cli=False)
+    seed: int = setting(0, "seed of the subsample", minimum=0, cli=False)
+    premise_strategy: str = _SCORING["premise_strategy"]
+    granularity: str = _SCORING["granularity"]
+    max_length: int | None = _SCORING["max_length"]
+    max_tokens: int | None = _SCORING["max_tokens"]
+    batch_size: int | None = _SCORING["batch_size"]
+
+    def __post_init__(self) -> None:
+        if self.threshold_protocol == "tune-on-val":  # said before the choices: why it is not among them
+            raise UserError("threshold_protocol=tune-on-val would tune on the dev split and judge the test split "
+                            "while training; use same-split or fixed")
+        super().__post_init__()
+        if self.threshold_protocol != "fixed" and self.threshold is not None:
+            raise UserError("threshold is for threshold_protocol=fixed")
+
+    def scoring(self) -> ScoringOptions:
+        """One deterministic e-c pass with the fields this object shares with ``learned-metrics score``."""
+        shared = {spec.name: getattr(self, spec.name) for spec in fields(self) if _SCORING.get(spec.name) is spec}
+        return ScoringOptions(mode="e-c", mc_samples=1, **shared)
+
+
+@dataclass(frozen=True)
+class ShuffleValidationSettings(Settings):
+    """``callbacks.shuffle_validation`` but its metric kind."""
+
+    max_docs: int | None = setting(200, "a seeded subsample of validation documents bounds the cost (None: every "
+                                   "one)", minimum=1, cli=False)
+    seed: int = setting(0, "seed of the subsample", minimum=0, cli=False)
 
 
 def logged_name(dataset: str) -> str:
@@ -42,44 +90,37 @@ class ValidationRows:
     datasets: list[str]
 
 
-def read_validation_rows(path: str | Path, *, layout: str = "auto", split: str | None = None,
-                         max_rows_per_dataset: int | None = None, seed: int = 0) -> ValidationRows:
+def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) -> ValidationRows:
     """The rows of one split of a benchmark, read by ``meta-eval benchmark``'s reader (labels, datasets, splits).
 
-    ``split`` None: the first of val, dev, valid, validation the rows carry (every row when they carry no split,
-    as TRUE). Per dataset at most ``max_rows_per_dataset`` rows, a seeded subsample kept in file order.
+    ``s.split`` None: the first of val, dev, valid, validation the rows carry (every row when they carry no split,
+    as TRUE). Per dataset at most ``s.max_rows_per_dataset`` rows, a seeded subsample kept in file order.
     """
     from learned_metrics.io import iter_rows
     from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, read_source
     from learned_metrics.meta_eval.data import scored_files
-    from learned_metrics.meta_eval.options import check
 
-    check(layout=layout)
-    where = f"faithfulness validation benchmark {path}"
     if not Path(path).exists():
         raise UserError("no such file or folder (faithfulness_benchmark: a benchmark file or folder in a layout "
                         "meta-eval benchmark reads)", path=path)
-    source, _, found = read_source(path, [], layout=layout, group_field=None, on_missing="drop", published=False)
-    premises: list[Any] = []
-    hypotheses: list[Any] = []
-    for file in scored_files(path):  # the reader's files in the reader's order: row i is the reader's row i
-        for _, row in iter_rows(file):
-            premises.append(row.get(found.premise))
-            hypotheses.append(row.get(found.hypothesis))
-    present = list(dict.fromkeys(s for s in source.splits if s is not None))
+    source, _, found = read_source(path, [], layout=s.layout, group_field=None, on_missing="drop", published=False)
+    texts = [(row.get(found.premise), row.get(found.hypothesis))  # the reader's files in order: row i is its row i
+             for file in scored_files(path) for _, row in iter_rows(file)]
+    present = list(dict.fromkeys(split for split in source.splits if split is not None))
+    split = s.split
     if split is None and present:
-        split = next((s for s in TUNE_SPLITS if s in present), None)
+        split = next((name for name in TUNE_SPLITS if name in present), None)
         if split is None:
             raise UserError(f"no validation split (val, dev, valid, validation) among the splits present "
                             f"({', '.join(present)}); name one with callbacks.faithfulness_validation.split", path=path)
     elif split is not None and split not in present:
         raise UserError(f"no rows of split '{split}' (splits present: {', '.join(present) or 'none'})", path=path)
-    keep = [i for i, label in enumerate(source.labels) if label is not None and (split is None or
-                                                                                 source.splits[i] == split)]
-    if max_rows_per_dataset is not None:
-        keep = _subsample(keep, source.groups, max_rows_per_dataset, seed)
+    keep = [i for i, label in enumerate(source.labels)
+            if label is not None and (split is None or source.splits[i] == split)]
+    if s.max_rows_per_dataset is not None:
+        keep = _subsample(keep, source.groups, s.max_rows_per_dataset, s.seed)
     if not keep:
-        raise UserError(f"{where}: no labelled rows to validate on", path=path)
+        raise UserError(f"faithfulness validation benchmark {path}: no labelled rows to validate on", path=path)
     labels = np.array([source.labels[i] for i in keep], dtype=np.int64)
     datasets = [source.groups[i] for i in keep]
     if not any(len(set(labels[[d == name for d in datasets]])) == 2 for name in set(datasets)):
@@ -87,12 +128,12 @@ def read_validation_rows(path: str | Path, *, layout: str = "auto", split: str |
                         "(raise callbacks.faithfulness_validation.max_rows_per_dataset or choose another split)",
                         path=path)
     for i in keep:
-        for name, value in ((found.premise, premises[i]), (found.hypothesis, hypotheses[i])):
+        for name, value in zip((found.premise, found.hypothesis), texts[i], strict=True):
             if not isinstance(value, str) or not value.strip():
                 file, row = source.where[i]
                 raise UserError("expected a non-empty text", path=file, row=row, field=name)
-    return ValidationRows(str(path), found.key, split, [premises[i] for i in keep],
-                          [hypotheses[i] for i in keep], labels, datasets)
+    return ValidationRows(str(path), found.key, split, [texts[i][0] for i in keep], [texts[i][1] for i in keep],
+                          labels, datasets)
 
 
 def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> list[int]:
@@ -113,37 +154,15 @@ class FaithfulnessValidation(Callback):
     """After every validation (not the sanity check): the model scores the benchmark rows (any layout ``meta-eval
     benchmark`` reads) and logs ``val/faithfulness_auc``/``_bacc`` (means over datasets), the same per dataset
     (``.../<dataset>``, sanitised; no AUC for a one-class dataset), ``val/faithfulness_seconds`` and ``_time_share``
-    (of the run's wall time). Built by :func:`faithfulness_validation` (None when no benchmark is set)."""
+    (of the run's wall time). ``options``: the keywords of :class:`FaithfulnessValidationSettings`."""
 
-    def __init__(self, benchmark: str | Path, *, layout: str = "auto", split: str | None = None,
-                 threshold_protocol: str = "same-split", threshold: float | None = None,
-                 max_rows_per_dataset: int | None = 200, seed: int = 0, premise_strategy: str = "truncate",
-                 granularity: str = "document", max_length: int | None = None, max_tokens: int | None = None,
-                 batch_size: int | None = None):
-        if threshold_protocol == "tune-on-val":
-            raise UserError("callbacks.faithfulness_validation.threshold_protocol=tune-on-val would tune on the dev "
-                            "split and judge the test split while training; use same-split or fixed")
-        self.protocol = one_of(threshold_protocol, PROTOCOLS, "callbacks.faithfulness_validation.threshold_protocol")
-        if self.protocol != "fixed" and threshold is not None:
-            raise UserError("callbacks.faithfulness_validation.threshold is for threshold_protocol=fixed")
-        self.threshold = threshold
-        if max_rows_per_dataset is not None:
-            max_rows_per_dataset = int_at_least(max_rows_per_dataset, 2,
-                                                "callbacks.faithfulness_validation.max_rows_per_dataset")
-        from learned_metrics.scoring.options import ScoringOptions
-
-        # the options `learned-metrics score` takes, checked by the same declaration; one deterministic e-c pass
-        self.options = ScoringOptions.from_keywords(mode="e-c", mc_samples=1, premise_strategy=premise_strategy,
-                                                    granularity=granularity, max_length=max_length,
-                                                    max_tokens=max_tokens, batch_size=batch_size)
-        self.rows = read_validation_rows(benchmark, layout=layout, split=split,
-                                         max_rows_per_dataset=max_rows_per_dataset, seed=seed)
-        names = list(dict.fromkeys(self.rows.datasets))
-        self.logged = _unique_names(names)
+    def __init__(self, benchmark: str | Path, **options: Any):
+        self.settings = FaithfulnessValidationSettings.from_keywords(**options)
+        self.options = self.settings.scoring()
+        self.rows = read_validation_rows(benchmark, self.settings)
+        self.logged = _unique_names(list(dict.fromkeys(self.rows.datasets)))
         self.seconds_total = 0.0
         self._fit_started: float | None = None
-
-    # -- Lightning hooks -------------------------------------------------------------------------
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
         self._fit_started = time.perf_counter()
@@ -161,8 +180,6 @@ class FaithfulnessValidation(Callback):
         for name, value in values.items():
             pl_module.log(name, value, on_step=False, on_epoch=True, sync_dist=False)
 
-    # -- the measurement -------------------------------------------------------------------------
-
     def measure(self, model: Any, tokenizer: Any, card: dict[str, Any] | None = None) -> dict[str, float]:
         """The metrics of ``model`` on the rows: means and per dataset (AUC only where both classes are present)."""
         from learned_metrics.meta_eval.benchmark import benchmark
@@ -170,8 +187,8 @@ class FaithfulnessValidation(Callback):
         scores = self.scores(model, tokenizer, card)
         rows = self.rows
         report = benchmark({"model": scores}, rows.labels, rows.datasets, [rows.split] * len(scores),
-                           threshold_protocol=self.protocol, threshold=self.threshold, split=rows.split,
-                           resamples=0, benchmark_name=rows.path)
+                           threshold_protocol=self.settings.threshold_protocol, threshold=self.settings.threshold,
+                           split=rows.split, resamples=0, benchmark_name=rows.path)
         result = report.results["model"]
         values = {f"{PREFIX}_auc": _value(result.mean["auc"]), f"{PREFIX}_bacc": _value(result.mean["bacc"])}
         for entry in result.datasets:
@@ -249,11 +266,10 @@ SHUFFLE_METRIC = "val/shuffle_acc"
 class ShuffleValidation(Callback):
     """The coherence paper's shuffle test as a validation metric (``val/shuffle_acc``, ``val/shuffle_seconds``):
     the share of (original, shuffle) pairs of held-out documents where the original scores higher, by ``meta-eval
-    shuffle-test``'s own function; ``max_docs`` bounds the cost (a seeded subsample, the same every time)."""
+    shuffle-test``'s own function. ``options``: the keywords of :class:`ShuffleValidationSettings`."""
 
-    def __init__(self, max_docs: int | None = 200, seed: int = 0):
-        self.max_docs = None if max_docs is None else int_at_least(max_docs, 1, "callbacks.shuffle_validation.max_docs")
-        self.seed = int_at_least(seed, 0, "callbacks.shuffle_validation.seed")
+    def __init__(self, **options: Any):
+        self.settings = ShuffleValidationSettings.from_keywords(**options)
         self._pairs: tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def on_validation_epoch_end(self, trainer: Any, pl_module: Any) -> None:
@@ -268,10 +284,9 @@ class ShuffleValidation(Callback):
 
     def measure(self, model: Any, tokenizer: Any, card: dict[str, Any] | None, data_path: str | Path) -> float:
         from learned_metrics.meta_eval.shuffle_test import shuffle_test
-        from learned_metrics.scoring.options import ScoringOptions
 
         if self._pairs is None:  # the validation rows scored, read once
-            self._pairs = validation_pairs(data_path, self.max_docs, self.seed)
+            self._pairs = validation_pairs(data_path, self.settings.max_docs, self.settings.seed)
         texts, is_original, pair_of, original_of = self._pairs
         scores = score_in_training(model, tokenizer, card, "coherence", ScoringOptions(mc_samples=1), texts=texts)
         shuffled = ~is_original
