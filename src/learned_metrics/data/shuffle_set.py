@@ -13,13 +13,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import datasets
 import numpy as np
 
 from learned_metrics import validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
-from learned_metrics.data.sources import Part, check_named_splits, is_saved_dataset, location_parts, missing_fields
+from learned_metrics.data.sources import (
+    Part,
+    check_named_splits,
+    is_saved_dataset,
+    load_hub,
+    location_parts,
+    missing_fields,
+)
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, plain_value
 from learned_metrics.labels import COHERENCE_LABELS
@@ -29,6 +37,7 @@ from learned_metrics.workers import worker_processes
 CNNDM_CONFIG = "3.0.0"
 SPLITS = ("train", "validation", "test")
 OUTPUT_KIND = "shuffle_set"
+DOCUMENT_FEATURES = datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
 
 
 def parse_source(source: str) -> tuple[str, Path | None]:
@@ -151,23 +160,16 @@ def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[di
         yield {"doc_id": str(file.relative_to(root).with_suffix("")), "sentences": sentences}
 
 
-def _source_fingerprint(path: Path) -> str:
+def _files_fingerprint(files: list[str] | list[Path]) -> str:
     """Busts the ``datasets`` generator cache when the input files change."""
-    files = [path] if path.is_file() else corpus_files(path)
-    return ";".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
-
-
-def _files_fingerprint(files: list[str]) -> str:
     return ";".join(f"{f}:{Path(f).stat().st_size}:{Path(f).stat().st_mtime_ns}" for f in files)
 
 
 def _from_generator(generator: Any, where: Path | str, **gen_kwargs: Any):
     """A generator's documents as a Dataset (cached by its arguments); the UserError it raised, as it was."""
-    import datasets
-
     try:
         with datasets_progress_bars_disabled():
-            docs = datasets.Dataset.from_generator(generator, features=_document_features(), gen_kwargs=gen_kwargs)
+            docs = datasets.Dataset.from_generator(generator, features=DOCUMENT_FEATURES, gen_kwargs=gen_kwargs)
     except datasets.exceptions.DatasetGenerationError as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, UserError):
@@ -178,18 +180,13 @@ def _from_generator(generator: Any, where: Path | str, **gen_kwargs: Any):
     return docs
 
 
-def _document_features():
-    import datasets
-
-    return datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
-
-
-def _documents_from_generator(kind: str, path: Path, splitter: str, fields: _Fields = (None, None, None)):
+def _generated_documents(kind: str, path: Path, s: ShuffleSetSettings):
+    """The documents of a ``txtdir:`` or ``jsonl:`` source (the seeded split comes after)."""
     if kind == "txtdir":
-        return _from_generator(_txtdir_documents, path, path=str(path), splitter=splitter,
-                               fingerprint=_source_fingerprint(path))
-    return _from_generator(_file_documents, path, files=((str(path), None),), splitter=splitter, fields=fields,
-                           fingerprint=_source_fingerprint(path))
+        return _from_generator(_txtdir_documents, path, path=str(path), splitter=s.splitter,
+                               fingerprint=_files_fingerprint(corpus_files(path)))
+    return _from_generator(_file_documents, path, files=((str(path), None),), splitter=s.splitter, fields=_fields(s),
+                           fingerprint=_files_fingerprint([path]))
 
 
 def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fields):
@@ -206,7 +203,7 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
 
     with datasets_progress_bars_disabled():
         docs = part.dataset.map(to_documents, batched=True, with_indices=True, keep_in_memory=True,
-                                remove_columns=part.dataset.column_names, features=_document_features(),
+                                remove_columns=part.dataset.column_names, features=DOCUMENT_FEATURES,
                                 new_fingerprint=_map_fingerprint(part.dataset._fingerprint, tag, splitter, fields))
     if len(docs) == 0:
         raise UserError("no documents found", path=part.where)
@@ -223,8 +220,6 @@ def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
     """The documents of a file, folder, ``disk:`` or ``hf:`` source per split, and where the splits came from:
     ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split) or
     ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
-    import datasets
-
     fields = _fields(s)
     parts = location_parts(location, SHUFFLE_SET_SOURCES)
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
@@ -259,8 +254,6 @@ def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
 
 def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
     """Seeded document-level split; each split keeps the input order."""
-    import datasets
-
     if not (0 < val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
         raise UserError("--val-fraction must be in (0, 1), --test-fraction in [0, 1), and they must sum to less than 1")
     validate.int_at_least(seed, 0, "--seed")
@@ -274,14 +267,7 @@ def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
 
 def load_cnndm_documents(splitter: str = "newline"):
     """CNN/DM 3.0.0 ``highlights`` (already one sentence per line) with its own splits."""
-    import datasets
-
-    try:
-        raw = datasets.load_dataset(CNNDM_HUB_ID, CNNDM_CONFIG)
-    except Exception as exc:  # offline machines, missing cache
-        raise UserError(f"cannot load {CNNDM_HUB_ID} ({CNNDM_CONFIG}): {type(exc).__name__}: "
-                        f"{str(exc).splitlines()[0]}; check network access or pre-download it into the HF "
-                        "cache") from None
+    raw = load_hub(f"{CNNDM_HUB_ID}:{CNNDM_CONFIG}")
     split = get_splitter(splitter)
 
     def to_documents(batch: dict[str, list]) -> dict[str, list]:
@@ -324,16 +310,13 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
     (see :mod:`learned_metrics.outputs`): never the source or a folder holding it, never a folder of files we did
     not write; an earlier shuffle set there is replaced only with ``overwrite``.
     """
-    import datasets
-
     s = ShuffleSetSettings.from_keywords(**settings)
     kind, path = parse_source(source)
     check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
     if kind == "cnn_dailymail":
         docs, splits_from = load_cnndm_documents(s.splitter), "names"
     elif kind in ("jsonl", "txtdir"):
-        docs = split_documents(_documents_from_generator(kind, path, s.splitter, _fields(s)), s.val_fraction,
-                               s.test_fraction, s.seed)
+        docs = split_documents(_generated_documents(kind, path, s), s.val_fraction, s.test_fraction, s.seed)
         splits_from = "seed"
     else:
         docs, splits_from = read_documents(source, s)
