@@ -168,13 +168,11 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
         raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
     labels = labels.astype(np.int64)
     kernel = RaggedAuc(scores, labels, group_ids, len(group_names))
-    intra = (_IntraSystem.build(scores, labels, group_ids, group_names, systems, confidence)
-             if systems is not None else None)
+    intra = _IntraSystem.build(scores, labels, group_ids, systems, confidence) if systems is not None else None
 
     ones = np.ones((1, len(scores)))
     point = kernel.auc(ones)[0]
-    defined_groups = np.flatnonzero(~np.isnan(point))
-    if not len(defined_groups):
+    if np.isnan(point).all():
         counts = f"{int(labels.sum())} positive and {int((1 - labels).sum())} negative rows"
         raise UserError(f"ROC AUC is undefined: no group has both labels (1 = faithful and 0 = unfaithful); {counts} "
                         f"over {len(group_names)} group(s). Check --label-field and --group-field")
@@ -206,7 +204,7 @@ class _IntraSystem:
     confidence: float = 0.95
 
     @classmethod
-    def build(cls, scores, labels, group_ids, group_names, systems, confidence: float = 0.95) -> _IntraSystem:
+    def build(cls, scores, labels, group_ids, systems, confidence: float = 0.95) -> _IntraSystem:
         systems = list(systems)
         if len(systems) != len(scores):
             raise UserError(f"{len(systems)} system values for {len(scores)} scores")

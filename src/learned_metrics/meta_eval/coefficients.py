@@ -27,14 +27,9 @@ def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.nd
     """Pearson r over the last axis with frequency weights (two-pass, so no cancellation)."""
     total = weights.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_x = (weights * x).sum(axis=-1) / total
-        mean_y = (weights * y).sum(axis=-1) / total
-        dx = x - mean_x[..., None]
-        dy = y - mean_y[..., None]
-        cov = (weights * dx * dy).sum(axis=-1)
-        var_x = (weights * dx * dx).sum(axis=-1)
-        var_y = (weights * dy * dy).sum(axis=-1)
-        r = cov / np.sqrt(var_x * var_y)
+        dx, dy = (v - ((weights * v).sum(axis=-1) / total)[..., None] for v in (x, y))
+        var_x, var_y = (weights * dx * dx).sum(axis=-1), (weights * dy * dy).sum(axis=-1)
+        r = (weights * dx * dy).sum(axis=-1) / np.sqrt(var_x * var_y)
     return np.clip(r, -1.0, 1.0)
 
 
@@ -43,11 +38,9 @@ class FixedGroups:
     ``y`` (human); absent items carry weight 0. What depends only on the values is computed once, here."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool, accuracy: bool):
-        self.x = np.asarray(x, dtype=np.float64)
-        self.y = np.asarray(y, dtype=np.float64)
+        self.x, self.y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
         self.coefficient = coefficient
-        self.ties_x = TieClasses.of(self.x)
-        self.ties_y = TieClasses.of(self.y)
+        self.ties_x, self.ties_y = TieClasses.of(self.x), TieClasses.of(self.y)
         self.large = self.x.shape[1] > LARGE_GROUP
         needs_signs = accuracy or (correlation and coefficient == "kendall" and not self.large)
         self.signs = SignProducts(self.x, self.y) if needs_signs else None
@@ -58,8 +51,7 @@ class FixedGroups:
 
     def correlation(self, weights: np.ndarray) -> np.ndarray:
         """Per-group correlation for (R, G, m) weights: (R, G), NaN where undefined."""
-        untied_x = self.ties_x.untied_pairs(weights)
-        untied_y = self.ties_y.untied_pairs(weights)
+        untied_x, untied_y = self.ties_x.untied_pairs(weights), self.ties_y.untied_pairs(weights)
         defined = (untied_x > 0) & (untied_y > 0)
         if self.coefficient == "kendall" and (self.large or (len(weights) == 1 and self.x.shape[1] > POINT_BY_SORT)):
             r = self._tau_b_by_expansion(weights)
@@ -85,14 +77,10 @@ class FixedGroups:
     def pair_agreement(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per group: (pairs ordered like the human, pairs with a strict human order, all pairs), unordered pairs of
         distinct (expanded) items; a metric tie on a strictly ordered human pair counts as wrong."""
-        concordance = self.signs.quadratic(weights)
-        strict_both = self.strict_signs.quadratic(weights)
-        human_strict = self.ties_y.untied_pairs(weights)
         total = weights.sum(axis=-1)
-        all_pairs = total * (total - 1)
         # Ordered pairs agreeing: sign product +1, i.e. (product + |product|) / 2.
-        agreeing = (concordance + strict_both) / 2
-        return agreeing / 2, human_strict / 2, all_pairs / 2
+        agreeing = (self.signs.quadratic(weights) + self.strict_signs.quadratic(weights)) / 2
+        return agreeing / 2, self.ties_y.untied_pairs(weights) / 2, total * (total - 1) / 2
 
 
 def _plain_kendalltau():
@@ -122,8 +110,7 @@ def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coeff
 
 
 def _rowwise_block(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
-    x = _snap(np.where(weights > 0, x, 0.0))
-    y = _snap(np.where(weights > 0, y, 0.0))
+    x, y = _snap(np.where(weights > 0, x, 0.0)), _snap(np.where(weights > 0, y, 0.0))
     sums = rowwise_sign_sums(x, y, weights)
     defined = (sums["untied_x"] > 0) & (sums["untied_y"] > 0)
     if coefficient == "kendall":

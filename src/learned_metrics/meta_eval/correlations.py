@@ -19,10 +19,9 @@ from learned_metrics.meta_eval.options import CorrelationSettings, coefficient_w
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
+    interval,
     joined,
     none_if_nan,
-    percentile_interval,
-    percentiles_for,
     records_frame,
     single_threaded_blas,
 )
@@ -225,12 +224,12 @@ def correlations(human: object, metric: object, *, axes: str = "documents x syst
     samples = bootstrap_distribution(engine, n_docs, n_systems, resamples, o.resample, o.seed)
     results = {}
     for name in o.stats:
-        interval = percentile_interval(samples[name], percentiles_for(o.confidence))
+        drawn = interval(samples[name], o.confidence)
         value = none_if_nan(float(point[name].value[0]))
         ci = (fisher_interval(value, items_per_correlation(name, valid), o.coefficient, o.confidence)
-              if o.ci_method == "fisher" else interval.ci)
+              if o.ci_method == "fisher" else drawn.ci)
         results[name] = StatResult(value, ci, int(point[name].n[0]), int(point[name].skipped[0]), resamples,
-                                   interval.dropped, name=name)
+                                   drawn.dropped, name=name)
     return CorrelationReport(results, settings, n_docs, n_systems)
 
 

@@ -62,8 +62,7 @@ class TieClasses:
 
     def untied_pairs(self, weights: np.ndarray) -> np.ndarray:
         """Ordered pairs of (expanded) items with different values, per resample and group: (R, G)."""
-        class_weights = self.totals(weights)
-        within = np.add.reduceat(class_weights**2, self.group_starts, axis=1)
+        within = np.add.reduceat(self.totals(weights) ** 2, self.group_starts, axis=1)
         return weights.sum(axis=-1) ** 2 - within
 
     def midranks(self, weights: np.ndarray) -> np.ndarray:
@@ -82,9 +81,7 @@ class SignProducts:
     the tau-b numerator; ``strict=True`` takes ``|A|``, the pairs strictly ordered by both (pair accuracy)."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, *, strict: bool = False):
-        self.x = np.asarray(x, dtype=np.float64)
-        self.y = np.asarray(y, dtype=np.float64)
-        self.strict = strict
+        self.x, self.y, self.strict = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), strict
         n_groups, m = self.x.shape
         self._cached: dict[type, np.ndarray] = {}
         self._cacheable = n_groups * m * m * 4 <= _CACHE_BYTES
@@ -129,8 +126,7 @@ def tau_b_from_sums(concordance: np.ndarray, untied_x: np.ndarray, untied_y: np.
 def rowwise_sign_sums(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Weighted ordered-pair sums (R,) ``concordance``, ``untied_x``, ``untied_y`` of (R, m) values that change per
     resample (per-system means); cost R * m**2, fine for the few systems of a data set."""
-    sx = np.sign(x[:, :, None] - x[:, None, :])
-    sy = np.sign(y[:, :, None] - y[:, None, :])
+    sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
     pair_weights = weights[:, :, None] * weights[:, None, :]
     return {"concordance": np.einsum("rij,rij->r", pair_weights, sx * sy),
             "untied_x": np.einsum("rij,rij->r", pair_weights, np.abs(sx)),

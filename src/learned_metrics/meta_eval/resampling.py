@@ -113,6 +113,11 @@ def percentile_interval(samples: np.ndarray, percentiles: tuple[float, float] = 
     return Interval((float(low), float(high)), int(defined.size), dropped)
 
 
+def interval(samples: np.ndarray, confidence: float) -> Interval:
+    """The central ``confidence`` percentile interval of the defined resamples (0.95: 2.5 to 97.5)."""
+    return percentile_interval(samples, percentiles_for(confidence))
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate with its percentile bootstrap CI; ``n``/``skipped`` say what it rests on."""
@@ -160,9 +165,8 @@ def records_frame(records: Sequence[dict], columns: Sequence[str] | None = None)
 def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0,
                   confidence: float = 0.95) -> Estimate:
     """Bundle a point value (NaN = undefined) with the percentile CI of its resamples."""
-    interval = percentile_interval(samples, percentiles_for(confidence))
-    return Estimate(none_if_nan(float(value)), interval.ci, n, skipped, int(np.asarray(samples).size),
-                    interval.dropped)
+    drawn = interval(samples, confidence)
+    return Estimate(none_if_nan(float(value)), drawn.ci, n, skipped, int(np.asarray(samples).size), drawn.dropped)
 
 
 def none_if_nan(value: float | None) -> float | None:

@@ -16,14 +16,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
 from learned_metrics.meta_eval.options import ShuffleTestSettings, takes
-from learned_metrics.meta_eval.resampling import (
-    Estimate,
-    bootstrap_weights,
-    estimate_from,
-    percentile_interval,
-    percentiles_for,
-    records_frame,
-)
+from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, interval, records_frame
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers
@@ -146,11 +139,10 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
                         np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64), pair_ids, gaps)
 
 
-def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, gaps: np.ndarray,
+def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, bucket_index: np.ndarray,
                  n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
     """Wins and comparisons per (pair id, bucket), so a resample's per-bucket totals are one product with its
     pair-id counts."""
-    bucket_index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
     wins, counts = np.zeros((2, n_pairs, len(BUCKET_CENTRES)))
     np.add.at(wins, (pair_index, bucket_index), outcome)
     np.add.at(counts, (pair_index, bucket_index), 1.0)
@@ -175,29 +167,26 @@ def merge_sparse_buckets(counts: np.ndarray, minimum: int) -> list[tuple[int, in
     return [(first, last) for first, last, _ in runs]
 
 
-def _bucket_table(outcome: np.ndarray, gaps: np.ndarray, wins: np.ndarray, counts: np.ndarray,
+def _bucket_table(outcome: np.ndarray, index: np.ndarray, wins: np.ndarray, counts: np.ndarray,
                   minimum: int, confidence: float) -> list[LengthBucket]:
-    """One bucket per run of :func:`merge_sparse_buckets`; ``wins``/``counts`` are the (resamples x buckets)
-    weighted wins and comparisons of each resample, so a merged bucket's accuracy in a resample is the ratio of
-    its buckets' sums (NaN where the resample leaves it empty)."""
-    index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
-    sizes = np.bincount(index, minlength=len(BUCKET_CENTRES))
+    """One bucket per run of :func:`merge_sparse_buckets` over the comparisons' bucket ``index``; ``wins``/``counts``
+    are the (resamples x buckets) weighted wins and comparisons of each resample, so a merged bucket's accuracy in a
+    resample is the ratio of its buckets' sums (NaN where the resample leaves it empty)."""
     last_index = len(BUCKET_CENTRES) - 1
     table = []
-    for first, last in merge_sparse_buckets(sizes, minimum):
+    for first, last in merge_sparse_buckets(np.bincount(index, minlength=len(BUCKET_CENTRES)), minimum):
         members = (index >= first) & (index <= last)
         pairs = int(members.sum())
         low = None if first == 0 else int(BUCKET_CENTRES[first]) - BUCKET_WIDTH // 2
         high = None if last == last_index else int(BUCKET_CENTRES[last]) + BUCKET_WIDTH // 2
-        accuracy = float(outcome[members].mean()) if pairs else None
-        interval = None
+        drawn = None
         if pairs and pairs >= minimum:
             with np.errstate(invalid="ignore", divide="ignore"):
                 samples = wins[:, first:last + 1].sum(axis=1) / counts[:, first:last + 1].sum(axis=1)
-            interval = percentile_interval(samples, percentiles_for(confidence))
+            drawn = interval(samples, confidence)
         centre = (int(BUCKET_CENTRES[first]) + int(BUCKET_CENTRES[last])) // 2
-        table.append(LengthBucket(centre, low, high, pairs, accuracy,
-                                  interval.ci if interval else None, interval.dropped if interval else 0))
+        table.append(LengthBucket(centre, low, high, pairs, float(outcome[members].mean()) if pairs else None,
+                                  drawn.ci if drawn else None, drawn.dropped if drawn else 0))
     return table
 
 
@@ -225,7 +214,8 @@ def shuffle_test(original: object, shuffled: object, *, pair_index: object = Non
     if gaps is not None and gaps.shape != original.shape:
         raise UserError(f"length_gap needs one value per comparison ({original.size}), got shape {gaps.shape}")
     if gaps is not None:
-        bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, gaps, n_pairs)
+        index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
+        bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, index, n_pairs)
     samples, bucket_win_samples, bucket_count_samples = [], [], []
     for counts, _ in bootstrap_weights(n_pairs, 1, settings.resamples, "documents", settings.seed):
         samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
@@ -237,7 +227,7 @@ def shuffle_test(original: object, shuffled: object, *, pair_index: object = Non
     buckets = None
     if gaps is not None:
         empty = np.empty((0, len(BUCKET_CENTRES)))
-        buckets = _bucket_table(outcome, gaps, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
+        buckets = _bucket_table(outcome, index, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
                                 np.concatenate(bucket_count_samples) if bucket_count_samples else empty,
                                 settings.min_bucket_pairs, settings.confidence)
     return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, settings)

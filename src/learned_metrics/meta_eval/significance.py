@@ -25,10 +25,9 @@ from learned_metrics.meta_eval.options import (
     takes,
 )
 from learned_metrics.meta_eval.resampling import (
+    interval,
     joined,
     none_if_nan,
-    percentile_interval,
-    percentiles_for,
     records_frame,
     single_threaded_blas,
     swap_masks,
@@ -346,7 +345,7 @@ def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: Co
     deltas, boot = pair["deltas"][statistic], None if pair["boot"] is None else pair["boot"][statistic]
     r = {name_a: pair["r_a"][statistic], name_b: pair["r_b"][statistic]}
     n = items_per_correlation(statistic, pair["valid"])
-    ci = None if boot is None else percentile_interval(boot, percentiles_for(o.confidence)).ci
+    ci = None if boot is None else interval(boot, o.confidence).ci
     out = []
     for sign, a, b in ((1.0, name_a, name_b), (-1.0, name_b, name_a)):
         observed = sign * pair["observed"][statistic]
