@@ -1,16 +1,6 @@
-"""Build phrase-augmented ANLI for the faithfulness NLI metric.
+"""Build phrase-augmented ANLI for the faithfulness NLI metric: ``learned-metrics prep anli`` as a script.
 
-Usage::
-
-    python data_prep/build_anli_augmented.py --source anli --output data/anli_aug
-    python data_prep/build_anli_augmented.py --source jsonl:anli_v1.0 --output data/anli_aug
-    python data_prep/build_anli_augmented.py --source anli --output data/anli_statements --phrases statements
-    python data_prep/build_anli_augmented.py --source anli --output data/anli_append --position append
-    python data_prep/build_anli_augmented.py --source anli --output data/anli_subset5 --phrase-subset 5 --seed 1
-    python data_prep/build_anli_augmented.py --source anli --output data/anli_only --no-augment
-
-The output folder holds a ``datasets.DatasetDict`` (train/validation/test) and
-``report.json``; see ``learned_metrics.data.anli`` and docs/nli_data.md.
+``--help`` lists every option with examples; the work is in ``learned_metrics.data.anli`` (docs/nli_data.md).
 """
 
 import sys

@@ -1,16 +1,6 @@
-"""Build an NLI training set (with phrase-augmented copies) from any NLI data, for the faithfulness metric.
+"""Build an NLI training set (with phrase-augmented copies) from any NLI data: ``learned-metrics prep nli`` as a script.
 
-Usage::
-
-    python data_prep/build_nli.py --source my_nli.csv --output data/my_nli
-    python data_prep/build_nli.py --source mine=data/nli --source anli=hf:facebook/anli --cap anli=20000 \\
-        --output data/mix
-    python data_prep/build_nli.py --source rte.jsonl --premise-field sentence1 --hypothesis-field sentence2 \\
-        --label-order entailment,not_entailment --two-class neutral --output data/rte
-    python data_prep/build_nli.py --source my_nli.csv --output data/my_nli_only --no-augment
-
-The output folder holds a ``datasets.DatasetDict`` (train/validation, test when any) and ``report.json``; see
-``learned_metrics.data.nli`` and docs/nli_data.md.
+``--help`` lists every option with examples; the work is in ``learned_metrics.data.nli`` (docs/nli_data.md).
 """
 
 import sys

@@ -1,9 +1,6 @@
-"""Build the coherence shuffle set (originals vs. distinct sentence shuffles).
+"""Build the coherence shuffle set (originals vs. distinct sentence shuffles): ``learned-metrics prep shuffle-set``.
 
-    python data_prep/build_shuffle_set.py --source cnn_dailymail --output data/ccl_cnndm
-    python data_prep/build_shuffle_set.py --source txtdir:/path/to/wsj --output data/ccl_wsj --shuffles-per-doc 20
-
-See ``--help`` for every option; the logic lives in ``learned_metrics.data.shuffle_set``.
+``--help`` lists every option with examples; the work is in ``learned_metrics.data.shuffle_set``.
 """
 
 import sys

@@ -1,7 +1,7 @@
 """``learned-metrics prep shuffle-set|anli|nli`` and the ``data_prep/*.py`` scripts: one parser each, used by both.
 
-The work is in :mod:`learned_metrics.data.shuffle_set` and :mod:`learned_metrics.data.anli`;
-here are only the options, the call and the summary table.
+The work is in :mod:`learned_metrics.data.shuffle_set`, :mod:`learned_metrics.data.anli` and
+:mod:`learned_metrics.data.nli`; here are only the options, the call and the summary table.
 """
 
 from __future__ import annotations
@@ -37,26 +37,32 @@ ANLI_EPILOG = """examples:
   (the same with `learned-metrics prep anli ...`)"""
 
 
+def _add_build(parser: argparse.ArgumentParser, settings: Any, run: Any, source_help: str, output_help: str,
+               **source: Any) -> None:
+    """The arguments every build takes: ``--source``, ``--output`` and the fields of its settings object."""
+    parser.add_argument("--source", required=True, help=source_help, **source)
+    parser.add_argument("--output", required=True, help=output_help)
+    settings.add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
 # --- shuffle set ---------------------------------------------------------------------------------
 
 
 def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import SHUFFLE_SET_SOURCES, ShuffleSetSettings
 
-    parser.add_argument("--source", required=True, help=f"{SHUFFLE_SET_SOURCES}; rows hold 'sentences' (list) or "
-                        "'text', optional 'id' (other names: --sentences-field, --text-field, --id-field)")
-    parser.add_argument("--output", required=True, help="new or empty folder for the DatasetDict (train/validation/"
-                        "test) and report.json; never the source or a folder holding it")
-    ShuffleSetSettings.add_arguments(parser)
-    parser.set_defaults(func=run_shuffle_set)
+    _add_build(parser, ShuffleSetSettings, run_shuffle_set, f"{SHUFFLE_SET_SOURCES}; rows hold 'sentences' (list) or "
+               "'text', optional 'id' (other names: --sentences-field, --text-field, --id-field)",
+               "new or empty folder for the DatasetDict (train/validation/test) and report.json; never the source or "
+               "a folder holding it")
 
 
 def run_shuffle_set(args: argparse.Namespace) -> int:
     from learned_metrics.data.choices import ShuffleSetSettings
     from learned_metrics.data.shuffle_set import build_shuffle_set
 
-    settings = ShuffleSetSettings.from_arguments(args)
-    report = build_shuffle_set(args.source, args.output, **settings.to_json())
+    report = build_shuffle_set(args.source, args.output, **ShuffleSetSettings.from_arguments(args).to_json())
     rows = [(name, report["documents_per_split"][name], report["skipped_fewer_than_2_distinct_sentences"][name],
              counts["coherent"], counts["incoherent"], counts["total"]) for name, counts in report["rows"].items()]
     columns = ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows")
@@ -70,21 +76,18 @@ def run_shuffle_set(args: argparse.Namespace) -> int:
 def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import ANLI_HUB_ID, AnliSettings
 
-    parser.add_argument("--source", required=True, help=f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or "
-                        "'jsonl:DIR' for the official release layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, "
-                        "R3; fields uid, context, hypothesis, label e/n/c)")
-    parser.add_argument("--output", required=True,
-                        help="new or empty output folder; never the source or a folder holding it")
-    AnliSettings.add_arguments(parser)
-    parser.set_defaults(func=run_anli)
+    _add_build(parser, AnliSettings, run_anli, f"'anli' for the Hugging Face dataset {ANLI_HUB_ID}, or "
+               "'jsonl:DIR' for the official release layout (DIR/R1/train.jsonl, dev.jsonl, test.jsonl, R2, R3; "
+               "fields uid, context, hypothesis, label e/n/c)",
+               "new or empty output folder; never the source or a folder holding it")
 
 
 def run_anli(args: argparse.Namespace) -> int:
     from learned_metrics.data.anli import build_anli_augmented
     from learned_metrics.data.choices import AnliSettings
 
-    settings = AnliSettings.from_arguments(args)
-    return print_nli_report("ANLI", build_anli_augmented(args.source, args.output, **settings.to_json()), args.output)
+    report = build_anli_augmented(args.source, args.output, **AnliSettings.from_arguments(args).to_json())
+    return print_nli_report("ANLI", report, args.output)
 
 
 def print_nli_report(name: str, report: dict[str, Any], output: str) -> int:
@@ -119,20 +122,16 @@ NLI_EPILOG = """examples:
 def add_nli_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import NLI_SOURCES, NliSettings
 
-    parser.add_argument("--source", required=True, action="append", metavar="[NAME=]SOURCE",
-                        help=f"repeat for a mix: {NLI_SOURCES}")
-    parser.add_argument("--output", required=True,
-                        help="new or empty output folder; never a source or a folder holding one")
-    NliSettings.add_arguments(parser)
-    parser.set_defaults(func=run_nli)
+    _add_build(parser, NliSettings, run_nli, f"repeat for a mix: {NLI_SOURCES}", "new or empty output folder; never "
+               "a source or a folder holding one", action="append", metavar="[NAME=]SOURCE")
 
 
 def run_nli(args: argparse.Namespace) -> int:
     from learned_metrics.data.choices import NliSettings
     from learned_metrics.data.nli import build_nli
 
-    settings = NliSettings.from_arguments(args)
-    return print_nli_report("NLI", build_nli(args.source, args.output, **settings.to_json()), args.output)
+    report = build_nli(args.source, args.output, **NliSettings.from_arguments(args).to_json())
+    return print_nli_report("NLI", report, args.output)
 
 
 # --- entry points --------------------------------------------------------------------------------
