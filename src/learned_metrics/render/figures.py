@@ -1,10 +1,8 @@
-"""Figures for papers: bias matrix, score histograms by label, shuffle accuracy by length gap.
+"""Figures for papers: bias matrix, score histograms by label, ROC curves, shuffle accuracy by length gap.
 
-matplotlib runs on the non-interactive Agg backend (no display on servers and CI) and is imported only when a plot
-is asked for. Every ``plot_*`` writes .png, .pdf or .svg by the file's suffix (checked before drawing); files are
-written through a temporary file and renamed, so a failed plot leaves nothing behind. ``*_figure`` functions return
-the matplotlib figure instead, for notebooks. Every text is drawn literally (:func:`literal_text`): a group called
-``$^$`` is a name, not mathtext.
+matplotlib runs on Agg (no display on servers and CI), imported only when a plot is asked for. ``plot_*`` write
+.png, .pdf or .svg by suffix, checked before drawing, through a temporary file so a failed plot leaves nothing;
+``*_figure`` return the figure, for notebooks. Names are drawn literally (:func:`literal_text`), never as mathtext.
 """
 
 from __future__ import annotations
@@ -67,8 +65,10 @@ def literal_text(build: Callable[..., Any]) -> Callable[..., Any]:
     return literal
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def _save(path: str | Path, draw: Callable[[], Any]) -> Path:
+    """The figure ``draw`` makes, written to ``path``: its type is checked before any drawing."""
     path = check_plot_path(path)
+    fig = draw()
     plt = _pyplot()
     import matplotlib
 
@@ -95,14 +95,12 @@ def score_axis_label(provenance: dict | None, field: str = "score") -> str:
         if label:
             return label
     return f"Score ('{field}' field)"
-ACCURACY_LABEL = "Accuracy (share of pairs)"
-GAP_LABEL = "Length gap, original minus other document (characters)"
+
 
 
 def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) -> Path:
     """Circles per cell: area proportional to the pair count, colour = tau+/tau- on a diverging scale."""
-    check_plot_path(path)
-    return _save(bias_matrix_figure(matrix, title), path)
+    return _save(path, lambda: bias_matrix_figure(matrix, title))
 
 
 @literal_text
@@ -175,14 +173,9 @@ def histogram_edges(scores: np.ndarray, bins: int = 20) -> np.ndarray:
 @literal_text
 def score_histogram_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
                            aucs: dict[str, float | None] | None = None, *, score_label: str = SCORE_LABEL) -> Any:
-    """The figure of :func:`plot_score_histograms`, returned for notebooks (``fig.savefig``) and inspection.
-
-    Densities, not counts: TRUE corpora are very unbalanced, and counts would hide the smaller class. One bin
-    grid and x-range for every panel, so panels compare at a glance; exactly one panel per group, titled with
-    the group, its AUC and its class counts. One legend for the whole figure, right of the grid of panels, so it
-    never covers a bar however the bars fill a panel. ``score_label`` names the score on the x axis (default:
-    the faithfulness score's default mode e-c).
-    """
+    """The figure of :func:`plot_score_histograms`. Densities, not counts: TRUE corpora are very unbalanced and
+    counts would hide the smaller class; one bin grid and x-range for all panels, so they compare at a glance; one
+    legend right of the panels, so it never covers a bar."""
     plt = _pyplot()
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
@@ -225,8 +218,7 @@ def plot_score_histograms(scores: np.ndarray, labels: np.ndarray, groups: list[s
     """One panel per group: score densities of label 1 (faithful) vs label 0 (unfaithful), class counts and AUC
     in the panel title, the same x-range everywhere, one legend beside the panels; written as .png, .pdf or .svg
     by the suffix of ``path``."""
-    check_plot_path(path)
-    return _save(score_histogram_figure(scores, labels, groups, aucs, score_label=score_label), path)
+    return _save(path, lambda: score_histogram_figure(scores, labels, groups, aucs, score_label=score_label))
 
 
 @literal_text
@@ -260,8 +252,7 @@ def roc_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
 def plot_roc_curves(scores: np.ndarray, labels: np.ndarray, groups: list[str], path: str | Path,
                     aucs: dict[str, float | None] | None = None) -> Path:
     """ROC curve of every group with both labels on one set of axes, AUC in the legend beside the axes."""
-    check_plot_path(path)
-    return _save(roc_figure(scores, labels, groups, aucs), path)
+    return _save(path, lambda: roc_figure(scores, labels, groups, aucs))
 
 
 def _minus(value: int) -> str:
@@ -288,13 +279,9 @@ def bucket_span(bucket: Any) -> int:
 
 @literal_text
 def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> Any:
-    """The figure of :func:`plot_length_gap`, returned for notebooks (``fig.savefig``) and inspection.
-
-    One point per bucket of the report (sparse buckets already merged by ``shuffle_test(...,
-    min_bucket_pairs=...)``), at the bucket's centre, its x tick naming its range. Bars are the buckets' bootstrap
-    95% CIs (pair ids redrawn); a bucket with fewer than ``min_bucket_pairs`` comparisons (default: the report's)
-    is drawn hollow, without a bar. The number of comparisons is written under each point.
-    """
+    """The figure of :func:`plot_length_gap`: one point per bucket of the report (sparse ones already merged by
+    ``shuffle_test``) at its centre, its tick naming its range, its comparisons written under it; a bucket with
+    fewer than ``min_bucket_pairs`` (default: the report's) is hollow, without a CI bar."""
     if report.buckets is None:
         raise UserError("the shuffle-test report has no length-gap buckets (run it with length_gap)")
     plt = _pyplot()
@@ -309,10 +296,9 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
     with_ci = np.array([b.ci is not None for b in buckets], dtype=bool) & ~few
     ax.plot(gaps, accuracy, color="tab:blue", linewidth=1.2)
     if with_ci.any():
-        low = np.array([b.ci[0] for b, ok in zip(buckets, with_ci, strict=True) if ok])
-        high = np.array([b.ci[1] for b, ok in zip(buckets, with_ci, strict=True) if ok])
-        ax.errorbar(gaps[with_ci], accuracy[with_ci], yerr=[accuracy[with_ci] - low, high - accuracy[with_ci]],
-                    fmt="o", color="tab:blue", capsize=3, linewidth=1.2)
+        cis, shown = np.array([b.ci for b, ok in zip(buckets, with_ci, strict=True) if ok]), accuracy[with_ci]
+        ax.errorbar(gaps[with_ci], shown, yerr=[shown - cis[:, 0], cis[:, 1] - shown], fmt="o", color="tab:blue",
+                    capsize=3, linewidth=1.2)
     plain = ~with_ci & ~few  # no resamples: points without bars
     ax.plot(gaps[plain], accuracy[plain], "o", color="tab:blue", linestyle="none")
     ax.plot(gaps[few], accuracy[few], "o", color="tab:blue", markerfacecolor="white", linestyle="none")
@@ -330,8 +316,8 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
     ax.set_xlim(-215, 215)
     ax.set_xticks(gaps, [bucket_range_label(b) for b in buckets], rotation=45, ha="right",
                   rotation_mode="anchor", fontsize=7)
-    ax.set_xlabel(GAP_LABEL + "; ends clamped at ±200")
-    ax.set_ylabel(ACCURACY_LABEL)
+    ax.set_xlabel("Length gap, original minus other document (characters); ends clamped at ±200")
+    ax.set_ylabel("Accuracy (share of pairs)")
     resamples = getattr(report, "resamples", 0)
     handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2,
                       label="Accuracy, 95% bootstrap CI" if resamples else "Accuracy (no CIs: 0 resamples)"),
@@ -352,5 +338,4 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
 def plot_length_gap(report: Any, path: str | Path, *, min_bucket_pairs: int | None = None) -> Path:
     """Shuffle-test accuracy per length-gap bucket with CI bars, range ticks and counts; .png, .pdf or .svg by
     suffix. ``min_bucket_pairs`` (default: the report's): buckets with fewer comparisons are drawn without a bar."""
-    check_plot_path(path)
-    return _save(length_gap_figure(report, min_bucket_pairs=min_bucket_pairs), path)
+    return _save(path, lambda: length_gap_figure(report, min_bucket_pairs=min_bucket_pairs))
