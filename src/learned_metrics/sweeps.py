@@ -2,9 +2,7 @@
 
 A sweep file (``conf/sweep/*.yml``: not ``.yaml``, so Hydra does not list it as a config group) names Hydra
 overrides as its parameters, passed straight to ``train.py`` by ``${args_no_hyphens}``: no argparse layer to keep
-in step with the configs. :func:`load_sweep` checks a file (every parameter composes, the metric is the checkpoint
-monitor); :func:`agent_command` is the argv the agent runs, so a run needs no server. The run side lives with
-:mod:`learned_metrics.loggers`.
+in step with the configs. The run side lives with :mod:`learned_metrics.loggers`.
 """
 
 from __future__ import annotations
@@ -63,26 +61,25 @@ def _is_macro(part: str) -> bool:
 
 
 def _discrete_values(spec: dict[str, Any]) -> list[Any]:
-    if "value" in spec:
-        return [spec["value"]]
-    return list(spec.get("values") or [])
+    return [spec["value"]] if "value" in spec else list(spec.get("values") or [])
 
 
 # --- loading and checking ------------------------------------------------------------------------
 
 
 def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | Path | None = None) -> Sweep:
-    """Read a sweep file and check it now, as one line, where a run would fail late: at the server, or in run 37.
-
-    With ``check_config`` the Hydra config is composed (:func:`representative_combinations`), so a misspelt key,
-    an unknown experiment or a metric that is not the checkpoint monitor is found before any run.
-    """
+    """Read a sweep file and check it now, as one line, where a run would fail late: at the server, or in run 37;
+    with ``check_config`` the config is composed too (a misspelt key, a metric that is not the checkpoint monitor)."""
     path = Path(path)
     config = _read_yaml(path)
     metric, goal = _check_metric(config, path)
-    sweep = Sweep(path=path, method=_check_method(config, path), metric=metric, goal=goal,
-                  program=_check_program(config, path), parameters=_check_parameters(config, path),
-                  command=_check_command(config, path), config=config)
+    method, program = config.get("method"), config.get("program")
+    if method not in METHODS:
+        raise UserError(f"method must be one of {', '.join(METHODS)}, got {method!r}", path=path, field="method")
+    if program != "train.py":
+        raise UserError(f"program must be train.py (run from the repository root), got {program!r}", path=path)
+    sweep = Sweep(path=path, method=method, metric=metric, goal=goal, program=program,
+                  parameters=_check_parameters(config, path), command=_check_command(config, path), config=config)
     if sweep.method == "grid" and sweep.grid_size() is None:
         raise UserError("method 'grid' needs `values` (or `value`) for every parameter", path=path)
     if check_config:
@@ -108,13 +105,6 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return config
 
 
-def _check_method(config: dict[str, Any], path: Path) -> str:
-    method = config.get("method")
-    if method not in METHODS:
-        raise UserError(f"method must be one of {', '.join(METHODS)}, got {method!r}", path=path, field="method")
-    return method
-
-
 def _check_metric(config: dict[str, Any], path: Path) -> tuple[str, str]:
     metric = config.get("metric")
     if not isinstance(metric, dict) or not isinstance(metric.get("name"), str) or not metric["name"]:
@@ -122,13 +112,6 @@ def _check_metric(config: dict[str, Any], path: Path) -> tuple[str, str]:
     if metric.get("goal") not in GOALS:
         raise UserError(f"metric.goal must be maximize or minimize, got {metric.get('goal')!r}", path=path)
     return metric["name"], metric["goal"]
-
-
-def _check_program(config: dict[str, Any], path: Path) -> str:
-    program = config.get("program")
-    if program != "train.py":
-        raise UserError(f"program must be train.py (run from the repository root), got {program!r}", path=path)
-    return program
 
 
 def _check_parameters(config: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
@@ -183,11 +166,8 @@ def _check_command(config: dict[str, Any], path: Path) -> list[str]:
 
 
 def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> list[dict[str, Any]]:
-    """The combinations worth composing: each option of a config group, one value of any other key.
-
-    A group option (``experiment=nli_append``) changes the whole tree, so each is composed; for a plain key
-    (``model.lr``) one value shows the key exists. Others stay at their first value: a sum, not a product.
-    """
+    """The combinations worth composing: each option of a config group (``experiment=nli_append`` changes the whole
+    tree), one value of a plain key (``model.lr``: it shows the key exists); the others at their first value."""
     groups = _config_groups(conf_dir or _conf_dir(sweep.path, None))
     choices = {key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
                for key, spec in sweep.parameters.items()}

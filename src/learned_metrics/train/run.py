@@ -1,16 +1,6 @@
-"""The training run, top to bottom: ``python train.py experiment=NAME`` composes the config and calls :func:`train`.
-
-1. **check**: the checkpoint to resume from, the run folder and every data split the run needs (rows, columns),
-   before anything is built;
-2. **build**: model, datamodule, callbacks, loggers and trainer from the Hydra config (``_target_``);
-3. **fit**: Lightning prepares the data (building it on first use), sets it up with the model's label ids,
-   and fits; when fitting starts, :class:`RunRecord` writes ``run_info.json``, the data report and the
-   tokenizer (once per run, ``RUN/tokenizer/``) and hands the module its training card;
-4. **best**: the best checkpoint (the monitored metric, ``callbacks.model_checkpoint``) is validated,
-   and tested with ``test=true``;
-5. **export**: that checkpoint file is loaded explicitly and written to ``RUN/export/`` by the same code
-   as ``learned-metrics export``; its card's ``selection`` names the metric, mode, value and step that chose it;
-6. **report**: the sweep objective, the ``latest`` link and a summary table.
+"""The training run, top to bottom: ``python train.py experiment=NAME`` composes the config and calls :func:`train`,
+whose numbered steps (check, build, fit, best, export, report) docs/architecture.md's "Train path" describes: every
+check comes before anything is built, and the export is the best checkpoint file, written as ``export`` writes it.
 """
 
 from __future__ import annotations
@@ -34,6 +24,7 @@ from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
+from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
 from learned_metrics.train.startup import StartUp
@@ -44,11 +35,8 @@ _VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", 
 
 
 def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
-    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics.
-
-    A wandb run is finished cleanly either way (exit code 1 on a crash), so a sweep agent goes on with its next
-    run. ``startup``: the clock ``train.py`` started before its imports (else one starts here).
-    """
+    """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics. A wandb run is finished
+    cleanly either way (exit code 1 on a crash), so a sweep agent goes on; ``startup``: ``train.py``'s clock."""
     with wandb_run_scope():
         return _run(cfg, startup or StartUp())
 
@@ -99,11 +87,11 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
         # 6. report
         log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
         _link_latest(output_dir)
-        _print_summary(cfg.task_name, metrics, {
+        console().print(key_value_table(f"{cfg.task_name}: best checkpoint", {**metrics,
             "best checkpoint": best_path or "none (no validation during training): final weights",
             "global steps": trainer.global_step, "epochs": trainer.current_epoch,
             "truncated rows (train)": datamodule.truncated.get("train", 0), "export": export_dir,
-            "elapsed": f"{time.time() - started:.0f} s"})
+            "elapsed": f"{time.time() - started:.0f} s"}))
     return metrics
 
 
@@ -204,11 +192,8 @@ def selection_record(callbacks: list[Any], best_checkpoint: dict[str, Any] | Non
 
 def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | None,
               best_checkpoint: dict[str, Any] | None, test: bool, weights_only: bool) -> dict[str, dict[str, float]]:
-    """Validation (and test) metrics of the best checkpoint: ``{"validation": {...}, "test": {...}}``.
-
-    The validation metrics the checkpoint was chosen on travel in it (:class:`ValidationRecord`); only a
-    checkpoint without them (the final weights, a file from an older version) is validated again here.
-    """
+    """Validation (and test) metrics of the best checkpoint: those it was chosen on travel in it
+    (:class:`ValidationRecord`); only one without them (the final weights, an older file) is validated again."""
     known = (best_checkpoint or {}).get(ValidationRecord.KEY)
     if known:
         results = {"validation": {name: float(value) for name, value in known.items()}}
@@ -226,12 +211,6 @@ def _evaluate(trainer: L.Trainer, model: Any, datamodule: Any, best_path: str | 
 
 def _first(outputs: list[dict[str, Any]]) -> dict[str, float]:
     return {k: float(v) for k, v in outputs[0].items()} if outputs else {}
-
-
-def _print_summary(task: str, metrics: dict[str, float], details: dict[str, Any]) -> None:
-    from learned_metrics.render.terminal import console, key_value_table
-
-    console().print(key_value_table(f"{task}: best checkpoint", {**metrics, **details}))
 
 
 def _instantiate_all(group: DictConfig | None) -> list[Any]:
@@ -258,10 +237,6 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
     return str(ckpt_path)
 
 
-# Files Hydra writes into a run folder before the task starts.
-HYDRA_RUN_FILES = (".hydra",)
-
-
 def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
     """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
     holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
@@ -271,7 +246,7 @@ def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
         return
     if not output_dir.is_dir():
         raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
-    foreign = sorted(p.name for p in output_dir.iterdir() if p.name not in HYDRA_RUN_FILES and p.suffix != ".log")
+    foreign = sorted(p.name for p in output_dir.iterdir() if p.name != ".hydra" and p.suffix != ".log")  # Hydra's
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise UserError(f"the run folder already holds files ({shown}); every run writes into a new folder: leave "
