@@ -1,14 +1,6 @@
-"""The one table model every analysis returns.
-
-An analysis builds :class:`Table` objects (columns, rows of :class:`Cell`, caption, settings); it never formats
-text. :mod:`.render` turns them into Markdown, LaTeX, CSV and JSON, :mod:`.terminal` into rich tables, and
-:mod:`.formats` says how a number, an interval and a p-value are written, so a value reads the same in every
-command and every format.
-
-Column kinds: ``text``; ``number`` (fixed ``digits``); ``count`` (an integer); ``p`` (a p-value); ``ci`` (the
-cell's interval alone); ``estimate`` (the value with its interval under it). A cell may be ``bold`` (best value,
-significant test), carry ``marks`` (superscripts: the numbers of the rows it beats, or ``*``) and a small
-``detail`` (a pair count).
+"""The one table model every analysis returns: :class:`Table` objects (columns, rows of :class:`Cell`, caption),
+never text. :mod:`.text` and :mod:`.terminal` render them and :mod:`.formats` writes each number, interval and
+p-value, so a value reads the same in every command and every format.
 """
 
 from __future__ import annotations
@@ -19,6 +11,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 
+# number: fixed digits; count: an integer; ci: the cell's interval alone; estimate: the value, its interval under it
 KINDS = ("text", "number", "count", "p", "ci", "estimate")
 
 
@@ -28,9 +21,9 @@ class Cell:
 
     value: Any = None
     ci: tuple[float, float] | None = None
-    bold: bool = False
-    marks: tuple[str, ...] = ()
-    detail: str | None = None
+    bold: bool = False  # best value, significant test
+    marks: tuple[str, ...] = ()  # superscripts: the numbers of the rows it beats, or "*"
+    detail: str | None = None  # small type: a pair count
 
 
 @dataclass(frozen=True)
@@ -59,26 +52,18 @@ class Column:
 
 @dataclass
 class Table:
-    """Rows of cells under named columns, with what a reader needs to trust them.
-
-    ``title`` heads the terminal table; ``heading`` (optional) the Markdown one; ``caption`` says what the numbers
-    are and how they were made; ``bold`` what a bold cell means (``"best per column"``), said as "Bold: ..." only
-    in the captions of formats that show bold (:func:`caption_text`); ``groups`` maps a row index to a heading
-    shown before it; ``rules`` holds the row indices followed by a rule (a mean row); ``mark_names`` turns the row
-    numbers of ``marks`` back into names in CSV; ``key`` names the table among a result's tables (``to_csv(key)``)
-    and its LaTeX ``\\label`` (``tab:<key>``).
-    """
+    """Rows of cells under named columns, with what a reader needs to trust them."""
 
     columns: list[Column]
     rows: list[list[Cell]]
-    title: str = ""
-    caption: str = ""
-    key: str = "table"
-    heading: str = ""
-    groups: dict[int, str] = field(default_factory=dict)
-    rules: set[int] = field(default_factory=set)
-    mark_names: Sequence[str] | None = None
-    bold: str = ""
+    title: str = ""  # heads the terminal table
+    caption: str = ""  # what the numbers are and how they were made
+    key: str = "table"  # names it among a result's tables (to_csv(key)) and in its LaTeX \label{tab:<key>}
+    heading: str = ""  # heads the Markdown table (optional)
+    groups: dict[int, str] = field(default_factory=dict)  # row index -> a heading shown before that row
+    rules: set[int] = field(default_factory=set)  # row indices followed by a rule (a mean row)
+    mark_names: Sequence[str] | None = None  # the row numbers of marks back as names, in CSV
+    bold: str = ""  # what a bold cell means; "Bold: ..." only where a format shows bold (caption_text)
 
     def __post_init__(self) -> None:
         self.rows = [[cell if isinstance(cell, Cell) else Cell(cell) for cell in row] for row in self.rows]
