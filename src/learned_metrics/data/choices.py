@@ -1,10 +1,7 @@
 """What the data-prep commands offer, declared once: source forms, hub ids, ANLI phrase lists and positions, and
-the settings object of each build (:class:`ShuffleSetSettings`, :class:`AnliSettings`).
+the settings object of each build, whose fields are the CLI flags, the API keywords and the checks.
 
-No ``datasets`` or numpy: the ``prep`` parsers read these to build their ``--help`` at once; the builders of
-:mod:`learned_metrics.data.shuffle_set` and :mod:`learned_metrics.data.anli` take their keywords through the same
-settings objects, so the CLI flag, the API keyword (and Hydra's ``builder`` config) and the check are one
-declaration.
+No ``datasets`` or numpy: the ``prep`` parsers read these to build their ``--help`` at once.
 """
 
 from __future__ import annotations
@@ -35,12 +32,8 @@ STATEMENT_PHRASES = ("The woman is hungry.", "Canada is in North America.", "The
                      "The sky is blue.", "The train leaves at noon.", "The cat is sleeping on the sofa.",
                      "Paris is the capital of France.", "The book is on the table.", "The river flows into the sea.",
                      "The shop opens at nine.")
-"""Neutral statements for the ablation that replaces dialogue phrases.
-
-Only the first three are quoted in the paper; the other seven are statements of the same kind (true or plausible,
-unrelated to any premise) so that the list has 10 entries like :data:`DIALOGUE_PHRASES` and the two ablations differ
-only in the kind of phrase, not in how many there are.
-"""
+"""Neutral statements for the ablation that replaces dialogue phrases: the paper quotes the first three; seven of
+the same kind make 10 like :data:`DIALOGUE_PHRASES`, so the two ablations differ only in the kind of phrase."""
 
 PHRASE_LISTS: dict[str, tuple[str, ...]] = {"dialogue": DIALOGUE_PHRASES, "statements": STATEMENT_PHRASES}
 POSITIONS = ("prepend", "append")
@@ -152,10 +145,6 @@ def parse_data_label_order(order: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in canon)
 
 
-def _label_order(value: tuple[str, ...]) -> tuple[str, ...]:
-    return parse_data_label_order(value)
-
-
 @dataclass(frozen=True)
 class NliSettings(AnliSettings):
     """How ``prep nli`` (:func:`~learned_metrics.data.nli.build_nli`) reads any NLI data (files, folders, Hugging
@@ -171,7 +160,7 @@ class NliSettings(AnliSettings):
     label_order: tuple[str, ...] | None = setting(None, "class names of integer labels in index order, e.g. "
                                                   "entailment,neutral,contradiction (or e,n,c; "
                                                   "entailment,not_entailment for a two-class set)", kind="list",
-                                                  check=_label_order)
+                                                  check=parse_data_label_order)
     two_class: str | None = setting(None, "what a two-class set's not_entailment becomes: neutral (recommended "
                                     "beside three-class sources) or contradiction (docs/nli_data.md says why)",
                                     choices=TWO_CLASS_TARGETS)

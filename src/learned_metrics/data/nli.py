@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -146,18 +146,6 @@ def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
 # ------------------------------------------------------------------ reading ---
 
 
-def source_parts(source: Source) -> list[Part]:
-    """The parts of a source, by its form (:func:`~learned_metrics.data.sources.location_parts`); an unknown form is
-    one line listing the forms."""
-    return location_parts(source.location, NLI_SOURCES, source.settings.label_field, source.name)
-
-
-def _check_fields(part: Part, fields_: Sequence[str], s: NliSettings) -> None:
-    """The first row (or the Hub columns) has every field asked for; else one line with the fields and the option."""
-    missing_fields(part, [(field, next(name for name in _PER_SOURCE if getattr(s, name) == field))
-                          for field in fields_])
-
-
 def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     """A row's canonical label; None for an unlabelled row (-1, as Hub test splits have)."""
     where = {"path": part.where, "row": row, "field": s.label_field}
@@ -192,7 +180,7 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
                 tag: str = "0") -> tuple[dict[str, datasets.Dataset], dict[str, Any]]:
     """A source's rows in :data:`FEATURES`, per split; and what was read (files, rows, unlabelled rows dropped)."""
     s = source.settings
-    parts = source_parts(source)
+    parts = location_parts(source.location, NLI_SOURCES, s.label_field, source.name)
     if s.split_field is None:
         check_named_splits(parts, f"source {source.name!r}", "rename it or pass --split-field")
     wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
@@ -202,25 +190,24 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
         for number, row in part.rows:
             if first:  # the first row names the fields of a file; a Hub split's columns are known
                 part.columns = part.columns or list(row)
-                _check_fields(part, wanted, s)
+                missing_fields(part, [(f, next(n for n in _PER_SOURCE if getattr(s, n) == f)) for f in wanted])
                 first = False
-            premise = validate.row_text(row, s.premise_field, path=part.where, row_number=number)
-            hypothesis = validate.row_text(row, s.hypothesis_field, path=part.where, row_number=number)
-            label = _label(validate.field_value(row, s.label_field, path=part.where, row_number=number), part, s,
-                           number)
+            at = {"path": part.where, "row_number": number}
+            premise = validate.row_text(row, s.premise_field, **at)
+            hypothesis = validate.row_text(row, s.hypothesis_field, **at)
+            label = _label(validate.field_value(row, s.label_field, **at), part, s, number)
             if label is None:
                 unlabelled += 1
                 continue
             if s.split_field is not None:
-                value = validate.row_text(row, s.split_field, path=part.where, row_number=number)
+                value = validate.row_text(row, s.split_field, **at)
                 split = split_of_name(value, part.where)
                 if split is None:
                     raise UserError(f"split {value!r} is none of train, dev/validation, test", path=part.where,
                                     row=number, field=s.split_field)
             else:
                 split = part.split or _seeded_split(premise, seed, val, test)
-            uid = (validate.row_key(row, s.id_field, path=part.where, row_number=number) if s.id_field
-                   else f"{Path(part.where).name}:{number}")
+            uid = validate.row_key(row, s.id_field, **at) if s.id_field else f"{Path(part.where).name}:{number}"
             writer.add(split, {"premise": premise, "hypothesis": hypothesis, "label": label, "source": source.name,
                                "uid": f"{source.name}:{uid}", "augmented": False, "phrase": None})
             read[split] += 1

@@ -44,7 +44,8 @@ def run(args: argparse.Namespace, settings: AucCommand) -> int:
     from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms, score_axis_label
 
     scored = read_scored_corpora([args.input], score_fields=[settings.score_field], label_field=settings.label_field,
-                                 group_field=settings.group_field, system_field=args.system_field, fmt=settings.format)
+                                 group_field=settings.group_field, system_field=args.system_field, fmt=settings.format,
+                                 on_missing=settings.on_missing)
     rows = next(iter(scored.values()))
     report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, settings=settings.narrow(AucSettings))
     aucs = {g.group: g.auc.value for g in report.groups}
@@ -52,4 +53,4 @@ def run(args: argparse.Namespace, settings: AucCommand) -> int:
     plots = {"plot": lambda path: plot_score_histograms(rows.scores, rows.labels, rows.groups, path, aucs,
                                                         score_label=label),
              "roc_plot": lambda path: plot_roc_curves(rows.scores, rows.labels, rows.groups, path, aucs)}
-    return common.finish(args, report, plots=plots)
+    return common.finish(args, report, notes=rows.notes, plots=plots)
