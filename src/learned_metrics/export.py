@@ -1,9 +1,6 @@
-"""Checkpoint -> a folder that plain ``transformers`` loads, plus ``learned_metric.json``.
-
-Other tools need nothing but ``AutoModelForSequenceClassification``/``AutoTokenizer``; our scorer reads the card
-to reproduce the training preprocessing. Training runs and ``learned-metrics export`` write exports the same way
-(:func:`model_from_checkpoint` then :func:`write_export`). A checkpoint never carries tokenizer files, and
-everything read from it is checked before use (``weights_only=True``, no custom code).
+"""Checkpoint -> a folder that plain ``transformers`` loads, plus ``learned_metric.json`` (the scorer reads it to
+reproduce the training preprocessing). Training runs and ``learned-metrics export`` write exports the same way;
+everything read from a checkpoint is checked before use (``weights_only=True``, no custom code, no tokenizer files).
 """
 
 from __future__ import annotations
@@ -49,10 +46,8 @@ class ExportSettings(Settings):
 def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: str | Path,
                  source_checkpoint: str | None = None, results: dict[str, dict[str, float]] | None = None,
                  overwrite: bool = False) -> Path:
-    """Write model (safetensors), tokenizer (a folder or hub id) and the completed card into ``out_dir`` atomically.
-
-    Everything that can be refused (the card, the tokenizer) is loaded and checked before the first byte is written.
-    """
+    """Write model (safetensors), tokenizer (a folder or hub id) and the completed card into ``out_dir`` atomically;
+    what can be refused (the card, the tokenizer) is checked before the first byte is written."""
     from learned_metrics.safety import load_tokenizer, quiet_transformers
 
     out_dir = Path(out_dir)
@@ -83,11 +78,8 @@ def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
 
 
 def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, Any]:
-    """Load a Lightning checkpoint with ``weights_only=True``; pickled objects need ``allow_pickle``.
-
-    Anything not a readable ``torch.save`` archive is one line saying so; only a real pickle of Python objects
-    gets the ``--allow-pickle`` advice.
-    """
+    """Load a Lightning checkpoint with ``weights_only=True``; pickled objects need ``allow_pickle``. Anything not a
+    readable ``torch.save`` archive is one line saying so; only a real pickle gets the ``--allow-pickle`` advice."""
     import torch
 
     path = Path(path)
@@ -159,9 +151,7 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
 
 def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, **settings: Any) -> Path:
     """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing.
-
-    ``settings``: the keywords of :class:`ExportSettings` (``tokenizer``, ``overwrite``, ``allow_pickle``).
-    """
+    ``settings``: the keywords of :class:`ExportSettings` (``tokenizer``, ``overwrite``, ``allow_pickle``)."""
     from learned_metrics.safety import check_model_folder
 
     s = ExportSettings.from_keywords(**settings)

@@ -1,11 +1,7 @@
 """An export folder -> its ONNX graph (``model.onnx``) and optionally a dynamically quantized int8 copy
-(``model.int8.onnx``), written beside ``model.safetensors`` so other runtimes (and ``score --engine onnx``) can load
-the metric with nothing but ``onnxruntime``.
-
-The graph comes from ``torch.onnx.export`` (the dynamo exporter, opset :data:`OPSET`) with dynamic batch and
-sequence axes; int8 is ``onnxruntime.quantization.quantize_dynamic`` (int8 weights of the linear layers). The model
-is loaded the way the scorer loads it (safetensors only, no remote code). Every file, the card's ``onnx`` section
-and the folder's output marker are renamed into place together, so a failed export leaves the folder as it was.
+(``model.int8.onnx``), beside ``model.safetensors``, so other runtimes (and ``score --engine onnx``) need nothing but
+``onnxruntime`` (docs/scoring.md, "Engines"). The model is loaded as the scorer loads it; every file, the card's
+``onnx`` section and the output marker are renamed into place together: a failed export leaves the folder as it was.
 """
 
 from __future__ import annotations
@@ -73,8 +69,7 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
     model = loading.load_classifier(folder, config, torch.float32)
     tokenizer = safety.load_tokenizer(folder)
     sample = tokenizer(["a short premise.", "another one, a little longer."], ["a hypothesis.", "two."],
-                       padding="max_length", truncation=True, max_length=16,
-                       return_tensors="pt")
+                       padding="max_length", truncation=True, max_length=16, return_tensors="pt")
     inputs = {name: sample[name] for name in INPUT_NAMES if name in sample}
     marker = read_marker(export_dir)
     made: dict[str, Any] = {}

@@ -23,19 +23,15 @@ _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels: list[str] | None = None,
                                allow_pickle: bool = False):
-    """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs.
-
-    ``head_labels`` given (coherence): a fresh head with these labels, unless the model already has exactly them
-    (continuing from an export). ``None`` (faithfulness): the model's NLI head as it is, labels resolved by name.
-    """
+    """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs. ``head_labels`` (coherence): a
+    fresh head with these labels unless the model has exactly them; None (faithfulness): its NLI head, by name."""
     flag = "model.allow_pickle=true"
     # a local folder: no custom code, tokenizer present, checked once before any loading; the loaders take it as is
     folder = check_model_folder(name_or_path)
     config = load_config(folder)
     required = METRIC_KINDS[metric_kind]
     if head_labels is not None:
-        unknown = [label for label in head_labels if label not in required]
-        if sorted(head_labels) != sorted(required) or unknown:
+        if sorted(head_labels) != sorted(required):
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
             labels = id2label_for(head_labels)

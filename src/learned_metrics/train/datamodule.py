@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,9 @@ _ENCODING_VERSION = 1  # part of the tokenized splits' cache key: raise it when 
 
 
 class ResumableDataLoader(DataLoader):
-    """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``).
-
-    Workaround for Lightning issue #20550: its state is never restored when ``configure_optimizers`` reads
-    ``trainer.estimated_stepping_batches`` (our warm-up does), so the datamodule's ``load_state_dict`` restores
-    the position; this one applies the same position, harmless if a fixed Lightning calls it too.
-    """
+    """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``). Lightning issue
+    #20550 never restores it when ``configure_optimizers`` reads ``estimated_stepping_batches`` (our warm-up does):
+    the datamodule's ``load_state_dict`` restores the position, and this one applies the same if a fixed one calls."""
 
     def __init__(self, *args: Any, position: Callable[[], dict[str, int]], **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -79,7 +77,6 @@ class TextClassificationDataModule(L.LightningDataModule):
         self.splits: dict[str, Any] = {}
         self.truncated: dict[str, int] = {}
         self.needed_splits: tuple[str, ...] | None = None  # set by check_data; else train, validation (+ test if any)
-        self._tokenizer = None
         self._resume_position: dict[str, int] | None = None
 
     # -- configuration -------------------------------------------------------------------------
@@ -88,13 +85,11 @@ class TextClassificationDataModule(L.LightningDataModule):
         """Canonical label name -> model class id, from the model's own ``id2label``."""
         self.label2id = dict(label2id)
 
-    @property
+    @cached_property
     def tokenizer(self):
-        if self._tokenizer is None:
-            from learned_metrics.safety import load_tokenizer
+        from learned_metrics.safety import load_tokenizer
 
-            self._tokenizer = load_tokenizer(self.tokenizer_name)
-        return self._tokenizer
+        return load_tokenizer(self.tokenizer_name)
 
     @property
     def report(self) -> dict[str, Any] | None:
@@ -118,23 +113,16 @@ class TextClassificationDataModule(L.LightningDataModule):
                 self.builder(output=str(self.path))
 
     def check_data(self, test: bool = False) -> None:
-        """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads.
-
-        Called before the trainer is built (a set still to be built is checked in :meth:`setup`), so a damaged set
-        never reaches ``datasets`` or Lightning, and nothing is written first.
-        """
+        """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads:
+        before the trainer is built (a set still to be built: in :meth:`setup`), so nothing is written first."""
         self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
         if not self.path.exists() and self.builder is not None:
             return
         self._checked_splits()
 
     def _checked_splits(self) -> dict[str, Any]:
-        """The splits the run needs, each loaded on its own and checked (the others are not read).
-
-        Split by split because ``datasets`` cannot load a ``DatasetDict`` holding an empty split (it saves
-        one without data files and then fails with an IndexError); such a split is recognised from its
-        ``state.json``.
-        """
+        """The splits the run needs, each loaded on its own and checked: ``datasets`` cannot load a ``DatasetDict``
+        holding an empty split (saved without data files: an IndexError), recognised here from its ``state.json``."""
         import datasets
 
         if not self.path.exists():
@@ -186,14 +174,11 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     # -- encoding ------------------------------------------------------------------------------
 
-    def _label_names(self, ds) -> list[str] | None:
-        feature = ds.features.get(self.label_field)
-        return list(feature.names) if hasattr(feature, "names") else None
-
     def _encode(self, split: str, ds):
         if self.label2id is None:
             raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
-        class_names = self._label_names(ds)
+        feature = ds.features.get(self.label_field)
+        class_names = list(feature.names) if hasattr(feature, "names") else None
         label2id, tokenizer = self.label2id, self.tokenizer
         fields, label_field, max_length = self.text_fields, self.label_field, self.max_length
         path = self.path
@@ -248,16 +233,13 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     # -- loaders -------------------------------------------------------------------------------
 
-    def _collate(self):
-        from transformers import DataCollatorWithPadding
-
-        return DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
-
     def _train_position(self) -> dict[str, int]:
         """Epoch and batches whose training step finished in it (Lightning's own count)."""
         return {"epoch": int(self.trainer.current_epoch), "batches_done": compat.batches_done_this_epoch(self.trainer)}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        from transformers import DataCollatorWithPadding
+
         if split not in self.splits:
             raise UserError(f"split '{split}' missing", path=self.path)
         ds = self.splits[split]
@@ -266,8 +248,9 @@ class TextClassificationDataModule(L.LightningDataModule):
                                             shuffle=shuffle, seed=self.seed)
         # own generator: creating iterators must not draw from the global RNG (dropout), or a
         # resumed run would see different dropout masks than an uninterrupted one
-        kwargs: dict[str, Any] = {"batch_sampler": sampler, "collate_fn": self._collate(),
-                                  "num_workers": self.num_workers, "persistent_workers": self.num_workers > 0,
+        collate = DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
+        kwargs: dict[str, Any] = {"batch_sampler": sampler, "collate_fn": collate, "num_workers": self.num_workers,
+                                  "persistent_workers": self.num_workers > 0,
                                   "generator": torch.Generator().manual_seed(self.seed)}
         if shuffle and self.trainer is not None:
             if self._resume_position is not None:

@@ -123,9 +123,8 @@ class LineProgress(ProgressBar):
 
 
 def progress_bar(enabled: bool = True, every_seconds: float = 30.0) -> ProgressBar | None:
-    """The rich bar in a terminal, described truthfully by :func:`position` (1-based epochs; steps for step-bounded
-    runs); :class:`LineProgress` when stdout is a file or a pipe; None when disabled
-    (``trainer.enable_progress_bar=false``)."""
+    """The rich bar in a terminal, described by :func:`position`; :class:`LineProgress` when stdout is a file or a
+    pipe; None when disabled (``trainer.enable_progress_bar=false``)."""
     if not enabled:
         return None
     return compat.rich_progress_bar(describe=position) if sys.stdout.isatty() else LineProgress(every_seconds)

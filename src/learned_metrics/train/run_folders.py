@@ -62,10 +62,9 @@ def find_run_dirs(root: Path) -> list[Path]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return _mapping(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _mapping(value: Any) -> dict[str, Any]:
