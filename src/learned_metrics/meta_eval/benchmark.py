@@ -400,14 +400,13 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     labels, datasets, splits, keys, *columns = by_index(
         ("labels", labels), ("datasets", datasets), ("splits", splits), ("keys", keys),
         *((f"scores[{name!r}]", column) for name, column in scores.items()))
-    scores = dict(zip(scores, columns, strict=True))
     labels = np.asarray(labels)
     n = len(labels)
     if n == 0 or labels.ndim != 1 or not np.isin(labels, (0, 1)).all():
         raise UserError("labels must be a non-empty 1-D array of 0/1")
     labels = labels.astype(np.int64)
     values = {}
-    for name, column in scores.items():
+    for name, column in zip(scores, columns, strict=True):
         array = numbers(column, f"scores[{name!r}]")
         if array.shape != (n,):
             raise UserError(f"scores[{name!r}] has shape {array.shape}, the labels {n} rows")
@@ -521,13 +520,10 @@ def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, data
     if protocol.name == "fixed":
         return np.full(k, protocol.threshold), ["fixed"] * k, [None] * k, [False] * k
     split = protocol.tune_split if protocol.name == "tune-on-val" else protocol.judged
-    pooled = None
 
+    @functools.cache  # tuned once, for the global scope or the first dataset that falls back to it
     def global_threshold() -> float:
-        nonlocal pooled
-        if pooled is None:
-            pooled = tune_threshold(scores[tuning], labels[tuning], protocol.grid)
-        return pooled
+        return tune_threshold(scores[tuning], labels[tuning], protocol.grid)
 
     if protocol.scope == "global":
         return (np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k,

@@ -208,19 +208,15 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     band_pairs = [pair_list[(gaps >= _below(lo)) & (gaps < _below(hi))] for lo, hi in bands]
 
     def statistics(doc_counts: np.ndarray, full_counts: np.ndarray | None, system_counts: np.ndarray) -> dict:
-        h = _system_means(human, doc_counts)
-        m = _system_means(metric, doc_counts)
-        out = {"tau_sys": rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts),
-                                              coefficient)}
-        m_full = None
-        if metric_full is not None:
-            m_full = _system_means(metric_full, full_counts)
-            full_weights = np.where(np.isnan(h) | np.isnan(m_full), 0, system_counts)
-            out["tau_sys_full"] = rowwise_correlation(m_full, h, full_weights, coefficient)
-        ordering = m_full if m_full is not None else m
+        h, m = _system_means(human, doc_counts), _system_means(metric, doc_counts)
+        out = {"tau_sys": rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts), coefficient)}
+        if metric_full is not None:  # from here on m is the full-set means, which also order the band pairs
+            m = _system_means(metric_full, full_counts)
+            out["tau_sys_full"] = rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts),
+                                                      coefficient)
         for index, pairs in enumerate(band_pairs):
             if len(pairs):
-                out[f"band{index}"] = _band_values(ordering, h, pairs)
+                out[f"band{index}"] = _band_values(m, h, pairs)
         return out
 
     sizes = (n_docs, None if metric_full is None else metric_full.shape[0], n_systems)
