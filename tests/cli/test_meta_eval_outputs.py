@@ -42,7 +42,7 @@ SUBCOMMANDS = {
                      "10", "--first-person", "i"], ["confounders.jsonl"],
                     {"resamples": 10, "first_person": "i", "correction": "holm"}),
     "bias-matrix": (GRID, ["human.jsonl", "metric_good.jsonl"], {"on_missing": "error"}),
-    "auc": (["--format", "true", "--input", str(TRUE / "nli_aug"), "--resamples", "10"],
+    "auc": (["--format", "true", "--input", str(TRUE / "nli_aug"), "--resamples", "10", "--on-missing", "drop"],
             ["frank_valid_download.csv", "paws_download.csv", "summeval_download.csv"],
             {"format": "true", "resamples": 10}),
     "shuffle-test": (["--input", str(EXAMPLES / "shuffle.jsonl"), "--resamples", "10"], ["shuffle.jsonl"],

@@ -220,7 +220,7 @@ def test_confounders_format_true_reads_generated_text(tmp_path, capsys):
 def test_shipped_true_example_reads_as_documented():
     folder = EXAMPLES / "true_scored"
     metrics = sorted(p.name for p in folder.iterdir())
-    scored = read_scored_corpora([folder / m for m in metrics], fmt="true")
+    scored = read_scored_corpora([folder / m for m in metrics], fmt="true", on_missing="drop")
     assert metrics == ["nli_aug", "nli_base", "overlap"]
     for rows in scored.values():
         assert list(dict.fromkeys(rows.groups)) == ["frank", "paws", "summeval"]

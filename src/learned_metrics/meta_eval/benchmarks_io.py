@@ -20,8 +20,8 @@ from learned_metrics.io import iter_rows
 from learned_metrics.layouts import LAYOUTS, Layout, recognize
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
-from learned_metrics.meta_eval.rows import ScoredRows, check_paired, distinct_names, duplicates, text_digest
-from learned_metrics.validate import binary_label, is_missing, key, number
+from learned_metrics.meta_eval.rows import ScoredRows, check_paired, distinct_names, duplicates, read_scored
+from learned_metrics.validate import binary_label, is_missing, key
 
 # AggreFact's SOTA subset, as its utils.py defines it.
 AGGREFACT_SOTA = ("BART", "PegasusDynamic", "T5", "Pegasus")
@@ -96,16 +96,11 @@ def _layout_of(path: Path, columns: list[Any], layout: str) -> Layout:
     return found
 
 
-def _missing(what: str, path: object, row: int, name: str) -> UserError:
-    return UserError(f"{what} is missing (fix the row, or pass --on-missing drop to skip it)", path=path, row=row,
-                     field=name)
-
-
 def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
-                 on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
+                on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
     """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
-    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows, the fields read and
-    the layout."""
+    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows
+    (:func:`~.rows.read_scored`), the fields read and the layout."""
     files = scored_files(source)
     columns = list(_first_row(files[0]))
     found = _layout_of(files[0], columns, layout)
@@ -119,37 +114,25 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
             raise UserError("no <Metric>_score columns to read (--published-scores)", path=files[0])
         fields = [f for f in fields if f in columns] + extra
     dataset_field = group_field or found.dataset_field
-    required = [*found.columns, *([dataset_field] if dataset_field else []), *fields]
-    corpora = _corpus_names(files, true_corpus) if dataset_field is None else None
+    for file in files:
+        check_columns(file, list(dict.fromkeys([*found.columns, *([dataset_field] if dataset_field else []),
+                                                *fields])), found.name)
+    corpora = _corpus_names(files, true_corpus) if dataset_field is None else [None] * len(files)
+    splits: list[str | None] = []
+    models: list[str | None] = []
+
+    def split_and_model(row: dict[str, Any], path: str | Path, row_number: int) -> None:
+        named = [key(row[n], path=path, row=row_number, field=n) for n in SPLIT_FIELDS
+                 if n in row and not is_missing(row[n]) and str(row[n]).strip()]
+        splits.append(None if not found.has_splits else named[0] if named else split_of_name(path))
+        models.append(None if is_missing(row.get("model_name")) else str(row["model_name"]))
+
+    out = read_scored(zip(files, corpora, strict=True), fields, "label", group_field=dataset_field,
+                      text_fields=(found.premise, found.hypothesis), on_missing=on_missing, label=benchmark_label,
+                      extra=split_and_model)
     table_names = dict(found.dataset_names) if group_field is None else {}  # AggreFact's origin: its tables' names
-    out = ScoredRows(str(source), (found.premise, found.hypothesis), scores={f: [] for f in fields})
-    for index, file in enumerate(files):
-        check_columns(file, list(dict.fromkeys(required)), found.name)
-        named_split = None if not found.has_splits else split_of_name(file)
-        for row_number, row in iter_rows(file):
-            out.where.append((str(file), row_number))
-            out.labels.append(benchmark_label(row.get("label"), path=file, row=row_number, field="label"))
-            if out.labels[-1] is None and on_missing == "error":
-                raise _missing("label", file, row_number, "label")
-            group = (corpora[index] if corpora is not None
-                     else key(row.get(dataset_field), path=file, row=row_number, field=dataset_field))
-            out.groups.append(table_names.get(group, group))
-            split = named_split
-            if found.has_splits:
-                for name in SPLIT_FIELDS:
-                    if name in row and not is_missing(row[name]) and str(row[name]).strip():
-                        split = key(row[name], path=file, row=row_number, field=name)
-                        break
-            out.splits.append(split)
-            out.documents.append(text_digest(row.get(found.premise)))
-            out.texts.append(text_digest(row.get(found.hypothesis)))
-            model = row.get("model_name")
-            out.systems.append(None if is_missing(model) else str(model))
-            for name in fields:
-                value = number(row.get(name), path=file, row=row_number, field=name)
-                if value is None and on_missing == "error":
-                    raise _missing("score", file, row_number, name)
-                out.scores[name].append(value)
+    out.path, out.splits, out.systems = str(source), splits, models
+    out.groups = [table_names.get(group, group) for group in out.groups]
     return out, fields, found
 
 
@@ -216,7 +199,7 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
     columns: dict[str, list[float | None]] = {}
     for name, path, score_field in zip(wanted, metrics, fields, strict=True):
         if score_field in read_fields[str(path)]:
-            columns[name] = sources[str(path)].scores[score_field]
+            columns[name] = sources[str(path)].values[score_field]
     keep, notes = duplicates(first, on_missing)
     if published_scores:
         dropped = [n for n, p, f in zip(wanted, metrics, fields, strict=True) if f not in read_fields[str(p)]]
@@ -227,7 +210,7 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
                 name = score_field.removesuffix("_score")
                 if name in columns:
                     raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
-                columns[name] = first.scores[score_field]
+                columns[name] = first.values[score_field]
     keep &= np.array([label is not None for label in first.labels], dtype=bool)
     missing_labels = sum(label is None for label in first.labels)
     missing_scores = {}

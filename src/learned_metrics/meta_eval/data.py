@@ -20,6 +20,7 @@ from learned_metrics.meta_eval.rows import (
     CellScores,
     Key,
     KeyFields,
+    ScoredRows,
     distinct_names,
     duplicates,
     keyed_cells,
@@ -178,38 +179,12 @@ def load_grid(human_path: str | Path, metric_paths: Sequence[str | Path], *, hum
 # --- AUC and shuffle-test files --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LabelledScores:
-    """Rows of a faithfulness (AUC) file: score, 0/1 label, group and optional system per row; where each row came
-    from, and (read with ``text_fields``) the digests of its grounding and generation, so two metrics' rows are
-    paired only when their texts agree (:func:`~.rows.check_paired`)."""
-
-    scores: np.ndarray
-    labels: np.ndarray
-    groups: list[str]
-    systems: list[str] | None
-    where: list[tuple[str, int]] | None = None
-    text_fields: tuple[str, str] | None = None
-    documents: list[bytes] | None = None
-    texts: list[bytes] | None = None
-
-
 def read_labelled_scores(path: str | Path, score_field: str = "score", label_field: str = "label",
                          group_field: str | None = None, system_field: str | None = None,
-                         text_fields: tuple[str, str] | None = None) -> LabelledScores:
+                         text_fields: tuple[str, str] | None = None) -> ScoredRows:
     """Read an AUC input; without a group field every row belongs to one group, ``all``."""
-    return _labelled([(path, None)], score_field, label_field, group_field, system_field, text_fields)
-
-
-def _labelled(files: Sequence[tuple[str | Path, str | None]], score_field: str, label_field: str,
-              group_field: str | None, system_field: str | None, text_fields: tuple[str, str] | None
-              ) -> LabelledScores:
-    """The rows of every file in order as one input (:func:`~.rows.read_scored`)."""
-    rows = read_scored(files, score_field, label_field, group_field=group_field, system_field=system_field,
+    return read_scored([(path, None)], score_field, label_field, group_field=group_field, system_field=system_field,
                        text_fields=text_fields)
-    return LabelledScores(np.array(rows.scores[score_field]), np.array(rows.labels), rows.groups,
-                          rows.systems if system_field else None, rows.where, text_fields,
-                          rows.documents if text_fields else None, rows.texts if text_fields else None)
 
 
 SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
@@ -269,11 +244,12 @@ def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[s
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
                         group_field: str | None = None, system_field: str | None = None,
-                        fmt: str = "rows") -> dict[str, LabelledScores]:
+                        fmt: str = "rows", on_missing: str = "error") -> dict[str, ScoredRows]:
     """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus).
     ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column; ``"true"``:
-    TRUE files (their columns checked up front), the corpus :func:`true_corpus` of the file name, for one file too."""
-    check(format=fmt)
+    TRUE files (their columns checked up front), the corpus :func:`true_corpus` of the file name, for one file too;
+    their rows carry their texts, so a row present twice follows ``on_missing`` (:func:`~.rows.duplicates`)."""
+    check(format=fmt, on_missing=on_missing)
     if fmt == "true" and group_field:
         raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
     scored = {}
@@ -285,8 +261,14 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                 check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
         by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
-        scored[name] = _labelled(list(zip(files, corpora or [None] * len(files), strict=True)), field_name,
-                                 label_field, group_field, system_field, TRUE_TEXT_FIELDS if fmt == "true" else None)
+        rows = read_scored(list(zip(files, corpora or [None] * len(files), strict=True)), field_name, label_field,
+                           group_field=group_field, system_field=system_field,
+                           text_fields=TRUE_TEXT_FIELDS if fmt == "true" else None)
+        if fmt == "true":
+            keep, notes = duplicates(rows, on_missing)
+            rows = rows.take(keep)
+            rows.notes += notes
+        scored[name] = rows
     return scored
 
 
@@ -329,5 +311,5 @@ def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_fie
     rows.splits = ["original" if label == 1 else "shuffled" for label in rows.labels]
     if texts:  # without the texts, two shuffles of one document are not known to be the same row
         duplicates(rows, "error", advice="remove one copy: every comparison would count twice")
-    return ShuffleRows(rows.groups, np.array(rows.labels), np.array(rows.scores[score_field]),
+    return ShuffleRows(rows.groups, np.array(rows.labels), rows.scores,
                        np.array(lengths, dtype=float) if lengths else None, [row for _, row in rows.where])

@@ -441,6 +441,7 @@ class AucCommand(AucSettings):
     score_field: str = SCORE_FIELD
     label_field: str = LABEL_FIELD
     group_field: str | None = GROUP_FIELD
+    on_missing: str = ON_MISSING_SETTING
 
 
 @dataclass(frozen=True)

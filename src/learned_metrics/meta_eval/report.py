@@ -280,7 +280,7 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
     for a significant improvement over each ``baseline`` (one name or a list, the CLI's repeatable ``--baseline``;
     every other metric when none are named).
 
-    ``scored`` maps a metric name to its :class:`~.data.LabelledScores`; all of them must hold the same rows
+    ``scored`` maps a metric name to its :class:`~.rows.ScoredRows`; all of them must hold the same rows
     (the same files scored by every metric): labels and corpora are checked row by row. ``correction``
     adjusts the p-values of each column over all the tests made.
     """
@@ -305,8 +305,9 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
         columns = [g.group for g in report.groups] + [MEAN_COLUMN]
         cells.update({(name, group.group): ReportCell.of(group.auc) for group in report.groups})
         cells[(name, MEAN_COLUMN)] = ReportCell.of(report.mean)
-    tests = [paired_auc_test(scored[a].scores, scored[b].scores, first.labels.astype(np.int64), first.groups,
-                             names=(a, b), settings=o) for a in names for b in (baselines or names) if a != b]
+    labels = np.asarray(first.labels, dtype=np.int64)
+    tests = [paired_auc_test(scored[a].scores, scored[b].scores, labels, first.groups, names=(a, b), settings=o)
+             for a in names for b in (baselines or names) if a != b]
     table = marked_table(names, columns, cells, tests, o, "ROC AUC per corpus and their unweighted mean",
                          o.intervals("rows redrawn within corpora"), "scores of the two metrics", baselines,
                          {**o.to_json(), "mode": "auc", "baselines": list(baselines)})

@@ -8,8 +8,8 @@ and texts agree (:func:`check_paired`), a row present twice per ``--on-missing``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import ordered, row_key, row_label, row_number_value, row_score
+from learned_metrics.validate import binary_label, field_value, number, ordered, row_key, row_number_value
 
 
 def distinct(names: list[Any], what: str, why: str) -> None:
@@ -103,52 +103,78 @@ def text_digest(text: Any) -> bytes:
 @dataclass
 class ScoredRows:
     """Rows of one scored input, a column per role: label (None = missing), group (dataset/corpus), split, system
-    (model), the digests of the document and of the generated text (named by ``text_fields``), the scores per field
-    (None = missing) and where each row came from (file, row number)."""
+    (model; None: the rows name none), the digests of the document and of the generated text (named by
+    ``text_fields``), the values of each score field (None = missing), where each row came from (file, row number)
+    and notes on rows left out."""
 
     path: str
     text_fields: tuple[str, str] | None
     labels: list[int | None] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
     splits: list[str | None] = field(default_factory=list)
-    systems: list[str | None] = field(default_factory=list)
+    systems: list[str | None] | None = field(default_factory=list)
     documents: list[bytes] = field(default_factory=list)
     texts: list[bytes] = field(default_factory=list)
-    scores: dict[str, list[float | None]] = field(default_factory=dict)
+    values: dict[str, list[float | None]] = field(default_factory=dict)
     where: list[tuple[str, int]] = field(default_factory=list)
     roles: tuple[str, str] = ("dataset", "split")  # what the group and the split are called in messages
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.labels)
 
+    @property
+    def scores(self) -> np.ndarray:
+        """The first score field's values: a one-metric input's scores."""
+        return np.array(next(iter(self.values.values())), dtype=np.float64)
+
     def identity(self, i: int) -> tuple[Any, ...]:
         """What makes row ``i`` the row it is: its group, split, system and texts."""
-        return self.groups[i], self.splits[i], self.systems[i], self.documents[i], self.texts[i]
+        system = None if self.systems is None else self.systems[i]
+        return self.groups[i], self.splits[i], system, self.documents[i], self.texts[i]
 
     def pair_keys(self) -> list[bytes]:
         """One digest per row of its (document, text) pair: the same pair in two splits shares it."""
         pairs = zip(self.documents, self.texts, strict=True)
         return [hashlib.blake2b(d + t, digest_size=16).digest() for d, t in pairs]
 
+    def take(self, keep: np.ndarray) -> ScoredRows:
+        """The rows where ``keep`` is true, in order."""
+        rows = np.flatnonzero(keep)
+        columns = {name: getattr(self, name) for name in ("labels", "groups", "splits", "systems", "documents",
+                                                          "texts", "where")}
+        return replace(self, **{name: None if column is None else [column[i] for i in rows]
+                                for name, column in columns.items()},
+                       values={name: [column[i] for i in rows] for name, column in self.values.items()},
+                       notes=list(self.notes))
 
-def read_scored(files: Iterable[tuple[str | Path, str | None]], score_field: str, label_field: str, *,
-                group_field: str | None = None, system_field: str | None = None,
+
+def read_scored(files: Iterable[tuple[str | Path, str | None]], score_fields: str | Sequence[str], label_field: str,
+                *, group_field: str | None = None, system_field: str | None = None,
                 text_fields: tuple[str, str] | None = None, roles: tuple[str, str] = ("dataset", "split"),
+                on_missing: str | None = None, label: Callable[..., int | None] | None = None,
                 extra: Callable[[dict[str, Any], str | Path, int], None] | None = None) -> ScoredRows:
     """The one reader of labelled scored rows, each value checked in one order naming file, row and field. A file's
     rows belong to its corpus when one is given, else to ``group_field``'s value, else to ``all``; a text field
-    named '' has no digest; ``extra(row, path, row_number)`` reads what one analysis adds."""
-    out = ScoredRows("", text_fields, scores={score_field: []}, roles=roles)
+    named '' has no digest. ``on_missing``: a missing label or score is refused under "error" and None under "drop"
+    (default: refused as a missing field); ``label(value, path=, row=, field=)`` parses a label (default 0/1);
+    ``extra(row, path, row_number)`` reads what one analysis adds."""
+    fields = [score_fields] if isinstance(score_fields, str) else list(score_fields)
+    out = ScoredRows("", text_fields, systems=[] if system_field else None, values={f: [] for f in fields},
+                     roles=roles)
     document, text = text_fields or ("", "")
     for path, corpus in files:
         out.path = out.path or str(path)
         for row_number, row in iter_rows(path):
             at: dict[str, Any] = {"path": path, "row_number": row_number}
-            out.scores[score_field].append(row_score(row, score_field, **at))
-            out.labels.append(row_label(row, label_field, **at))
+            for name in fields:
+                out.values[name].append(_value(row, name, number, "score", on_missing, **at))
+            out.labels.append(_value(row, label_field, label or binary_label, "label", on_missing, **at))
             out.groups.append(corpus if corpus is not None else row_key(row, group_field, **at) if group_field
                               else "all")
-            out.systems.append(row_key(row, system_field, **at) if system_field else None)
+            out.splits.append(None)
+            if system_field:
+                out.systems.append(row_key(row, system_field, **at))
             out.documents.append(text_digest(row.get(document)) if document else b"")
             out.texts.append(text_digest(row.get(text)) if text else b"")
             out.where.append((str(path), row_number))
@@ -157,18 +183,32 @@ def read_scored(files: Iterable[tuple[str | Path, str | None]], score_field: str
     return out
 
 
+def _value(row: dict[str, Any], name: str, parse: Callable[..., Any], what: str, on_missing: str | None, *,
+           path: str | Path, row_number: int) -> Any:
+    """A score or label of a row: without ``on_missing`` the field must be there with a value; with it a missing
+    value is refused naming the option (``"error"``) or None (``"drop"``)."""
+    if on_missing is None:
+        value = parse(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
+        if value is None:
+            raise UserError(f"{what} is missing or NaN", path=path, row=row_number, field=name)
+        return value
+    value = parse(row.get(name), path=path, row=row_number, field=name)
+    if value is None and on_missing == "error":
+        raise UserError(f"{what} is missing (fix the row, or pass --on-missing drop to skip it)", path=path,
+                        row=row_number, field=name)
+    return value
+
+
 def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -> None:
-    """Rows of two inputs (:class:`ScoredRows` or :class:`~.data.LabelledScores`) are paired only when their keys
-    (label, group, split) and, where both carry them, their texts agree; ``names`` name them (default: paths)."""
+    """Rows of two inputs are paired only when their keys (label, group, split) and, where both carry them, their
+    texts agree; ``names`` name them (default: paths)."""
     name_a, name_b = names or (first.path, other.path)
     if len(first.labels) != len(other.labels):
         raise UserError(f"{name_b} has {len(other.labels)} rows and {name_a} {len(first.labels)}: score the same "
                         "files with every metric")
-    splits_a, splits_b = getattr(first, "splits", None), getattr(other, "splits", None)
     texts = first.text_fields is not None and other.text_fields is not None
     for i in range(len(first.labels)):
-        a = (first.labels[i], first.groups[i], splits_a[i] if splits_a else None)
-        b = (other.labels[i], other.groups[i], splits_b[i] if splits_b else None)
+        a, b = (first.labels[i], first.groups[i], first.splits[i]), (other.labels[i], other.groups[i], other.splits[i])
         path, row = other.where[i] if other.where else (None, None)
         at = f"{first.where[i][0]}, row {first.where[i][1]}" if first.where else f"{name_a}, row {i + 1}"
         if a != b:
