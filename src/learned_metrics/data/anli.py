@@ -232,11 +232,9 @@ def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
 def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> dict[str, Any]:
     """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report.
 
-    ``settings``: the keywords of :class:`~learned_metrics.data.choices.AnliSettings` (``phrases``, ``position``,
-    ``phrase_subset``, ``seed``, ``augment``, ``overwrite``), parsed and checked there as the command's flags are.
-    ``output`` is checked before any work (never the source folder or one holding it, never a folder of files we did
-    not write; an earlier build is replaced only with ``overwrite``) and appears only when everything is written, so
-    a bad row leaves no half-written folder behind.
+    ``settings``: the keywords of :class:`~learned_metrics.data.choices.AnliSettings`, parsed there as the command's
+    flags are. ``output`` is checked before any work (:mod:`learned_metrics.outputs`) and appears only when everything
+    is written, so a bad row leaves no half-written folder behind.
     """
     kind, root = parse_source(source)
     s = AnliSettings.from_keywords(**settings)

@@ -23,7 +23,6 @@ from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, 
 from learned_metrics.data.sources import (
     Part,
     check_named_splits,
-    is_saved_dataset,
     load_hub,
     location_parts,
     missing_fields,
@@ -41,25 +40,21 @@ DOCUMENT_FEATURES = datasets.Features({"doc_id": datasets.Value("string"), "sent
 
 
 def parse_source(source: str) -> tuple[str, Path | None]:
-    """``"jsonl:docs.jsonl"`` -> ``("jsonl", Path("docs.jsonl"))``, ``"hf:org/set"`` -> ``("hf", None)``, a file or
-    folder -> ``("files", path)`` (``("disk", path)`` for a ``save_to_disk`` folder); validates the form."""
+    """``"jsonl:docs.jsonl"`` -> ``("jsonl", Path("docs.jsonl"))``, ``"txtdir:DIR"`` -> ``("txtdir", DIR)``; the
+    forms :func:`read_documents` reads (``hf:``, ``disk:``, a file or folder) -> ``("parts", local path or None)``."""
     if source in ("cnn_dailymail", CNNDM_HUB_ID):
         return "cnn_dailymail", None
     kind, sep, rest = source.partition(":")
     if sep and kind in ("jsonl", "txtdir") and rest:
         path = Path(rest).expanduser()
-        if kind == "jsonl" and not path.is_file():
-            raise UserError("file not found", path=path)
-        if kind == "txtdir" and not path.is_dir():
-            raise UserError("directory not found", path=path)
+        if not (path.is_file() if kind == "jsonl" else path.is_dir()):
+            raise UserError("file not found" if kind == "jsonl" else "directory not found", path=path)
         return kind, path
-    if sep and kind == "hf" and rest:
-        return "hf", None
-    if sep and kind == "disk" and rest:
-        return "disk", Path(rest).expanduser()
+    if sep and kind in ("hf", "disk") and rest:
+        return "parts", None if kind == "hf" else Path(rest).expanduser()
     path = Path(source).expanduser()
     if path.is_file() or path.is_dir():
-        return ("disk" if is_saved_dataset(path) else "files"), path
+        return "parts", path
     raise UserError(f"unknown source '{source}': it is not a file or folder here; expected {SHUFFLE_SET_SOURCES}")
 
 
@@ -201,19 +196,16 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
                 for i, values in zip(indices, zip(*(batch[c] for c in columns), strict=True), strict=True)]
         return {"doc_id": [d["doc_id"] for d in docs], "sentences": [d["sentences"] for d in docs]}
 
+    # what decides the documents is the map's fingerprint: datasets cannot hash the closure (the splitter), so it
+    # would warn on every build and draw a random one
+    decides = repr((part.dataset._fingerprint, tag, splitter, fields)).encode("utf-8", "surrogatepass")
     with datasets_progress_bars_disabled():
         docs = part.dataset.map(to_documents, batched=True, with_indices=True, keep_in_memory=True,
                                 remove_columns=part.dataset.column_names, features=DOCUMENT_FEATURES,
-                                new_fingerprint=_map_fingerprint(part.dataset._fingerprint, tag, splitter, fields))
+                                new_fingerprint=hashlib.blake2b(decides, digest_size=16).hexdigest())
     if len(docs) == 0:
         raise UserError("no documents found", path=part.where)
     return docs
-
-
-def _map_fingerprint(*parts: Any) -> str:
-    """What decides a split's documents, as the map's fingerprint: datasets cannot hash the closure (the splitter),
-    so it would warn on every build and draw a random one."""
-    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
@@ -304,11 +296,8 @@ def _count_skipped(docs) -> int:
 def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -> dict[str, Any]:
     """Build and save the shuffle set; returns the report written beside it.
 
-    ``settings``: the keywords of :class:`~learned_metrics.data.choices.ShuffleSetSettings` (``shuffles_per_doc``,
-    ``seed``, ``val_fraction``, ``test_fraction``, ``splitter``, ``joiner``, ``max_docs_per_split``, ``num_proc``,
-    ``overwrite``), parsed and checked there as the command's flags are. ``output`` is checked before any work
-    (see :mod:`learned_metrics.outputs`): never the source or a folder holding it, never a folder of files we did
-    not write; an earlier shuffle set there is replaced only with ``overwrite``.
+    ``settings``: the keywords of :class:`~learned_metrics.data.choices.ShuffleSetSettings`, parsed there as the
+    command's flags are. ``output`` is checked before any work (:mod:`learned_metrics.outputs`).
     """
     s = ShuffleSetSettings.from_keywords(**settings)
     kind, path = parse_source(source)
