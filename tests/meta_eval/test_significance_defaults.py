@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from learned_metrics.meta_eval import options
-from learned_metrics.meta_eval.multiple import resolution_note
+from learned_metrics.meta_eval.options import resolution_note
 from learned_metrics.meta_eval.report import correlation_report
 
 SIGNIFICANCE_COMMANDS = [options.CompareCommand, options.ReportCommand, options.SystemsCommand,

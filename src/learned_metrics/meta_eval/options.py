@@ -34,9 +34,11 @@ def split_list(text: str | None) -> list[str] | None:
     return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
 
 
-def baseline_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+def baseline_names(value: str | Sequence[str] | None, among: Sequence[str] | None = None,
+                   what: str = "metrics") -> tuple[str, ...]:
     """``--baseline``/``baseline=``: what the others are compared against, the same in ``report``, ``benchmark`` and
-    ``systems``. One name or an ordered sequence of distinct names; () = every pair."""
+    ``systems``. One name or an ordered sequence of distinct names, each ``among`` the compared ones; () = every
+    pair."""
     if value is None:
         return ()
     names = (value,) if isinstance(value, str) else value
@@ -45,6 +47,9 @@ def baseline_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
         raise UserError(f"--baseline: expected a name or a list of names, got {value!r:.80}")
     if len(set(names)) != len(names):
         raise UserError(f"--baseline names a metric or system twice: {list(names)}")
+    unknown = [name for name in names if among is not None and name not in among]
+    if unknown:
+        raise UserError(f"--baseline {unknown[0]!r} is not one of the {what} ({', '.join(among)})")
     return tuple(names)
 
 
@@ -110,6 +115,24 @@ def statistic_label(statistic: str, coefficient: str, latex: bool = False) -> st
 
 def coefficient_words(coefficient: str) -> str:
     return COEFFICIENT_NAMES[coefficient][0]
+
+
+def resolution_note(family: int, permutations: int, correction: str, alpha: float) -> str:
+    """Say so when no test can be significant ('' otherwise): a permutation p is at least 1/(k+1), and Bonferroni
+    and Holm multiply the smallest p by the family size m, so k must exceed m/alpha."""
+    m = 1 if correction == "none" else family
+    if family == 0 or m / (1 + permutations) < alpha:
+        return ""
+    needed = math.ceil(10 * m / alpha / 1000) * 1000
+    return (f"no pair can be significant: with {permutations} permutations a p-value is at least "
+            f"{1 / (1 + permutations):.1e}, and the {correction} correction over {m} tests needs p < "
+            f"{alpha / m:.1e}; rerun with --permutations {needed} or more")
+
+
+def resolution_sentence(family: int, permutations: int, correction: str, alpha: float, label: str = "Note") -> str:
+    """:func:`resolution_note` as a caption's closing sentence (' Note: ....'), '' when a marker can appear."""
+    note = resolution_note(family, permutations, correction, alpha)
+    return f" {label}: {note}." if note else ""
 
 
 # --- the settings of each analysis: shared parts, one class per analysis, one per command ---------------------

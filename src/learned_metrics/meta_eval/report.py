@@ -14,7 +14,7 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_sentence
+from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
     AucReportSettings,
     AucSettings,
@@ -24,6 +24,7 @@ from learned_metrics.meta_eval.options import (
     ReportSettings,
     baseline_names,
     coefficient_words,
+    resolution_sentence,
     statistic_label,
     takes,
 )
@@ -293,10 +294,7 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
     first = scored[names[0]]
     for name in names[1:]:
         check_paired(first, scored[name], (names[0], name))
-    baselines = baseline_names(baseline)
-    unknown = [b for b in baselines if b not in scored]
-    if unknown:
-        raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(names)})")
+    baselines = baseline_names(baseline, names)
     cells: dict[tuple[str, str], ReportCell] = {}
     columns: list[str] = []
     for name in names:

@@ -15,12 +15,13 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_sentence
+from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import (
     CORRELATION_TESTS,
     ComparisonSettings,
     check,
     coefficient_words,
+    resolution_sentence,
     statistic_label,
     takes,
 )

@@ -21,8 +21,8 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.data import key_grid
-from learned_metrics.meta_eval.multiple import adjust_p_values, resolution_note
-from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, takes
+from learned_metrics.meta_eval.multiple import adjust_p_values
+from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, resolution_note, takes
 from learned_metrics.meta_eval.resampling import (
     ci_columns,
     drawn_counts,
@@ -265,9 +265,7 @@ def _check_settings(data: SystemScores, baseline: tuple[str, ...], o: SystemsSet
         raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
                         "--system-field")
     distinct(data.systems, "system names", "each system's scores are one column of the grid")
-    for name in baseline:
-        if name not in data.systems:
-            raise UserError(f"--baseline {name!r} is not one of the systems ({', '.join(data.systems)})")
+    baseline_names(baseline, data.systems, "systems")
     if (o.test == "bootstrap" and o.resamples < 1) or (o.test == "permutation" and o.permutations < 1):
         count = "--resamples" if o.test == "bootstrap" else "--permutations"
         raise UserError(f"the {TEST_NAMES[o.test]} decides significance: {count} must be >= 1")
