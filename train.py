@@ -1,14 +1,6 @@
-"""Train a learned metric: ``python train.py experiment=NAME [key=value ...]``.
-
-Examples::
-
-    python train.py experiment=ccl_demo                     # offline demo, CPU, minutes
-    python train.py experiment=ccl_cnndm                    # paper setting (GPU, wandb)
-    python train.py experiment=ccl_cnndm data.path=DIR model.name_or_path=/local/model trainer=cpu logger=csv
-    python train.py experiment=nli_anli_aug ckpt_path=last  # resume the newest run
-
-The composition lives in ``conf/``; the work in ``learned_metrics.train.run``; every failure a
-user can meet ends as one line through ``learned_metrics.boundary``.
+"""Train a learned metric: ``python train.py experiment=NAME [key=value ...]`` (the README's "Train" sections list
+the experiments and overrides). The composition lives in ``conf/``; the work in ``learned_metrics.train.run``; every
+failure a user can meet ends as one line through ``learned_metrics.boundary``.
 """
 
 import os

@@ -27,11 +27,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 
 
 class LastCheckpoint(Callback):
-    """Keep ``last.ckpt`` fresh: every ``every_n_train_steps`` optimizer steps and at each epoch end.
-
-    ``ModelCheckpoint`` saves on a step interval *or* per epoch, and two with ``save_last`` fight over the name:
-    this one owns ``last.ckpt``; the monitored ``ModelCheckpoint`` keeps the best.
-    """
+    """Keep ``last.ckpt`` fresh: every ``every_n_train_steps`` optimizer steps and at each epoch end (a
+    ``ModelCheckpoint`` saves on a step interval *or* per epoch); the monitored ``ModelCheckpoint`` keeps the best."""
 
     def __init__(self, dirpath: str | os.PathLike, every_n_train_steps: int = 200, filename: str = "last.ckpt"):
         super().__init__()

@@ -82,7 +82,6 @@ class ValidationRows:
     """The labelled rows validation scores: texts, 0/1 labels, dataset and split of each row."""
 
     path: str
-    layout: str
     split: str | None
     groundings: list[str]
     generations: list[str]
@@ -132,8 +131,7 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
             if not isinstance(value, str) or not value.strip():
                 file, row = source.where[i]
                 raise UserError("expected a non-empty text", path=file, row=row, field=name)
-    return ValidationRows(str(path), found.key, split, [texts[i][0] for i in keep], [texts[i][1] for i in keep],
-                          labels, datasets)
+    return ValidationRows(str(path), split, [texts[i][0] for i in keep], [texts[i][1] for i in keep], labels, datasets)
 
 
 def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> list[int]:
