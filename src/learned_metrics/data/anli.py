@@ -59,11 +59,8 @@ def lower_first(text: str) -> str:
 
 
 def augment_hypothesis(hypothesis: str, phrase: str, position: str = "prepend") -> str:
-    """Attach ``phrase`` to ``hypothesis`` with one space between them.
-
-    ``prepend``: phrase + hypothesis with its first character lower-cased (the paper's setting). ``append``: the
-    hypothesis unchanged + phrase (ablation).
-    """
+    """Attach ``phrase`` to ``hypothesis`` with one space: ``prepend`` (the paper's) lower-cases the hypothesis's
+    first character, ``append`` (ablation) leaves it unchanged."""
     if position == "prepend":
         return f"{phrase} {lower_first(hypothesis.strip())}"
     if position == "append":
@@ -72,10 +69,8 @@ def augment_hypothesis(hypothesis: str, phrase: str, position: str = "prepend") 
 
 
 def select_phrases(kind: str = "dialogue", subset: int | None = None, seed: int = 42) -> list[str]:
-    """The phrases to draw from: the whole list of ``kind``, or a seeded subset of ``subset`` of them.
-
-    The subset keeps the list order, so it reads the same in every report.
-    """
+    """The phrases to draw from: the whole list of ``kind``, or a seeded subset of ``subset`` of them in list order
+    (so it reads the same in every report)."""
     if kind not in PHRASE_LISTS:
         raise UserError(f"unknown phrase list '{kind}', expected one of: {', '.join(PHRASE_LISTS)}")
     phrases = list(PHRASE_LISTS[kind])
@@ -85,15 +80,6 @@ def select_phrases(kind: str = "dialogue", subset: int | None = None, seed: int 
         raise UserError(f"--phrase-subset must be between 1 and {len(phrases)} for the '{kind}' list, got {subset}")
     picked = sorted(random.Random(seed).sample(range(len(phrases)), subset))
     return [phrases[i] for i in picked]
-
-
-def draw_phrase_indices(n_rows: int, n_phrases: int, seed: int, split: str) -> np.ndarray:
-    """One phrase index per row, seeded per split so splits do not share a draw sequence.
-
-    Drawn up front (not inside ``map``) so the result does not depend on batch size.
-    """
-    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(split.encode("utf-8"))]))
-    return rng.integers(0, n_phrases, size=n_rows)
 
 
 def _augment_batch(batch: dict[str, list], indices: list[int], *, phrases: list[str], choice: np.ndarray,
@@ -108,7 +94,10 @@ def _augment_batch(batch: dict[str, list], indices: list[int], *, phrases: list[
 def augment_split(dataset: datasets.Dataset, split: str, phrases: list[str], position: str = "prepend",
                   seed: int = 42) -> datasets.Dataset:
     """Originals followed by one augmented copy of each (row ``i + n`` is the copy of row ``i``)."""
-    choice = draw_phrase_indices(len(dataset), len(phrases), seed, split)
+    # one phrase index per row, seeded per split (splits do not share a draw sequence), drawn up front so the result
+    # does not depend on the batch size of ``map``
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(split.encode("utf-8"))]))
+    choice = rng.integers(0, len(phrases), size=len(dataset))
     # features: ANLI's schema, or any NLI source's (learned_metrics.data.nli)
     augmented = dataset.map(_augment_batch, batched=True, with_indices=True, features=dataset.features,
                             fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
