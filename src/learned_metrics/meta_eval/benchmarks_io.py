@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows
 from learned_metrics.layouts import LAYOUTS, Layout, recognize
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
@@ -33,11 +32,6 @@ TUNE_SPLITS = ("val", "dev", "valid", "validation")
 POSITIVE_WORDS = frozenset({"supported", "consistent", "faithful", "grounded", "correct"})
 NEGATIVE_WORDS = frozenset({"unsupported", "not supported", "inconsistent", "unfaithful", "ungrounded", "incorrect"})
 LABEL_WORDS = "1/0, true/false, yes/no, supported/unsupported, consistent/inconsistent, correct/incorrect"
-
-
-def layout_columns_text() -> str:
-    """``LLM-AggreFact (dataset, doc, claim, label); ...``: for messages."""
-    return "; ".join(f"{layout.name} ({', '.join(layout.columns)})" for layout in LAYOUTS.values())
 
 
 def benchmark_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None
@@ -78,21 +72,14 @@ class BenchmarkRows:
     notes: list[str] = field(default_factory=list)
 
 
-def _first_row(path: Path) -> dict[str, Any]:
-    rows = iter_rows(path)
-    try:
-        return next(rows)[1]
-    finally:
-        rows.close()
-
-
 def _layout_of(path: Path, columns: list[Any], layout: str) -> Layout:
     if layout != "auto":
         return LAYOUTS[layout]
     found = recognize(columns)
     if found is None:
+        expected = "; ".join(f"{known.name} ({', '.join(known.columns)})" for known in LAYOUTS.values())
         raise UserError(f"not a known benchmark layout (columns: {', '.join(map(str, columns)) or 'none'}); "
-                        f"expected {layout_columns_text()}", path=path)
+                        f"expected {expected}", path=path)
     return found
 
 
@@ -102,7 +89,7 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows
     (:func:`~.rows.read_scored`), the fields read and the layout."""
     files = scored_files(source)
-    columns = list(_first_row(files[0]))
+    columns = list(check_columns(files[0], (), "benchmark"))  # the header, for the layout
     found = _layout_of(files[0], columns, layout)
     fields = list(dict.fromkeys(fields))
     if published:
@@ -179,38 +166,29 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         raise UserError("give at least one --metric")
     fields = per_metric_fields(score_fields, metrics)
     wanted = distinct_names(names, len(metrics)) or _default_names(metrics, fields)
-    # Each path is read once, for all the fields asked of it.
-    by_path: dict[str, list[str]] = {}
+    by_path: dict[str, list[str]] = {}  # each path is read once, for all the fields asked of it
     for path, name in zip(metrics, fields, strict=True):
         by_path.setdefault(str(path), []).append(name)
-    sources: dict[str, ScoredRows] = {}
-    read_fields: dict[str, list[str]] = {}
-    layouts: dict[str, Layout] = {}
-    for index, (path, path_fields) in enumerate(by_path.items()):
-        sources[path], read_fields[path], layouts[path] = read_source(
-            path, path_fields, layout=layout, group_field=group_field, on_missing=on_missing,
-            published=published_scores and not index)
-    first = sources[str(metrics[0])]
-    for source in sources.values():
-        if layouts[source.path] != layouts[first.path]:
-            raise UserError(f"{source.path} is {layouts[source.path].name} but {first.path} is "
-                            f"{layouts[first.path].name}")
+    sources = {path: read_source(path, path_fields, layout=layout, group_field=group_field, on_missing=on_missing,
+                                 published=published_scores and not index)
+               for index, (path, path_fields) in enumerate(by_path.items())}
+    first, _, found = sources[str(metrics[0])]
+    for source, _, other in sources.values():
+        if other != found:
+            raise UserError(f"{source.path} is {other.name} but {first.path} is {found.name}")
         check_paired(first, source)
-    columns: dict[str, list[float | None]] = {}
-    for name, path, score_field in zip(wanted, metrics, fields, strict=True):
-        if score_field in read_fields[str(path)]:
-            columns[name] = sources[str(path)].values[score_field]
+    columns = {name: sources[str(path)][0].values[f] for name, path, f in zip(wanted, metrics, fields, strict=True)
+               if f in sources[str(path)][0].values}
     keep, notes = duplicates(first, on_missing)
     if published_scores:
-        dropped = [n for n, p, f in zip(wanted, metrics, fields, strict=True) if f not in read_fields[str(p)]]
+        dropped = [name for name in wanted if name not in columns]
         if dropped:
             notes.append(f"{', '.join(dropped)}: no '{fields[0]}' column; judging the published scores only")
-        for score_field in read_fields[str(metrics[0])]:
-            if score_field not in fields:
-                name = score_field.removesuffix("_score")
-                if name in columns:
-                    raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
-                columns[name] = first.values[score_field]
+        for score_field in [f for f in first.values if f not in fields]:
+            name = score_field.removesuffix("_score")
+            if name in columns:
+                raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
+            columns[name] = first.values[score_field]
     keep &= np.array([label is not None for label in first.labels], dtype=bool)
     missing_labels = sum(label is None for label in first.labels)
     missing_scores = {}
@@ -219,8 +197,8 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         missing_scores[name] = int((absent & keep).sum())
         keep &= ~absent
     if sota:
-        if layouts[first.path].key != "aggrefact":
-            raise UserError(f"--sota is AggreFact's SOTA subset; these files are {layouts[first.path].name}")
+        if found.key != "aggrefact":
+            raise UserError(f"--sota is AggreFact's SOTA subset; these files are {found.name}")
         sota_rows = np.array([model in AGGREFACT_SOTA for model in first.systems], dtype=bool)
         notes.append(f"AggreFact SOTA subset: {int((sota_rows & keep).sum())} of {int(keep.sum())} rows (model_name "
                      f"in {', '.join(AGGREFACT_SOTA)})")
@@ -231,8 +209,6 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
     if not keep.any():
         raise UserError("no row left to judge (every row lacks a label or a score, or none is in the SOTA subset)",
                         path=first.path)
-    index = np.flatnonzero(keep)
-    labels, datasets, splits, keys = ([column[i] for i in index]
-                                      for column in (first.labels, first.groups, first.splits, first.pair_keys()))
-    return BenchmarkRows(layouts[first.path], np.array(labels, dtype=np.int64), datasets, splits, keys,
-                         {name: np.array(values, dtype=np.float64)[index] for name, values in columns.items()}, notes)
+    kept = first.take(keep)
+    return BenchmarkRows(found, np.array(kept.labels, dtype=np.int64), kept.groups, kept.splits, kept.pair_keys(),
+                         {name: np.array(values, dtype=np.float64)[keep] for name, values in columns.items()}, notes)

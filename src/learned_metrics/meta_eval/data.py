@@ -215,9 +215,9 @@ def scored_files(source: str | Path) -> list[Path]:
     return files
 
 
-def check_columns(path: Path, required: Sequence[str], layout: str) -> None:
-    """Stop on a file without a required column before anything is read in full (the first row is the header;
-    an empty file is an error of :func:`iter_rows`)."""
+def check_columns(path: Path, required: Sequence[str], layout: str) -> dict[str, Any]:
+    """Stop on a file without a required column before anything is read in full; returns the first row (the
+    header; an empty file is an error of :func:`iter_rows`)."""
     rows = iter_rows(path)
     try:
         _, first = next(rows)
@@ -227,6 +227,7 @@ def check_columns(path: Path, required: Sequence[str], layout: str) -> None:
     if missing:
         raise UserError(f"missing column ({layout} files need {', '.join(required)}; present: "
                         f"{', '.join(map(str, first)) or 'none'})", path=path, field=missing[0])
+    return first
 
 
 def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[str]:
