@@ -1,8 +1,6 @@
 """``learned-metrics``: one entry point, one module per command family (:data:`COMMAND_MODULES`), each with
-``register(subparsers)``.
-
-Command modules only parse, call the package and render; the package never imports them. Every command runs
-inside the error boundary (:func:`learned_metrics.boundary.run_command`).
+``register(subparsers)``. Command modules only parse, call the package and render; the package never imports them.
+Every command runs inside the error boundary (:func:`learned_metrics.boundary.run_command`).
 """
 
 from __future__ import annotations

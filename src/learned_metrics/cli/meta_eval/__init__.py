@@ -1,5 +1,5 @@
 """``learned-metrics meta-eval ...``: one module per subcommand (:data:`SUBCOMMANDS`), each with its ``SETTINGS``
-class, ``register(commands)`` and ``run(args, settings)`` (docs/architecture.md: how to add one).
+class, its ``COMMAND`` declaration and ``run(args, settings)`` (docs/architecture.md: how to add one).
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from learned_metrics.cli.meta_eval.common import missing_subcommand
+from learned_metrics.cli.meta_eval.common import add_command, missing_subcommand
 
 SUBCOMMANDS = ("correlations", "compare", "bias", "auc", "shuffle", "report", "system_level", "confounders",
                "systems", "benchmark")
@@ -22,4 +22,4 @@ def register(subparsers: Any) -> None:
     commands = meta.add_subparsers(dest="meta_command", metavar="COMMAND")
     meta.set_defaults(func=lambda args: missing_subcommand(meta))
     for name in SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(commands)
+        add_command(commands, importlib.import_module(f"{__name__}.{name}"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import AucCommand, AucSettings
@@ -20,21 +19,19 @@ examples:
 {common.TRUE_FORMAT_HELP}"""
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "auc", SETTINGS, run,
-        help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
-        description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
-        "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
-        "field is given (systems whose rows have one class only are skipped and counted).", epilog=EPILOG)
-    parser.add_argument("--input", required=True, type=common.input_path, metavar="PATH",
-                        help="scored rows (.jsonl/.csv/.parquet), or a folder with one such file per corpus")
-    parser.add_argument("--system-field", metavar="F", help="system field: adds intra-system AUC")
-    common.add_outputs(parser, json="per-group and mean AUCs with CIs, and the settings",
-                       markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
-                       plot="score densities by label, one panel per group titled with its AUC and class counts "
-                       "(png/pdf/svg)",
-                       roc_plot="ROC curves, one per group, AUC in the legend beside the axes (png/pdf/svg)")
+COMMAND = common.Command(
+    "auc", help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
+    description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "
+    "mean (TRUE-style), bootstrap CIs (rows redrawn within each group), and the intra-system AUC when a system "
+    "field is given (systems whose rows have one class only are skipped and counted).", epilog=EPILOG,
+    inputs=(common.input_flag("--input", "scored rows (.jsonl/.csv/.parquet), or a folder with one such file per "
+                              "corpus", metavar="PATH"),
+            common.flag("--system-field", metavar="F", help="system field: adds intra-system AUC")),
+    outputs=dict(json="per-group and mean AUCs with CIs, and the settings", markdown="the table as Markdown",
+                 latex="the table as LaTeX (booktabs)", csv="the table as CSV",
+                 plot="score densities by label, one panel per group titled with its AUC and class counts "
+                 "(png/pdf/svg)",
+                 roc_plot="ROC curves, one per group, AUC in the legend beside the axes (png/pdf/svg)"))
 
 
 def run(args: argparse.Namespace, settings: AucCommand) -> int:

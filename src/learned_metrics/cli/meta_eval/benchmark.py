@@ -4,7 +4,6 @@ under a named threshold protocol: BAcc, ROC AUC, unsupported P/R/F1 per dataset 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import BenchmarkCommand, BenchmarkSettings
@@ -41,21 +40,18 @@ examples:
 See docs/benchmarks.md for the layouts, where the files come from and a full run."""
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "benchmark", SETTINGS, run,
-        help="faithfulness benchmarks (LLM-AggreFact, AggreFact, SummaC, TRUE) under a named threshold protocol",
-        description="Balanced accuracy, ROC AUC and the unsupported class's precision/recall/F1 per dataset and as "
-        "their unweighted mean, at a threshold set by the protocol you name (fixed, tune-on-val, same-split), with "
-        "bootstrap CIs; several metrics give report's table (bold best, significance markers from paired tests). "
-        "The protocol, grid, split and the threshold of every dataset are printed and saved in the JSON.",
-        epilog=EPILOG)
-    parser.add_argument("--metric", required=True, action="append", type=common.input_path, metavar="PATH",
-                        help="a scored benchmark file, or a folder of them (one per split or per dataset); once per "
-                        "metric, all scoring the same rows")
-    common.add_outputs(parser, json="every number, the protocol, the thresholds, the tests and the settings as JSON",
-                       markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
-                       csv="every statistic as CSV, one row per metric and dataset")
+COMMAND = common.Command(
+    "benchmark", epilog=EPILOG,
+    help="faithfulness benchmarks (LLM-AggreFact, AggreFact, SummaC, TRUE) under a named threshold protocol",
+    description="Balanced accuracy, ROC AUC and the unsupported class's precision/recall/F1 per dataset and as "
+    "their unweighted mean, at a threshold set by the protocol you name (fixed, tune-on-val, same-split), with "
+    "bootstrap CIs; several metrics give report's table (bold best, significance markers from paired tests). "
+    "The protocol, grid, split and the threshold of every dataset are printed and saved in the JSON.",
+    inputs=(common.input_flag("--metric", "a scored benchmark file, or a folder of them (one per split or per "
+                              "dataset); once per metric, all scoring the same rows", metavar="PATH", many=True),),
+    outputs=dict(json="every number, the protocol, the thresholds, the tests and the settings as JSON",
+                 markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
+                 csv="every statistic as CSV, one row per metric and dataset"))
 
 
 def run(args: argparse.Namespace, settings: BenchmarkCommand) -> int:

@@ -9,13 +9,13 @@ import functools
 import itertools
 import shlex
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import STATISTICS, OutputStyle, split_list, statistic_label
 from learned_metrics.outputs import input_path, inputs_of
-from learned_metrics.settings import Settings
 
 # Every file a meta-eval command can write: destination in ``args`` -> option.
 OUTPUTS = {"json": "--json", "markdown": "--markdown", "latex": "--latex", "csv": "--csv",
@@ -30,18 +30,63 @@ the file name without a trailing _download, then without one trailing _valid/_de
 (frank_valid_download.csv -> frank, summeval_download.csv -> summeval, qags_c.csv -> qags_c)."""
 
 
-def command(commands: Any, name: str, settings: type[Settings], run: Callable[[argparse.Namespace, Any], int], *,
-            help: str, description: str, epilog: str | None = None) -> argparse.ArgumentParser:
-    """One subcommand's parser: its help, description and examples (line breaks of the epilog kept), one flag per
-    field of its ``settings`` class, and ``run(args, settings)`` called by :func:`start`, the one runner."""
+@dataclass(frozen=True)
+class Flag:
+    """An option beside the settings fields (an input file, a switch), as ``parser.add_argument`` takes it."""
+
+    names: tuple[str, ...]
+    options: dict[str, Any]
+    group: str | None = None  # the title of the --help section it is listed in
+
+
+def flag(*names: str, group: str | None = None, **options: Any) -> Flag:
+    return Flag(names, options, group)
+
+
+def input_flag(name: str, help: str, *, metavar: str = "FILE", many: bool = False, required: bool = True) -> Flag:
+    """An input file or folder: its type declares it to the output policy (``inputs_of``)."""
+    return flag(name, required=required, action="append" if many else None, type=input_path, metavar=metavar,
+                help=help)
+
+
+def grid_inputs(*, many_metrics: bool = False, human_required: bool = True) -> tuple[Flag, ...]:
+    """The human file and metric file(s) of the commands that align them by (document, system)."""
+    human = "human judgements (.jsonl/.csv/.parquet)" + ("" if human_required else "; not with --auc")
+    metric = "metric scores; give it once per metric" if many_metrics else "metric scores (.jsonl/.csv/.parquet)"
+    return input_flag("--human", human, required=human_required), input_flag("--metric", metric, many=many_metrics)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand declared as data in its module (``COMMAND``, beside ``SETTINGS`` and ``run``), so that one
+    registration (:func:`add_command`) builds every parser the same way."""
+
+    name: str
+    help: str
+    description: str
+    inputs: tuple[Flag, ...]
+    outputs: dict[str, str]  # destination of :data:`OUTPUTS` -> what that file holds ("write ..." in --help)
+    epilog: str | None = None  # examples, line breaks kept
+
+
+def add_command(commands: Any, module: Any) -> None:
+    """The parser of a command module: its help and examples, one flag per field of ``module.SETTINGS`` and of the
+    output style, its inputs and outputs, and ``module.run(args, settings)`` called by :func:`start`."""
     from learned_metrics.cli import help_formatter
 
-    parser = commands.add_parser(name, help=help, description=description, epilog=epilog,
+    spec: Command = module.COMMAND
+    parser = commands.add_parser(spec.name, help=spec.help, description=spec.description, epilog=spec.epilog,
                                  formatter_class=help_formatter)
-    settings.add_arguments(parser)
+    module.SETTINGS.add_arguments(parser)
     OutputStyle.add_arguments(parser)
-    parser.set_defaults(settings_class=settings, func=functools.partial(start, run=run))
-    return parser
+    groups: dict[str | None, Any] = {None: parser}
+    for option in spec.inputs:
+        if option.group not in groups:
+            groups[option.group] = parser.add_argument_group(option.group)
+        groups[option.group].add_argument(*option.names, **option.options)
+    for dest, description in spec.outputs.items():
+        parser.add_argument(OUTPUTS[dest], dest=dest, metavar="OUT", help=f"write {description}")
+    parser.set_defaults(settings_class=module.SETTINGS, func=functools.partial(start, run=module.run))
 
 
 def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int]) -> int:
@@ -50,22 +95,6 @@ def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int
     settings = args.settings_class.from_arguments(args)
     check_command_outputs(args)
     return run(args, settings)
-
-
-def add_outputs(parser: argparse.ArgumentParser, **what: str) -> None:
-    """``json="the result as JSON"``...: the file outputs of a command, each a destination of :data:`OUTPUTS`."""
-    for dest, description in what.items():
-        parser.add_argument(OUTPUTS[dest], dest=dest, metavar="OUT", help=f"write {description}")
-
-
-def add_grid_inputs(parser: argparse.ArgumentParser, *, many_metrics: bool = False,
-                    human_required: bool = True) -> None:
-    """The human file and metric file(s) of the commands that align them by (document, system)."""
-    parser.add_argument("--human", required=human_required, type=input_path, metavar="FILE",
-                        help="human judgements (.jsonl/.csv/.parquet)" + ("" if human_required else "; not with --auc"))
-    parser.add_argument("--metric", required=True, action="append" if many_metrics else None, type=input_path,
-                        metavar="FILE", help="metric scores; give it once per metric" if many_metrics
-                        else "metric scores (.jsonl/.csv/.parquet)")
 
 
 def metric_names(settings: Any) -> list[str] | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import CompareCommand
@@ -20,16 +19,13 @@ For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlat
   Williams' test     the parametric alternative (n = items of one correlation; not defined for acc_pair)"""
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "compare", SETTINGS, run,
-        help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
-        description=DESCRIPTION,
-        epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
-        "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv")
-    common.add_grid_inputs(parser, many_metrics=True)
-    common.add_outputs(parser, json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
-                       markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV")
+COMMAND = common.Command(
+    "compare", help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
+    description=DESCRIPTION, inputs=common.grid_inputs(many_metrics=True),
+    epilog="example:\n  learned-metrics meta-eval compare --human examples/meta_eval/human.jsonl \\\n"
+    "      --metric examples/meta_eval/metric_good.jsonl --metric examples/meta_eval/metric_weak.csv",
+    outputs=dict(json="{statistic: [{metric_a, metric_b, p_permutation, ...}]} and the settings",
+                 markdown="the tests as Markdown", latex="the tests as LaTeX (booktabs)", csv="the tests as CSV"))
 
 
 def run(args: argparse.Namespace, settings: CompareCommand) -> int:

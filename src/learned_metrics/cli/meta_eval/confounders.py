@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, split_list
@@ -41,21 +40,19 @@ examples:
 """
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "confounders", SETTINGS, run,
-        help="correlate metric scores and human labels with text proxies (length, overlap, first "
-        "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
-        "metric and of the human label with simple text proxies, optionally within each label class, and Williams' "
-        "tests for 'metric A depends less on the proxy than metric B'.", epilog=EPILOG)
-    parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
-                        help="scored rows (.jsonl/.csv/.parquet), e.g. the output of `learned-metrics score`")
-    parser.add_argument("--no-human", action="store_true", help="the rows have no human label/score")
-    parser.add_argument("--proxy-field", action="append", default=[], metavar="F",
-                        help="a numeric field used as a proxy, e.g. first_error (repeatable)")
-    parser.add_argument("--by-label", action="store_true", help="also within label 1 and label 0 rows")
-    common.add_outputs(parser, json="the result and the settings as JSON", markdown="the tables as Markdown",
-                       latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)")
+COMMAND = common.Command(
+    "confounders", help="correlate metric scores and human labels with text proxies (length, overlap, first "
+    "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
+    "metric and of the human label with simple text proxies, optionally within each label class, and Williams' "
+    "tests for 'metric A depends less on the proxy than metric B'.", epilog=EPILOG,
+    inputs=(common.input_flag("--input", "scored rows (.jsonl/.csv/.parquet), e.g. the output of `learned-metrics "
+                              "score`"),
+            common.flag("--no-human", action="store_true", help="the rows have no human label/score"),
+            common.flag("--proxy-field", action="append", default=[], metavar="F",
+                        help="a numeric field used as a proxy, e.g. first_error (repeatable)"),
+            common.flag("--by-label", action="store_true", help="also within label 1 and label 0 rows")),
+    outputs=dict(json="the result and the settings as JSON", markdown="the tables as Markdown",
+                 latex="the tables as LaTeX (booktabs)", csv="the correlations as CSV (long format)"))
 
 
 def run(args: argparse.Namespace, s: ConfoundersCommand) -> int:

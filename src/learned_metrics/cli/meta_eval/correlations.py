@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import CorrelationsCommand
@@ -33,15 +32,12 @@ example:
 """
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "correlations", SETTINGS, run,
-        help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
-        description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
-        "95% confidence intervals.", epilog=EPILOG)
-    common.add_grid_inputs(parser)
-    common.add_outputs(parser, json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
-                       markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV")
+COMMAND = common.Command(
+    "correlations", help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
+    description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
+    "95% confidence intervals.", epilog=EPILOG, inputs=common.grid_inputs(),
+    outputs=dict(json="{statistic: {value, ci, n, skipped, ...}} and the settings here",
+                 markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV"))
 
 
 def run(args: argparse.Namespace, settings: CorrelationsCommand) -> int:

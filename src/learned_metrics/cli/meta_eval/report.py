@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import AucReportSettings, ReportCommand, ReportSettings
@@ -25,20 +24,17 @@ example (TRUE-style AUC table, one folder of scored TRUE files per metric):
 {common.TRUE_FORMAT_HELP}"""
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "report", SETTINGS, run,
-        help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
-        description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
-        "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
-        "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.", epilog=EPILOG)
-    common.add_grid_inputs(parser, many_metrics=True, human_required=False)
-    auc = parser.add_argument_group("AUC mode (TRUE-style: corpora as columns, no human file)")
-    auc.add_argument("--auc", action="store_true",
-                     help="rows = metrics, columns = corpora + their unweighted mean, ROC AUC against --label-field; "
-                     "a --metric may be a folder of scored corpora (the corpus is the file name)")
-    common.add_outputs(parser, markdown="the table as Markdown", latex="the table as LaTeX (booktabs)",
-                       csv="the table as CSV", json="the table, the tests and the settings as JSON")
+COMMAND = common.Command(
+    "report", help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
+    description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
+    "its bootstrap CI; the best per column in bold; per cell the metrics it beats significantly. Written to "
+    "the terminal and, if asked, as Markdown, LaTeX (booktabs), CSV and JSON.", epilog=EPILOG,
+    inputs=(*common.grid_inputs(many_metrics=True, human_required=False),
+            common.flag("--auc", action="store_true", group="AUC mode (TRUE-style: corpora as columns, no human file)",
+                        help="rows = metrics, columns = corpora + their unweighted mean, ROC AUC against "
+                        "--label-field; a --metric may be a folder of scored corpora (the corpus is the file name)")),
+    outputs=dict(markdown="the table as Markdown", latex="the table as LaTeX (booktabs)", csv="the table as CSV",
+                 json="the table, the tests and the settings as JSON"))
 
 
 def run(args: argparse.Namespace, settings: ReportCommand) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import ShuffleTestCommand, ShuffleTestSettings
@@ -31,19 +30,14 @@ and the comparisons per bucket written under each point.
 """
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "shuffle-test", SETTINGS, run,
-        help="accuracy that originals outscore their shuffled copies (coherence)",
-        description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
-        epilog=EPILOG)
-    parser.add_argument("--input", required=True, type=common.input_path, metavar="FILE",
-                        help="scored rows (.jsonl/.csv/.parquet)")
-    parser.add_argument("--length-gap", action="store_true", help="add accuracy by length-gap bucket")
-    common.add_outputs(parser, json="accuracy (and buckets) as JSON, with the settings",
-                       markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
-                       csv="the accuracy as CSV",
-                       plot="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)")
+COMMAND = common.Command(
+    "shuffle-test", help="accuracy that originals outscore their shuffled copies (coherence)",
+    description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",
+    epilog=EPILOG, inputs=(common.input_flag("--input", "scored rows (.jsonl/.csv/.parquet)"),
+                           common.flag("--length-gap", action="store_true", help="add accuracy by length-gap bucket")),
+    outputs=dict(json="accuracy (and buckets) as JSON, with the settings", markdown="the tables as Markdown",
+                 latex="the tables as LaTeX (booktabs)", csv="the accuracy as CSV",
+                 plot="accuracy by length-gap bucket with CI bars and counts (needs --length-gap; png/pdf/svg)"))
 
 
 def run(args: argparse.Namespace, s: ShuffleTestCommand) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import SystemLevelCommand, SystemLevelSettings
@@ -28,19 +27,14 @@ example:
 """
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "system-level", SETTINGS, run,
-        help="realistic system-level correlation: metric over the full test set, pairs of close "
-        "systems", description="System-level correlation as it is used in practice: the metric's system scores "
-        "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
-        epilog=EPILOG)
-    common.add_grid_inputs(parser)
-    parser.add_argument("--metric-full", type=common.input_path, metavar="FILE",
-                        help="the metric's scores on every test document (same keys and --metric-field)")
-    common.add_outputs(parser, json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
-                       markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)",
-                       csv="the bands as CSV")
+COMMAND = common.Command(
+    "system-level", help="realistic system-level correlation: metric over the full test set, pairs of close "
+    "systems", description="System-level correlation as it is used in practice: the metric's system scores "
+    "over the whole test set, and agreement with the humans on pairs of systems whose metric scores are close.",
+    epilog=EPILOG, inputs=(*common.grid_inputs(), common.input_flag(
+        "--metric-full", "the metric's scores on every test document (same keys and --metric-field)", required=False)),
+    outputs=dict(json="tau_sys, tau_sys_full and the bands as JSON, with the settings",
+                 markdown="the tables as Markdown", latex="the tables as LaTeX (booktabs)", csv="the bands as CSV"))
 
 
 def run(args: argparse.Namespace, settings: SystemLevelCommand) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from learned_metrics.cli.meta_eval import common
 from learned_metrics.meta_eval.options import SystemsCommand, SystemsSettings
@@ -38,17 +37,15 @@ examples:
 """
 
 
-def register(commands: Any) -> None:
-    parser = common.command(
-        commands, "systems", SETTINGS, run,
-        help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
-        description="Compare systems scored on the same documents, with any metric: mean score per system with a "
-        "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG)
-    parser.add_argument("--input", required=True, action="append", type=common.input_path, metavar="FILE",
-                        help="scored rows (.jsonl/.csv/.parquet); repeat to concatenate several files")
-    common.add_outputs(parser, json="everything as JSON, with the settings", markdown="both tables as Markdown",
-                       latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
-                       pairs_csv="the pairwise tests as CSV")
+COMMAND = common.Command(
+    "systems", help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
+    description="Compare systems scored on the same documents, with any metric: mean score per system with a "
+    "bootstrap CI, and paired significance tests between systems (as comet-compare for MT).", epilog=EPILOG,
+    inputs=(common.input_flag("--input", "scored rows (.jsonl/.csv/.parquet); repeat to concatenate several files",
+                              many=True),),
+    outputs=dict(json="everything as JSON, with the settings", markdown="both tables as Markdown",
+                 latex="both tables as LaTeX (booktabs)", csv="the ranking as CSV",
+                 pairs_csv="the pairwise tests as CSV"))
 
 
 def run(args: argparse.Namespace, settings: SystemsCommand) -> int:
