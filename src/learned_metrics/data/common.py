@@ -22,11 +22,8 @@ def check_dataset_output(output: str | os.PathLike, kind: str, inputs: Sequence[
 
 def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: str | Path, kind: str,
                              overwrite: bool = False) -> Path:
-    """Save a ``datasets.DatasetDict`` and its ``report.json`` into ``output`` atomically.
-
-    The folder appears only once everything is written, so an interrupted build never leaves a half-written set that
-    a later training run would load.
-    """
+    """Save a ``datasets.DatasetDict`` and its ``report.json`` into ``output`` atomically: an interrupted build never
+    leaves a half-written set that a later training run would load."""
     output = Path(output)
     with atomic_folder(output, kind, overwrite) as tmp:
         dataset_dict.save_to_disk(str(tmp))

@@ -1,10 +1,8 @@
-"""Text the project generates itself, for the offline demos and the tests.
+"""Text the project generates itself, for the offline demos and the tests: raw inputs in the layouts a user would
+bring (a ``.jsonl`` of documents; the official ANLI release folder), then the *real* data-prep code on them.
 
-No data set can be downloaded offline, so the demos write their raw inputs in the same layouts a user would bring
-(a ``.jsonl`` of documents; the official ANLI release folder) and then run the *real* data-prep code on them.
-
-Coherent documents are short narratives whose order is carried by discourse markers and by time, so an original can
-be told from a shuffle of it.
+Coherent documents are short narratives ordered by discourse markers and time, so an original can be told from a
+shuffle of it.
 """
 
 from __future__ import annotations

@@ -51,15 +51,10 @@ def multiset_permutations(items: list[str]) -> Iterator[list[str]]:
 
 
 def shuffled_negatives(sentences: list[str], n: int, rng: random.Random, joiner: str) -> list[str]:
-    """Up to ``n`` distinct shuffled texts, none equal to the original text, drawn uniformly.
-
-    Returns fewer than ``n`` when the document has fewer distinct orderings
-    (e.g. 3 sentences give at most 5 negatives), and none when it has fewer
-    than 2 distinct sentences. A uniform permutation gives every distinct text
-    with the same probability (each arises from prod(m!) permutations), so
-    rejecting repeats and the original samples uniformly without replacement;
-    when the orderings are few, they are listed instead.
-    """
+    """Up to ``n`` distinct shuffled texts, none equal to the original text, drawn uniformly (fewer when the document
+    has fewer distinct orderings, none below 2 distinct sentences). A uniform permutation gives every distinct text
+    with the same probability (each arises from prod(m!) permutations), so rejecting repeats and the original samples
+    uniformly without replacement; when the orderings are few, they are listed instead."""
     if n <= 0 or distinct_sentence_count(sentences) < 2:
         return []
     original = joiner.join(sentences)

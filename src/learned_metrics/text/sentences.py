@@ -31,11 +31,9 @@ def split_pysbd(text: str) -> list[str]:
 
 def get_splitter(name: str) -> Callable[[str], list[str]]:
     """Return the splitter called ``name`` (``newline`` or ``pysbd``)."""
-    if name == "newline":
-        return split_newline
-    if name == "pysbd":
-        return split_pysbd
-    raise UserError(f"unknown sentence splitter '{name}', expected one of {', '.join(SPLITTERS)}")
+    if name not in SPLITTERS:
+        raise UserError(f"unknown sentence splitter '{name}', expected one of {', '.join(SPLITTERS)}")
+    return split_newline if name == "newline" else split_pysbd
 
 
 def join_sentences(sentences: list[str], joiner: str = DEFAULT_JOINER) -> str:
