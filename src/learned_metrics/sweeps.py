@@ -72,13 +72,16 @@ def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | P
     with ``check_config`` the config is composed too (a misspelt key, a metric that is not the checkpoint monitor)."""
     path = Path(path)
     config = _read_yaml(path)
-    metric, goal = _check_metric(config, path)
-    method, program = config.get("method"), config.get("program")
+    metric, method, program = config.get("metric"), config.get("method"), config.get("program")
+    if not isinstance(metric, dict) or not isinstance(metric.get("name"), str) or not metric["name"]:
+        raise UserError("metric needs a name (e.g. val/f1) and a goal", path=path, field="metric")
+    if metric.get("goal") not in GOALS:
+        raise UserError(f"metric.goal must be maximize or minimize, got {metric.get('goal')!r}", path=path)
     if method not in METHODS:
         raise UserError(f"method must be one of {', '.join(METHODS)}, got {method!r}", path=path, field="method")
     if program != "train.py":
         raise UserError(f"program must be train.py (run from the repository root), got {program!r}", path=path)
-    sweep = Sweep(path=path, method=method, metric=metric, goal=goal, program=program,
+    sweep = Sweep(path=path, method=method, metric=metric["name"], goal=metric["goal"], program=program,
                   parameters=_check_parameters(config, path), command=_check_command(config, path), config=config)
     if sweep.method == "grid" and sweep.grid_size() is None:
         raise UserError("method 'grid' needs `values` (or `value`) for every parameter", path=path)
@@ -103,15 +106,6 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UserError("a sweep file is a YAML mapping (program, method, metric, parameters, command)", path=path)
     return config
-
-
-def _check_metric(config: dict[str, Any], path: Path) -> tuple[str, str]:
-    metric = config.get("metric")
-    if not isinstance(metric, dict) or not isinstance(metric.get("name"), str) or not metric["name"]:
-        raise UserError("metric needs a name (e.g. val/f1) and a goal", path=path, field="metric")
-    if metric.get("goal") not in GOALS:
-        raise UserError(f"metric.goal must be maximize or minimize, got {metric.get('goal')!r}", path=path)
-    return metric["name"], metric["goal"]
 
 
 def _check_parameters(config: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
@@ -299,8 +293,7 @@ def check_script(argv: Sequence[str] | None = None) -> int:
     """``python -m learned_metrics.sweeps FILE ...`` (the same as ``learned-metrics sweep check FILE ...``)."""
     from learned_metrics.boundary import script_main
 
-    return script_main("sweep check", add_check_arguments, argv, description=CHECK_DESCRIPTION,
-                       epilog=CHECK_EPILOG)
+    return script_main("sweep check", add_check_arguments, argv, description=CHECK_DESCRIPTION, epilog=CHECK_EPILOG)
 
 
 if __name__ == "__main__":

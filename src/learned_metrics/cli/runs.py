@@ -22,11 +22,6 @@ def _fmt_metric(row: RunRow) -> str:
     return f"{row.metric} {'↑' if row.mode == 'max' else '↓' if row.mode == 'min' else ''}".strip()
 
 
-def _short_run(row: RunRow) -> str:
-    """The run folder without the experiment folder the previous column already names."""
-    return row.run.removeprefix(f"{row.experiment}/")
-
-
 def render_table(rows: list[RunRow], title: str):
     """A rich table; ``(csv)`` marks a best value read from the log of a run that has not exported."""
     from rich.table import Table
@@ -37,7 +32,8 @@ def render_table(rows: list[RunRow], title: str):
                           ("export", "center")):
         table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "run folder")
     for row in rows:
-        table.add_row(row.experiment, _short_run(row), row.date or "—", (row.git_commit or "—")[:7],
+        short_run = row.run.removeprefix(f"{row.experiment}/")  # the previous column names the experiment folder
+        table.add_row(row.experiment, short_run, row.date or "—", (row.git_commit or "—")[:7],
                       "—" if row.seed is None else str(row.seed), _fmt_metric(row), _fmt_best(row),
                       "—" if row.best_step is None else str(row.best_step), "yes" if row.export else "no")
     return table

@@ -73,8 +73,7 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     # 4. best (memory-mapped: every rank reads whether it holds its validation metrics)
     best_path = _best_checkpoint_path(callbacks)
     best_checkpoint = load_checkpoint(best_path, allow_pickle) if best_path else None
-    results = _evaluate(trainer, model, datamodule, best_path, best_checkpoint, bool(cfg.get("test")),
-                        not allow_pickle)
+    results = _evaluate(trainer, model, datamodule, best_path, best_checkpoint, bool(cfg.get("test")), not allow_pickle)
     metrics = {name: value for split in results.values() for name, value in split.items()}
 
     if trainer.is_global_zero:

@@ -92,12 +92,10 @@ def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
     info = run_dir / "run_info.json"
     if info.is_file():
         return datetime.fromtimestamp(info.stat().st_mtime)
-    if _text(card.get("exported_at")):
-        try:
-            return datetime.fromisoformat(card["exported_at"]).replace(tzinfo=None)
-        except ValueError:
-            return None
-    return None
+    try:
+        return datetime.fromisoformat(card["exported_at"]).replace(tzinfo=None)
+    except (KeyError, TypeError, ValueError):  # no export, or no ISO time in it
+        return None
 
 
 def _step_of(checkpoint_name: str | None) -> int | None:

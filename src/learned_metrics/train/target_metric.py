@@ -123,9 +123,8 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
     labels = np.array([source.labels[i] for i in keep], dtype=np.int64)
     datasets = [source.groups[i] for i in keep]
     if not any(len(set(labels[[d == name for d in datasets]])) == 2 for name in set(datasets)):
-        raise UserError("no dataset has both labels in the validation rows: ROC AUC is undefined everywhere "
-                        "(raise callbacks.faithfulness_validation.max_rows_per_dataset or choose another split)",
-                        path=path)
+        raise UserError("no dataset has both labels in the validation rows: ROC AUC is undefined everywhere (raise "
+                        "callbacks.faithfulness_validation.max_rows_per_dataset or choose another split)", path=path)
     for i in keep:
         for name, value in zip((found.premise, found.hypothesis), texts[i], strict=True):
             if not isinstance(value, str) or not value.strip():
@@ -277,8 +276,7 @@ class ShuffleValidation(Callback):
         accuracy = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None),
                                 trainer.datamodule.path)
         pl_module.log(SHUFFLE_METRIC, accuracy, on_step=False, on_epoch=True, sync_dist=False)
-        pl_module.log("val/shuffle_seconds", time.perf_counter() - start, on_step=False, on_epoch=True,
-                      sync_dist=False)
+        pl_module.log("val/shuffle_seconds", time.perf_counter() - start, on_step=False, on_epoch=True, sync_dist=False)
 
     def measure(self, model: Any, tokenizer: Any, card: dict[str, Any] | None, data_path: str | Path) -> float:
         from learned_metrics.meta_eval.shuffle_test import shuffle_test
