@@ -1,15 +1,10 @@
-"""Phrase-augmented ANLI: the training set of the faithfulness NLI metric.
+"""Phrase-augmented ANLI: the training set of the faithfulness NLI metric (docs/nli_data.md says what and why).
 
-Generated text often wraps a claim in dialogue ("I think ...", "Sure! Here is what I know: ...") that an NLI model
-trained on plain ANLI mistakes for a change of meaning. For every ANLI instance (rounds R1-R3, all splits) one copy
-is added whose hypothesis starts with a phrase drawn at random (seeded), followed by the hypothesis with its first
-character lower-cased; the label is unchanged and the originals are kept. Validation is augmented too because the
-checkpoint is selected on the augmented validation loss.
-
-Two sources map to one schema (:data:`FEATURES`): the Hugging Face dataset ``facebook/anli`` (integer labels named by
-its ``ClassLabel``) and a folder in the official release layout (``R1/train.jsonl`` ... with ``e``/``n``/``c``), both
-read by the shared source reader (:mod:`learned_metrics.data.sources`) and streamed into Arrow, so the full ANLI
-(163k training rows) stays far below 2 GB of RAM.
+Generated text often wraps a claim in dialogue ("I think ...") that an NLI model trained on plain ANLI mistakes for
+a change of meaning, so every ANLI instance (R1-R3, all splits) gets one copy whose hypothesis follows a seeded
+random phrase; labels and originals are kept. Validation is augmented too: the checkpoint is selected on it. Both
+sources (``facebook/anli``, the release folder) go through the shared source reader into one schema
+(:data:`FEATURES`), streamed into Arrow, so the full ANLI stays far below 2 GB of RAM.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""Any NLI data as a training set for the faithfulness metric: files, folders and Hugging Face datasets, mixed.
+"""Any NLI data as a training set for the faithfulness metric: files, folders and Hugging Face datasets, mixed
+(docs/nli_data.md, 'prep nli', says every rule).
 
-A source is a ``.jsonl``/``.csv``/``.parquet`` file or a folder of them, ``disk:DIR`` (a ``save_to_disk`` folder) or
-``hf:NAME[:CONFIG]`` (a Hugging Face dataset through the local cache), optionally named ``NAME=SOURCE``. Rows are
-read with the fields the settings name (:class:`~learned_metrics.data.choices.NliSettings`), labels by name (integers
-only through a declared ``--label-order`` or a ``ClassLabel``), and each row goes to the split its file, folder or
-Hub split names (train; dev/val/validation; test), its ``--split-field``, or, when a source names no split at all, a
-seeded split by premise (a premise's hypotheses stay together). Then per source a cap (every split) and a weight
-(training rows only); a pair found in two splits is refused or dropped from the lower split; and the dialogue-phrase
-augmentation of :mod:`learned_metrics.data.anli` with every ablation. The source stays a column and is counted in
-``report.json``. Rows stream into Arrow files, so a large mix stays out of memory.
+Rows are read by the shared source reader with the fields of :class:`~learned_metrics.data.choices.NliSettings`,
+labels by name (integers only through ``--label-order`` or a ``ClassLabel``), split by their names or a seeded split
+by premise, capped and weighted per source, checked for pairs in two splits, and augmented as ANLI is. Rows stream
+into Arrow files, so a large mix stays out of memory.
 """
 
 from __future__ import annotations
