@@ -19,17 +19,14 @@ proxies (from the --generation-field text, no model):
   first_person  count of I, me, my, mine, myself, we, us, our, ours, ourselves (--first-person all, the
                 default), or of I only (--first-person i, as the faithfulness thesis counts it);
                 case-insensitive, whole words (the I of I'm counts, so does a lowercase i)
---proxy-field F adds a numeric field as a proxy (e.g. the position of the
-first error); rows where it is missing are left out of its correlations and
-counted.
+--proxy-field F adds a numeric field as a proxy (e.g. the position of the first error); rows where it is missing
+are left out of its correlations and counted.
 
-Each cell: Kendall tau-b of the score column with the proxy and its 95%
-percentile bootstrap CI (rows redrawn). The human row is --human-field
-(default: label). --by-label repeats the table within label 1 and label 0
-rows, so a proxy that only predicts the label does not look like a confounder.
-Williams (two or more metrics): one-sided p that metric A depends less on the
-proxy than B, i.e. |tau(B, proxy)| > |tau(A, proxy)|, with tau(A, B) as the
-third correlation (signs aligned with the two absolute values).
+Each cell: Kendall tau-b of the score column with the proxy and its 95% percentile bootstrap CI (rows redrawn). The
+human row is --human-field (default: label). --by-label repeats the table within label 1 and label 0 rows, so a
+proxy that only predicts the label does not look like a confounder. Williams (two or more metrics): one-sided p
+that metric A depends less on the proxy than B, i.e. |tau(B, proxy)| > |tau(A, proxy)|, with tau(A, B) as the third
+correlation (signs aligned with the two absolute values).
 
 examples:
   learned-metrics meta-eval confounders --input examples/meta_eval/confounders.jsonl \\

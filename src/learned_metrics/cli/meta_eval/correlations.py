@@ -18,12 +18,10 @@ statistics (Kendall tau-b unless --coefficient says otherwise; headed r_ for Pea
   acc_pair   share of same-document summary pairs with a strict human order
              that the metric orders the same way (a metric tie counts wrong)
   tau_intra  per system across its documents, mean over systems
-A per-group correlation that is undefined (constant scores) is left out of the
-mean and counted under "skipped".
+A per-group correlation that is undefined (constant scores) is left out of the mean and counted under "skipped".
 
-input files: .jsonl, .csv or .parquet, one row per summary keyed by --doc-field and
---system-field. The human file may hold one row per annotator (averaged per
-summary). --human-format summeval reads the SummEval release file
+input files: .jsonl, .csv or .parquet, one row per summary keyed by --doc-field and --system-field. The human file
+may hold one row per annotator (averaged per summary). --human-format summeval reads the SummEval release file
 model_annotations.aligned.paired.jsonl (id, model_id, expert_annotations).
 
 example:

@@ -10,23 +10,18 @@ from learned_metrics.meta_eval.options import ShuffleTestCommand, ShuffleTestSet
 SETTINGS = ShuffleTestCommand
 
 EPILOG = """\
-input format: one row per scored text, for example the output of
-`learned-metrics score coherence`:
+input format: one row per scored text, for example the output of `learned-metrics score coherence`:
   {"doc_id": "d1", "label": 1, "score": 0.93, "text": "..."}   original
   {"doc_id": "d1", "label": 0, "score": 0.41, "text": "..."}   its shuffle
-Rows sharing --pair-field form one comparison set: exactly one original
-(label 1) and one or more shuffled texts (label 0). Every (original,
-shuffled) comparison counts; a tie counts 0.5. The CI redraws pair ids.
+Rows sharing --pair-field form one comparison set: exactly one original (label 1) and one or more shuffled texts
+(label 0). Every (original, shuffled) comparison counts; a tie counts 0.5. The CI redraws pair ids.
 
---length-gap: pair each original with the shuffled text of a *different*
-document; accuracy is reported per bucket of the length difference
-original - shuffled (characters from --length-field, else len(--text-field)),
-buckets of 20 centred on multiples of 20 and clamped to +-200. A bucket with
-fewer than --min-bucket-pairs comparisons (default 30) is merged with its
-smaller neighbour until every bucket has that many; the table, JSON and plot
-show the merged ranges. Each bucket has its own 95% CI from the same pair-id
-resamples; --plot draws them as bars, the x ticks naming each bucket's range
-and the comparisons per bucket written under each point.
+--length-gap: pair each original with the shuffled text of a *different* document; accuracy is reported per bucket
+of the length difference original - shuffled (characters from --length-field, else len(--text-field)), buckets of
+20 centred on multiples of 20 and clamped to +-200. A bucket with fewer than --min-bucket-pairs comparisons
+(default 30) is merged with its smaller neighbour until every bucket has that many; the table, JSON and plot show
+the merged ranges. Each bucket has its own 95% CI from the same pair-id resamples; --plot draws them as bars, the x
+ticks naming each bucket's range and the comparisons per bucket written under each point.
 """
 
 

@@ -10,15 +10,14 @@ from learned_metrics.meta_eval.options import SystemLevelCommand, SystemLevelSet
 SETTINGS = SystemLevelCommand
 
 EPILOG = """\
-Why (Deutsch, Dror & Roth 2022): a metric scores the whole test set, not only the ~100 judged documents, and
-the systems compared in practice are close. --metric-full gives the metric's system scores over every test
-document (tau_sys_full; humans stay on the judged subset). Each --delta-band LO HI keeps the system pairs whose
-metric system scores differ by LO <= |delta| < HI (metric units, edges compared with a 1e-12 tolerance; from
---metric-full when given; HI may be inf) and reports their count, the agreement (share of pairs with a strict
-human order the metric orders the same way) and tau, Kendall's tau-b over those pairs: (P - Q) / sqrt((P + Q +
-T_x)(P + Q + T_y)), P/Q the concordant/discordant pairs, T_x/T_y the pairs tied in the metric only/in the humans
-only. CIs: bootstrap over judged documents, full-set documents and systems (bands: the pairs stay fixed,
-documents are redrawn).
+Why (Deutsch, Dror & Roth 2022): a metric scores the whole test set, not only the ~100 judged documents, and the
+systems compared in practice are close. --metric-full gives the metric's system scores over every test document
+(tau_sys_full; humans stay on the judged subset). Each --delta-band LO HI keeps the system pairs whose metric
+system scores differ by LO <= |delta| < HI (metric units, edges compared with a 1e-12 tolerance; from --metric-full
+when given; HI may be inf) and reports their count, the agreement (share of pairs with a strict human order the
+metric orders the same way) and tau, Kendall's tau-b over those pairs: (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)),
+P/Q the concordant/discordant pairs, T_x/T_y the pairs tied in the metric only/in the humans only. CIs: bootstrap
+over judged documents, full-set documents and systems (bands: the pairs stay fixed, documents are redrawn).
 
 example:
   learned-metrics meta-eval system-level --human examples/meta_eval/human.jsonl \\
