@@ -323,10 +323,9 @@ class BenchmarkReport(Tabular):
                             long=True), *self.tables()]
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "benchmark": self.benchmark, "protocol": self.protocol.to_json(), "metrics": list(self.results),
-            "datasets": self.datasets, "results": {name: r.to_json() for name, r in self.results.items()},
-        }
+        out: dict[str, Any] = {"benchmark": self.benchmark, "protocol": self.protocol.to_json(),
+                               "metrics": list(self.results), "datasets": self.datasets,
+                               "results": {name: r.to_json() for name, r in self.results.items()}}
         if self.marked:
             out["tables"] = {key: table.to_json() for key, table in self.marked.items()}
             out["tests"] = {key: [t.to_json() for t in tests] for key, tests in self.tests.items()}
@@ -526,8 +525,7 @@ def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, data
         return tune_threshold(scores[tuning], labels[tuning], protocol.grid)
 
     if protocol.scope == "global":
-        return (np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k,
-                [False] * k)
+        return np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k, [False] * k
     def per_dataset(name: str) -> tuple[float, str, int, bool]:
         members = tuning & (datasets == name)
         if members.any():

@@ -37,7 +37,8 @@ class FixedGroups:
     """One grouping of cells (per document, per system, or all pooled) with fixed (G, m) values ``x`` (metric) and
     ``y`` (human); absent items carry weight 0. What depends only on the values is computed once, here."""
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool, accuracy: bool):
+    def __init__(self, x: np.ndarray, y: np.ndarray, coefficient: str, *, correlation: bool = True,
+                 accuracy: bool = False):
         self.x, self.y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
         self.coefficient = coefficient
         self.ties_x, self.ties_y = TieClasses.of(self.x), TieClasses.of(self.y)

@@ -114,11 +114,9 @@ class StatisticsEngine:
             self.by_doc = FixedGroups(self._grouped(self.metric, -2), self._grouped(self.human, -2), coefficient,
                                       correlation="tau_pair" in self.stats, accuracy="acc_pair" in self.stats)
         if "tau_intra" in self.stats:
-            self.by_system = FixedGroups(self._grouped(self.metric, -1), self._grouped(self.human, -1), coefficient,
-                                         correlation=True, accuracy=False)
+            self.by_system = FixedGroups(self._grouped(self.metric, -1), self._grouped(self.human, -1), coefficient)
         if "tau_sum" in self.stats:
-            self.pooled = FixedGroups(self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient,
-                                      correlation=True, accuracy=False)
+            self.pooled = FixedGroups(self.metric.reshape(1, -1), self.human.reshape(1, -1), coefficient)
 
     @staticmethod
     def _grouped(cells: np.ndarray, axis: int) -> np.ndarray:
@@ -137,17 +135,15 @@ class StatisticsEngine:
             out["tau_sum"] = self._tau_sum(u, v, q)
         if self.by_doc is not None:
             within_doc = self._grouped(v[:, None, None, :] * q, -2)
-            doc_present = within_doc.sum(axis=-1) > 0
             if "tau_pair" in self.stats:
                 per_doc = self.by_doc.correlation(within_doc)
-                out["tau_pair"] = _weighted_group_mean(per_doc, u, doc_present)
+                out["tau_pair"] = _weighted_group_mean(per_doc, u, within_doc.sum(axis=-1) > 0)
             if "acc_pair" in self.stats:
                 out["acc_pair"] = self._acc_pair(within_doc, u)
         if "tau_intra" in self.stats:
             within_system = self._grouped(u[:, None, :, None] * q, -1)
-            system_present = within_system.sum(axis=-1) > 0
             per_system = self.by_system.correlation(within_system)
-            out["tau_intra"] = _weighted_group_mean(per_system, v, system_present)
+            out["tau_intra"] = _weighted_group_mean(per_system, v, within_system.sum(axis=-1) > 0)
         return {name: out[name] for name in self.stats}
 
     def difference(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> dict[str, np.ndarray]:

@@ -28,13 +28,7 @@ from learned_metrics.meta_eval.options import (
     statistic_label,
     takes,
 )
-from learned_metrics.meta_eval.resampling import (
-    joined,
-    none_if_nan,
-    percentile_interval,
-    percentiles_for,
-    records_frame,
-)
+from learned_metrics.meta_eval.resampling import interval, joined, none_if_nan, records_frame
 from learned_metrics.meta_eval.rows import check_paired
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -246,8 +240,7 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     over the corpora where both classes occur. p = (1 + #{delta* >= delta}) / (1 + permutations), with
     |delta*| >= |delta| when two-sided, as :func:`~.significance.permutation_p` computes it."""
     rng = np.random.default_rng(settings.seed)
-    difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels).astype(np.int64),
-                                groups)
+    difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels, np.int64), groups)
     observed = difference.randomized(np.zeros((1, len(a)), dtype=bool))  # nothing swapped
     randomized = [difference.randomized(swap) for swap in swap_blocks(rng, settings.permutations, len(a), block)]
     boot = [difference.resampled(rng, min(block, settings.resamples - start))
@@ -269,8 +262,7 @@ def paired_result(names: Sequence[str], observed: dict[str, float], randomized: 
     boot_all = joined({c: [block[c] for block in boot] for c in observed})
     return PairedAucTest(names[0], names[1], {c: none_if_nan(v) for c, v in observed.items()},
                          {c: permutation_p(v, randomized_all[c], settings.alternative)[0] for c, v in observed.items()},
-                         {c: percentile_interval(boot_all[c], percentiles_for(settings.confidence)).ci
-                          for c in observed})
+                         {c: interval(boot_all[c], settings.confidence).ci for c in observed})
 
 
 @renamed_keywords(baselines="baseline")

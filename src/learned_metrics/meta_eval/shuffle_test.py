@@ -84,9 +84,8 @@ class ShuffleReport(Tabular):
                     for b in self.buckets if b.pairs]
             merged = (f" Adjacent buckets with fewer than {o.min_bucket_pairs} comparisons merged."
                       if o.min_bucket_pairs else "")
-            out.append(Table([Column("gap", kind="count"), Column("range", kind="text"),
-                              Column("comparisons", kind="count"), Column("accuracy", heading, kind="estimate",
-                                                                          share=True)], rows,
+            out.append(Table([Column("gap", kind="count"), Column("range", kind="text"), Column("comparisons",
+                              kind="count"), Column("accuracy", heading, kind="estimate", share=True)], rows,
                              title="accuracy by length gap (original - shuffled, characters)",
                              caption=f"Accuracy per length-gap bucket of {BUCKET_WIDTH} characters (original minus "
                              f"shuffled, clamped to +-{BUCKET_LIMIT}), with {intervals} (the same resamples).{merged}",

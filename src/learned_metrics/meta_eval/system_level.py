@@ -96,9 +96,8 @@ class SystemLevelReport(Tabular):
         docs = f"{self.judged_docs} judged" + (f", {self.full_docs} full-set" if self.full_docs else "")
         intervals = o.intervals("judged documents, full-set documents and systems redrawn")
         out = [Table([Column("statistic", kind="text"), Column("value", kind="estimate"), Column("n", kind="count")],
-                     rows, key="system_level",
-                     title=f"{self.systems} systems · {docs} documents · {words} · {o.resamples} resamples, "
-                     f"seed {o.seed}",
+                     rows, key="system_level", title=f"{self.systems} systems · {docs} documents · {words} · "
+                     f"{o.resamples} resamples, seed {o.seed}",
                      caption=f"System-level {words} between the humans' and the metric's system means, with "
                      f"{intervals}, seed {o.seed}.{full}")]
         if self.bands:
