@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import numbered_rows
+from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check, takes
@@ -122,12 +122,6 @@ def _human_value(row: dict[str, Any], fields: ConfounderFields, *, path: object,
     return row_score(row, fields.human, path=path, row_number=row_number, what="human score")
 
 
-def _optional_number(row: dict[str, Any], name: str, *, path: object, row_number: int) -> float:
-    """A numeric proxy field; absent, null, empty or NaN is missing (NaN), anything else non-numeric an error."""
-    value = number(row.get(name), path=path, row=row_number, field=name)
-    return math.nan if value is None else value
-
-
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                path: object = None, first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
@@ -144,7 +138,7 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
     columns: dict[str, list[float]] = {name: [] for name in ([human] if human else []) + names}
     values: dict[str, list[float]] = {name: [] for name in [*chosen, *fields.proxy_fields]}
     labels: list[int] = []
-    seen = dict.fromkeys(fields.proxy_fields, False)
+    seen: set[str] = set()
     for row_number, row in itertools.chain([first], iterator):
         where = {"path": path, "row_number": row_number}
         if human:
@@ -156,44 +150,32 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
             grounding = row_text(row, fields.grounding, **where) if "overlap" in chosen else None
             for proxy, value in text_proxies(generation, grounding, chosen, splitter, first_person).items():
                 values[proxy].append(value)
-        for name in fields.proxy_fields:
-            seen[name] = seen[name] or name in row
-            values[name].append(_optional_number(row, name, **where))
+        seen.update(name for name in fields.proxy_fields if name in row)
+        for name in fields.proxy_fields:  # absent, null, empty or NaN: missing (NaN); other non-numbers an error
+            value = number(row.get(name), path=path, row=row_number, field=name)
+            values[name].append(math.nan if value is None else value)
         if by_label:
             labels.append(row_label(row, fields.label, **where))
-    _check_rows(len(labels) if by_label else len(next(iter(values.values()))), seen, first, path)
+    if len(columns[names[0]]) < MIN_ROWS:
+        raise UserError(f"needs at least {MIN_ROWS} rows for a correlation, got {len(columns[names[0]])}", path=path)
+    unseen = [name for name in fields.proxy_fields if name not in seen]
+    if unseen:
+        present = ", ".join(sorted(map(str, first[1]))) or "none"
+        raise UserError(f"no row has this --proxy-field (fields present: {present})", path=path, row=first[0],
+                        field=unseen[0])
     proxy_arrays = {name: np.array(v, dtype=np.float64) for name, v in values.items()}
-    notes += _missing_notes(proxy_arrays)
+    for name, column in proxy_arrays.items():
+        if np.isnan(column).any():
+            what = "no word token in the generation" if name == "overlap" else "missing value"
+            notes.append(f"{name}: {int(np.isnan(column).sum())} of {len(column)} row(s) left out ({what})")
     return ConfounderData({name: np.array(v, dtype=np.float64) for name, v in columns.items()}, proxy_arrays,
                           np.array(labels, dtype=np.int64) if by_label else None, human, notes)
-
-
-def _check_rows(n_rows: int, seen: dict[str, bool], first: tuple[int, dict[str, Any]], path: object) -> None:
-    if n_rows < MIN_ROWS:
-        raise UserError(f"needs at least {MIN_ROWS} rows for a correlation, got {n_rows}", path=path)
-    for name, present in seen.items():
-        if not present:
-            fields_present = ", ".join(sorted(map(str, first[1]))) or "none"
-            raise UserError(f"no row has this --proxy-field (fields present: {fields_present})", path=path,
-                            row=first[0], field=name)
-
-
-def _missing_notes(proxies: dict[str, np.ndarray]) -> list[str]:
-    notes = []
-    for name, values in proxies.items():
-        missing = int(np.isnan(values).sum())
-        if missing:
-            what = "no word token in the generation" if name == "overlap" else "missing value"
-            notes.append(f"{name}: {missing} of {len(values)} row(s) left out ({what})")
-    return notes
 
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
                          proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                          first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
     """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
-    from learned_metrics.io import iter_rows
-
     return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path,
                       first_person=first_person)
 
