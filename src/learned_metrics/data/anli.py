@@ -194,12 +194,18 @@ def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
             "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
 
 
-def augment_splits(splits: dict[str, datasets.Dataset], augmentation: dict[str, Any],
-                   s: AnliSettings) -> datasets.DatasetDict:
-    """Every split, with one phrase-augmented copy of each row when ``s.augment`` (ANLI and ``prep nli``)."""
-    return datasets.DatasetDict({
+def save_augmented(splits: dict[str, datasets.Dataset], augmentation: dict[str, Any], s: AnliSettings, output: Path,
+                   kind: str, head: dict[str, Any], by: str, **after: Any) -> dict[str, Any]:
+    """``prep anli`` and ``prep nli``: every split with one phrase-augmented copy of each row when ``s.augment``,
+    saved with its report (``head``, the settings and augmentation, the counts per split, ``after``, the schema)."""
+    built = datasets.DatasetDict({
         split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
         for split, ds in splits.items()})
+    report = {**head, "seed": s.seed, "settings": s.to_json(), "augmentation": augmentation,
+              "splits": {split: count_split(ds, by) for split, ds in built.items()}, **after,
+              "features": {name: str(feature.dtype) for name, feature in next(iter(built.values())).features.items()}}
+    save_dataset_with_report(built, report, output, kind, s.overwrite)
+    return report
 
 
 def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
@@ -227,17 +233,5 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
     output = Path(output)
     with scratch_folder(output) as work:
         base, dropped = read_anli(anli_parts(kind, root), work)
-        built = augment_splits(base, augmentation, s)
-        report = {
-            "builder": "anli_augmented",
-            "source": source,
-            "dataset": HUB_ID if kind == "anli" else str(root),
-            "seed": s.seed,
-            "settings": s.to_json(),
-            "augmentation": augmentation,
-            "splits": {split: count_split(ds) for split, ds in built.items()},
-            "dropped_unlabelled": dropped,
-            "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
-        }
-        save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
-    return report
+        head = {"builder": "anli_augmented", "source": source, "dataset": HUB_ID if kind == "anli" else str(root)}
+        return save_augmented(base, augmentation, s, output, OUTPUT_KIND, head, "round", dropped_unlabelled=dropped)

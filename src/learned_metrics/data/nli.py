@@ -21,9 +21,9 @@ import datasets
 import numpy as np
 
 from learned_metrics import validate
-from learned_metrics.data.anli import augment_splits, augmentation_settings, count_split
+from learned_metrics.data.anli import augmentation_settings, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
+from learned_metrics.data.common import check_dataset_output
 from learned_metrics.data.sources import (
     CHUNK,
     SUFFIXES,
@@ -303,16 +303,5 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
                                 f"{'dev/validation' if split == 'validation' else split} file or folder, pass "
                                 "--split-field, or give a source whose files name no split (a seeded split by "
                                 "--val-fraction)")
-        built = augment_splits({split: ds for split, ds in merged.items() if len(ds)}, augmentation, s)
-        report = {
-            "builder": "nli",
-            "sources": read,
-            "seed": s.seed,
-            "settings": s.to_json(),
-            "augmentation": augmentation,
-            "splits": {split: count_split(ds, "source") for split, ds in built.items()},
-            "dropped_shared_pairs": dropped,
-            "features": {name: str(feature.dtype) for name, feature in FEATURES.items()},
-        }
-        save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
-    return report
+        return save_augmented({split: ds for split, ds in merged.items() if len(ds)}, augmentation, s, output,
+                              OUTPUT_KIND, {"builder": "nli", "sources": read}, "source", dropped_shared_pairs=dropped)
