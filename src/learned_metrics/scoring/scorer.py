@@ -223,8 +223,8 @@ class Scorer:
                    **extra: Any) -> dict[str, Any]:
         """The provenance record of scores made by this scorer (:mod:`learned_metrics.provenance`), weights hashed
         once. Arguments are a call's overrides, as in :meth:`score`; ``extra`` keys (``input=``, ...) are added.
-        Without a per-call ``seed`` the record names the scorer's seed, whose dropout stream continues from call
-        to call: only a fresh scorer (or an explicit ``seed``) repeats a call's MC masks."""
+        Without a per-call ``seed`` the record names the scorer's seed: with it, a row's MC masks are the same in
+        every call (per-row masks; a compiled forward's torch stream continues from call to call instead)."""
         from learned_metrics import provenance
 
         if self._weights is None:
@@ -269,7 +269,8 @@ class Scorer:
         Positionally as other faithfulness scorers are called (``score(groundings, generations)``, ``score(texts)``,
         or ``score(frame)`` with the CLI's column names). ``mode``, ``mc_samples``, ``premise_strategy`` and
         ``granularity`` override the scorer's settings for this call; ``details=True`` adds per-sentence scores
-        (``result.sentences``); ``seed`` restarts the dropout stream; ``progress`` gets the rows finished.
+        (``result.sentences``); ``seed`` replaces the seed of the MC masks from this call on; ``progress`` gets the rows
+        finished.
         """
         details = flag(details, "details")  # True or False: 'no' is truthy
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
