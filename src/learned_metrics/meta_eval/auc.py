@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.kendall import TieClasses
 from learned_metrics.meta_eval.options import AucSettings, takes
 from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, records_frame, row_weights
 from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: the API reference lists it here
@@ -28,35 +29,19 @@ class RaggedAuc:
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ids: np.ndarray, n_groups: int):
         self.labels = labels.astype(np.float64)
         self.n_groups = n_groups
-        order = np.lexsort((scores, group_ids))
-        g_sorted, s_sorted = group_ids[order], scores[order]
-        new_class = np.ones(len(order), dtype=bool)
-        new_class[1:] = (g_sorted[1:] != g_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])
-        class_sorted = np.cumsum(new_class) - 1
-        class_of_row = np.empty(len(order), dtype=np.int64)
-        class_of_row[order] = class_sorted
-        n_classes = int(class_sorted[-1]) + 1 if len(order) else 0
-        self.class_group = np.zeros(n_classes, dtype=np.int64)
-        self.class_group[class_sorted] = g_sorted
-        from scipy import sparse  # imported here, not at CLI start-up
-
-        self.indicator = sparse.csr_matrix((np.ones(len(order)), (np.arange(len(order)), class_of_row)),
-                                           shape=(len(order), n_classes))
-        # First class of each group (groups without rows get an empty range at the end).
-        self.group_starts = np.searchsorted(self.class_group, np.arange(n_groups))
+        self.ties = TieClasses.ragged(scores, group_ids, n_groups)  # the tie classes of scores within each group
 
     def _per_group(self, per_class: np.ndarray) -> np.ndarray:
         out = np.zeros((per_class.shape[0], self.n_groups))
-        np.add.at(out.T, self.class_group, per_class.T)
+        np.add.at(out.T, self.ties.class_group, per_class.T)
         return out
 
     def auc(self, weights: np.ndarray) -> np.ndarray:
         """AUC per group for (R, n_rows) integer weights: (R, n_groups), NaN where a class is missing."""
-        positive = np.asarray(self.indicator.T @ (weights * self.labels).T).T
-        negative = np.asarray(self.indicator.T @ (weights * (1 - self.labels)).T).T
+        positive, negative = self.ties.totals(weights * self.labels), self.ties.totals(weights * (1 - self.labels))
         running = np.cumsum(negative, axis=1) - negative
-        group_offset = running[:, np.minimum(self.group_starts, max(running.shape[1] - 1, 0))]
-        below = running - group_offset[:, self.class_group]
+        group_offset = running[:, np.minimum(self.ties.group_starts, max(running.shape[1] - 1, 0))]
+        below = running - group_offset[:, self.ties.class_group]
         wins = self._per_group(positive * (below + negative / 2))
         pairs = self._per_group(positive) * self._per_group(negative)
         with np.errstate(invalid="ignore", divide="ignore"):

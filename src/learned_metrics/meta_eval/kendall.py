@@ -8,7 +8,7 @@ total weight. Weights are non-negative integers, so the sums are exact (in float
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +28,7 @@ class TieClasses:
     """Which items of each group share a value; classes of a group are numbered in increasing value order, so
     cumulative class weights give (weighted) mid-ranks and squared class weights the tau-b tie correction."""
 
-    class_of_item: np.ndarray  # (G, m) global class index of each item
+    class_of_item: np.ndarray  # (G, m) global class index of each item ((n,) for ragged groups)
     group_starts: np.ndarray  # (G,) index of each group's first class
     class_group: np.ndarray  # (K,) group of each class
     indicator: sparse.csr_matrix  # (G*m, K) item -> class
@@ -37,23 +37,27 @@ class TieClasses:
     def of(cls, values: np.ndarray) -> TieClasses:
         """Tie classes of each row of a (G, m) array of finite values."""
         n_groups, m = values.shape
-        order = np.argsort(values, axis=1, kind="stable")
-        ordered = np.take_along_axis(values, order, axis=1)
-        starts_run = np.ones(values.shape, dtype=bool)
-        starts_run[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        local_sorted = np.cumsum(starts_run, axis=1) - 1
-        per_group = local_sorted[:, -1] + 1
-        group_starts = np.concatenate([[0], np.cumsum(per_group)[:-1]])
-        local = np.empty_like(local_sorted)
-        np.put_along_axis(local, order, local_sorted, axis=1)
-        class_of_item = local + group_starts[:, None]
-        n_classes = int(per_group.sum())
+        ties = cls.ragged(values.ravel(), np.repeat(np.arange(n_groups), m), n_groups)
+        return replace(ties, class_of_item=ties.class_of_item.reshape(n_groups, m))
+
+    @classmethod
+    def ragged(cls, values: np.ndarray, group_ids: np.ndarray, n_groups: int) -> TieClasses:
+        """Tie classes of finite ``values`` in ``n_groups`` groups of any size (``group_ids``: each item's group); a
+        group without items gets an empty range of classes at the end."""
+        order = np.lexsort((values, group_ids))
+        g_sorted, v_sorted = group_ids[order], values[order]
+        new_class = np.ones(len(order), dtype=bool)
+        new_class[1:] = (g_sorted[1:] != g_sorted[:-1]) | (v_sorted[1:] != v_sorted[:-1])
+        class_sorted = np.cumsum(new_class) - 1
+        class_of_item = np.empty(len(order), dtype=np.int64)
+        class_of_item[order] = class_sorted
+        class_group = np.zeros(int(class_sorted[-1]) + 1 if len(order) else 0, dtype=np.int64)
+        class_group[class_sorted] = g_sorted
         from scipy import sparse  # imported here, not at CLI start-up
 
-        indicator = sparse.csr_matrix((np.ones(n_groups * m), (np.arange(n_groups * m), class_of_item.ravel())),
-                                      shape=(n_groups * m, n_classes))
-        class_group = np.repeat(np.arange(n_groups), per_group)
-        return cls(class_of_item, group_starts, class_group, indicator)
+        indicator = sparse.csr_matrix((np.ones(len(order)), (np.arange(len(order)), class_of_item)),
+                                      shape=(len(order), len(class_group)))
+        return cls(class_of_item, np.searchsorted(class_group, np.arange(n_groups)), class_group, indicator)
 
     def totals(self, weights: np.ndarray) -> np.ndarray:
         """Total weight of every class: (R, G, m) weights -> (R, K)."""
