@@ -17,7 +17,7 @@ Pairing needs a document key shared by the systems: the output of `learned-metri
 input field, so keep an id column in the file you score and name it with --doc-field; a file without one
 is refused with one line (paired tests cannot be run without knowing which outputs belong together).
 
-per system: mean over the documents it scored, 95%% percentile bootstrap CI (documents redrawn).
+per system: mean over the documents it scored, 95% percentile bootstrap CI (documents redrawn).
 per pair A, B, on the documents both scored (fewer than 2: undefined): mean A - B with a paired bootstrap CI
 (the same documents drawn for both), wins/ties/losses per document, and three p-values for "A better than B":
   p boot   paired bootstrap (Berg-Kirkpatrick et al. 2012; Deutsch et al. 2021, as meta-eval compare): the
