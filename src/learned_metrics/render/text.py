@@ -156,7 +156,8 @@ def latex(tables: Sequence[Table]) -> str:
 
 def flat_columns(table: Table) -> list[tuple[str, int, str]]:
     """(header, column index, part) of every flat column a table column becomes, the one expansion CSV and
-    :func:`learned_metrics.render.table_frame` share; part: ``value``, ``low``, ``high`` or ``better_than``."""
+    :func:`learned_metrics.render.table_frame` share: an ``estimate`` column ``k`` is ``k, k_ci_low, k_ci_high`` (and
+    ``k_better_than`` where the table names the rows it beats), a ``ci`` column ``k_low, k_high``."""
     out: list[tuple[str, int, str]] = []
     for i, column in enumerate(table.columns):
         if column.kind == "ci":
@@ -172,7 +173,7 @@ def flat_columns(table: Table) -> list[tuple[str, int, str]]:
 
 def bound(cell: Cell, part: str) -> float | None:
     """The ``low`` or ``high`` end of the cell's interval (None without one)."""
-    return None if cell.ci is None else float(cell.ci[part == "high"])
+    return None if cell.ci is None else float(cell.ci[1 if part == "high" else 0])
 
 
 def _csv_cell(table: Table, column: Column, cell: Cell, part: str) -> str:
