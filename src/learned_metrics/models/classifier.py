@@ -17,6 +17,7 @@ from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 from learned_metrics.errors import UserError
 from learned_metrics.labels import METRIC_KINDS, id2label_for, resolve_label_ids
 from learned_metrics.safety import check_model_folder, load_classifier, load_config
+from learned_metrics.validate import flag
 
 _NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
@@ -59,6 +60,7 @@ class SequenceClassifier(L.LightningModule):
                  allow_pickle: bool = False, lr: float = 2e-6, weight_decay: float = 0.01, warmup_ratio: float = 0.0,
                  adam_epsilon: float = 1e-8, betas: tuple[float, float] = (0.9, 0.999)):
         super().__init__()
+        allow_pickle = flag(allow_pickle, "model.allow_pickle")  # "no" is not False: never read by its truthiness
         if metric_kind not in METRIC_KINDS:
             raise UserError(f"model.metric_kind must be one of {sorted(METRIC_KINDS)}, got '{metric_kind}'")
         self.save_hyperparameters()

@@ -28,6 +28,7 @@ from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
 from learned_metrics.train.startup import StartUp
+from learned_metrics.validate import flag
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     register_resolvers()
     tidy_logging()
     started = time.time()
-    allow_pickle = bool(cfg.model.get("allow_pickle", False))
+    allow_pickle = _allow_pickle(cfg)
 
     # 1. check
     output_dir = Path(cfg.paths.output_dir)
@@ -232,8 +233,13 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
         ckpt_path = str(candidates[-1])
     # the same checks as `learned-metrics export` (memory-mapped, so cheap): a text file, a truncated
     # archive or a pickle of Python objects is one line here instead of a traceback from inside fit()
-    load_checkpoint(ckpt_path, allow_pickle=bool(cfg.model.get("allow_pickle", False)))
+    load_checkpoint(ckpt_path, allow_pickle=_allow_pickle(cfg))
     return str(ckpt_path)
+
+
+def _allow_pickle(cfg: DictConfig) -> bool:
+    """``model.allow_pickle``, True or False only: a string's truthiness ("no") must never allow unpickling."""
+    return flag(cfg.model.get("allow_pickle", False), "model.allow_pickle")
 
 
 def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
