@@ -122,7 +122,8 @@ class AucReport(Tabular):
                               {"group": "mean", **self.mean.to_row(), **intra_mean}])
 
 
-def _index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+def group_index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct values in order of first appearance, and each value's number among them."""
     names = list(dict.fromkeys(values))
     lookup = {name: i for i, name in enumerate(names)}
     return names, np.array([lookup[v] for v in values], dtype=np.int64)
@@ -148,7 +149,7 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
         raise UserError("scores contain NaN")
     if not np.isin(labels, (0, 1)).all():
         raise UserError("labels must be 0/1")
-    group_names, group_ids = _index(list(groups) if groups is not None else ["all"] * len(scores))
+    group_names, group_ids = group_index(list(groups) if groups is not None else ["all"] * len(scores))
     if len(group_ids) != len(scores):
         raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
     labels = labels.astype(np.int64)
@@ -193,7 +194,7 @@ class _IntraSystem:
         systems = list(systems)
         if len(systems) != len(scores):
             raise UserError(f"{len(systems)} system values for {len(scores)} scores")
-        cell_names, cell_ids = _index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
+        cell_names, cell_ids = group_index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
         cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])
         return cls(RaggedAuc(scores, labels, cell_ids, len(cell_names)), cell_group, confidence)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.auc import auc_by_group
+from learned_metrics.meta_eval.auc import auc_by_group, group_index
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
 from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
 from learned_metrics.meta_eval.report import (
@@ -427,8 +427,6 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     if protocol.split is not None and any(s is None for s in splits):
         notes.append(f"{sum(s is None for s in splits)} row(s) carry no split and are not judged")
     tuning = (split_array == protocol.tune_split) if protocol.name == "tune-on-val" else judged
-    names_of_datasets = list(dict.fromkeys(d for d, j in zip(datasets, judged, strict=True) if j))
-    dataset_array = np.array(datasets, dtype=object)
     if protocol.name == "tune-on-val" and keys is not None:
         seen = {k for k, t in zip(keys, tuning, strict=True) if t}
         shared = sum(1 for k, j in zip(keys, judged, strict=True) if j and k in seen)
@@ -437,9 +435,9 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
                             f"{protocol.tune_split} (same grounding and generation): the thresholds were tuned on "
                             "them too")
 
-    # the judged rows, sorted by dataset (stable): every per-dataset sum is a slice
-    order = np.flatnonzero(judged)
-    ids_unsorted = np.array([names_of_datasets.index(d) for d in dataset_array[order]], dtype=np.int64)
+    dataset_array = np.array(datasets, dtype=object)
+    order = np.flatnonzero(judged)  # the judged rows, then sorted by dataset (stable): every per-dataset sum a slice
+    names_of_datasets, ids_unsorted = group_index(dataset_array[order])
     sort = np.argsort(ids_unsorted, kind="stable")
     rows, ids = order[sort], ids_unsorted[sort]
     n_groups = len(names_of_datasets)
