@@ -79,9 +79,10 @@ def _check_columns(part: Part, fields: _Fields) -> None:
 
 
 def _document(row: dict[str, Any], number: int, where: str, fields: _Fields, split: Any,
-              default_id: str) -> dict[str, Any]:
+              tag: str | None) -> dict[str, Any]:
     """One row as ``{doc_id, sentences}``: the sentences field as given, or the text field through the splitter;
-    without either option a row's 'sentences' (list) or else its 'text', as ``jsonl:PATH`` always read."""
+    without either option a row's 'sentences' (list) or else its 'text', as ``jsonl:PATH`` always read. Without an
+    id field the id is ``row-N``, or ``TAG:row-N`` when several files or splits are read."""
     text, sentences_field, id_field = fields
     if sentences_field is not None or (text is None and "sentences" in row):
         sentences = validate.row_sentences(row, sentences_field or "sentences", path=where, row_number=number)
@@ -90,14 +91,14 @@ def _document(row: dict[str, Any], number: int, where: str, fields: _Fields, spl
     else:
         raise UserError("missing field: expected 'sentences' (list) or 'text'", path=where, row=number)
     id_field = id_field or ("id" if "id" in row else None)
+    default_id = f"{tag}:row-{number}" if tag else f"row-{number}"
     doc_id = validate.row_key(row, id_field, path=where, row_number=number) if id_field else default_id
     return {"doc_id": doc_id, "sentences": sentences}
 
 
 def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fields: _Fields,
                     fingerprint: str) -> Iterator[dict[str, Any]]:
-    """Documents of data files (``(path, tag)`` pairs; ids without an id field are ``row-N``, or ``TAG:row-N`` when
-    several files are read); an id seen twice is one line naming both rows."""
+    """Documents of data files (``(path, tag)`` pairs); an id seen twice is one line naming both rows."""
     split = get_splitter(splitter)
     seen: dict[str, tuple[str, int]] = {}
     for path, tag in files:
@@ -106,8 +107,7 @@ def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fi
             if first:
                 _check_columns(Part(path, None, iter(()), list(row)), fields)
                 first = False
-            doc = _document(row, row_number, path, fields, split, f"{tag}:row-{row_number}" if tag else
-                            f"row-{row_number}")
+            doc = _document(row, row_number, path, fields, split, tag)
             doc_id = doc["doc_id"]
             if doc_id in seen:
                 other, other_row = seen[doc_id]
@@ -175,15 +175,6 @@ def _from_generator(generator: Any, where: Path | str, **gen_kwargs: Any):
     return docs
 
 
-def _generated_documents(kind: str, path: Path, s: ShuffleSetSettings):
-    """The documents of a ``txtdir:`` or ``jsonl:`` source (the seeded split comes after)."""
-    if kind == "txtdir":
-        return _from_generator(_txtdir_documents, path, path=str(path), splitter=s.splitter,
-                               fingerprint=_files_fingerprint(corpus_files(path)))
-    return _from_generator(_file_documents, path, files=((str(path), None),), splitter=s.splitter, fields=_fields(s),
-                           fingerprint=_files_fingerprint([path]))
-
-
 def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fields):
     """A Hub or ``save_to_disk`` split's documents, kept in memory (nothing is written beside a user's folder)."""
     _check_columns(part, fields)
@@ -192,7 +183,7 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
     def to_documents(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
         columns = list(batch)
         docs = [_document({c: plain_value(v) for c, v in zip(columns, values, strict=True)}, i + 1, part.where,
-                          fields, split, f"{tag}:row-{i + 1}" if tag else f"row-{i + 1}")
+                          fields, split, tag)
                 for i, values in zip(indices, zip(*(batch[c] for c in columns), strict=True), strict=True)]
         return {"doc_id": [d["doc_id"] for d in docs], "sentences": [d["sentences"] for d in docs]}
 
@@ -208,12 +199,12 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
     return docs
 
 
-def read_documents(location: str, s: ShuffleSetSettings) -> tuple[Any, str]:
-    """The documents of a file, folder, ``disk:`` or ``hf:`` source per split, and where the splits came from:
-    ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split) or
-    ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
+def read_documents(location: str, s: ShuffleSetSettings, parts: list[Part] | None = None) -> tuple[Any, str]:
+    """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, and where the
+    splits came from: ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split)
+    or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
     fields = _fields(s)
-    parts = location_parts(location, SHUFFLE_SET_SOURCES)
+    parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
     groups: dict[str | None, list[Any]] = {}
     files: dict[str | None, list[Part]] = {}
@@ -304,9 +295,12 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
     check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
     if kind == "cnn_dailymail":
         docs, splits_from = load_cnndm_documents(s.splitter), "names"
-    elif kind in ("jsonl", "txtdir"):
-        docs = split_documents(_generated_documents(kind, path, s), s.val_fraction, s.test_fraction, s.seed)
-        splits_from = "seed"
+    elif kind == "txtdir":
+        docs = _from_generator(_txtdir_documents, path, path=str(path), splitter=s.splitter,
+                               fingerprint=_files_fingerprint(corpus_files(path)))
+        docs, splits_from = split_documents(docs, s.val_fraction, s.test_fraction, s.seed), "seed"
+    elif kind == "jsonl":  # one file whose name decides no split
+        docs, splits_from = read_documents(str(path), s, [Part(str(path), None, iter(()))])
     else:
         docs, splits_from = read_documents(source, s)
     if s.max_docs_per_split:
