@@ -90,11 +90,8 @@ class ValidationRows:
 
 
 def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) -> ValidationRows:
-    """The rows of one split of a benchmark, read by ``meta-eval benchmark``'s reader (labels, datasets, splits).
-
-    ``s.split`` None: the first of val, dev, valid, validation the rows carry (every row when they carry no split,
-    as TRUE). Per dataset at most ``s.max_rows_per_dataset`` rows, a seeded subsample kept in file order.
-    """
+    """The rows of one split of a benchmark, read by ``meta-eval benchmark``'s reader: ``s.split``, else the first
+    of val, dev, valid, validation present (every row without splits, as TRUE); per dataset a seeded subsample."""
     from learned_metrics.io import iter_rows
     from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, read_source
     from learned_metrics.meta_eval.data import scored_files
