@@ -30,11 +30,11 @@ from learned_metrics.meta_eval.resampling import (
     none_if_nan,
     single_threaded_blas,
 )
-from learned_metrics.meta_eval.rows import distinct, distinct_names
+from learned_metrics.meta_eval.rows import distinct, distinct_names, read_scored
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular, table_frame
 from learned_metrics.text.proxies import PROXIES, text_proxies
-from learned_metrics.validate import flag, number, ordered, row_label, row_score, row_text
+from learned_metrics.validate import flag, number, ordered, row_text
 
 HUMAN = "human"
 ALL_ROWS = "all"
@@ -115,17 +115,11 @@ def choose_proxies(proxies: Sequence[str] | None, fields: ConfounderFields,
     return chosen, notes
 
 
-def _human_value(row: dict[str, Any], fields: ConfounderFields, *, path: object, row_number: int) -> float:
-    """The human score: a 0/1 label when the human field is the label field, else a number."""
-    if fields.human == fields.label:
-        return float(row_label(row, fields.human, path=path, row_number=row_number))
-    return row_score(row, fields.human, path=path, row_number=row_number, what="human score")
-
-
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                path: object = None, first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
-    """Scores, proxies and labels of numbered rows; bad values stop with one line naming path, row and field."""
+    """Scores, proxies and labels of numbered rows, read by the one reader (:func:`~.rows.read_scored`); bad values
+    stop with one line naming path, row and field. A human field that is the label field is read as its 0/1 label."""
     check(first_person=first_person)
     by_label = flag(by_label, "by_label", also="--by-label")
     iterator = iter(rows)
@@ -134,30 +128,28 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
         raise UserError("no rows", path=path)
     chosen, notes = choose_proxies(proxies, fields, first[1])
     names = fields.metric_names()
-    human = HUMAN if fields.human else None
-    columns: dict[str, list[float]] = {name: [] for name in ([human] if human else []) + names}
     values: dict[str, list[float]] = {name: [] for name in [*chosen, *fields.proxy_fields]}
-    labels: list[int] = []
     seen: set[str] = set()
-    for row_number, row in itertools.chain([first], iterator):
-        where = {"path": path, "row_number": row_number}
-        if human:
-            columns[human].append(_human_value(row, fields, **where))
-        for name, score_field in zip(names, fields.metrics, strict=True):
-            columns[name].append(row_score(row, score_field, **where))
+
+    def proxy_values(row: dict[str, Any], path: Any, row_number: int) -> None:
         if chosen:
-            generation = row_text(row, fields.generation, **where)
-            grounding = row_text(row, fields.grounding, **where) if "overlap" in chosen else None
+            generation = row_text(row, fields.generation, path=path, row_number=row_number)
+            grounding = None if "overlap" not in chosen else row_text(row, fields.grounding, path=path,
+                                                                       row_number=row_number)
             for proxy, value in text_proxies(generation, grounding, chosen, splitter, first_person).items():
                 values[proxy].append(value)
         seen.update(name for name in fields.proxy_fields if name in row)
         for name in fields.proxy_fields:  # absent, null, empty or NaN: missing (NaN); other non-numbers an error
             value = number(row.get(name), path=path, row=row_number, field=name)
             values[name].append(math.nan if value is None else value)
-        if by_label:
-            labels.append(row_label(row, fields.label, **where))
-    if len(columns[names[0]]) < MIN_ROWS:
-        raise UserError(f"needs at least {MIN_ROWS} rows for a correlation, got {len(columns[names[0]])}", path=path)
+
+    human_label = fields.human is not None and fields.human == fields.label
+    score_fields = [*fields.metrics, *([fields.human] if fields.human and not human_label else [])]
+    read = read_scored([(path, None)], list(dict.fromkeys(score_fields)),
+                       fields.label if by_label or human_label else None, extra=proxy_values,
+                       records=itertools.chain([first], iterator))
+    if len(read) < MIN_ROWS:
+        raise UserError(f"needs at least {MIN_ROWS} rows for a correlation, got {len(read)}", path=path)
     unseen = [name for name in fields.proxy_fields if name not in seen]
     if unseen:
         present = ", ".join(sorted(map(str, first[1]))) or "none"
@@ -168,8 +160,11 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
         if np.isnan(column).any():
             what = "no word token in the generation" if name == "overlap" else "missing value"
             notes.append(f"{name}: {int(np.isnan(column).sum())} of {len(column)} row(s) left out ({what})")
+    human = {HUMAN: read.labels if human_label else read.values[fields.human]} if fields.human else {}
+    columns = {**human, **{name: read.values[field] for name, field in zip(names, fields.metrics, strict=True)}}
     return ConfounderData({name: np.array(v, dtype=np.float64) for name, v in columns.items()}, proxy_arrays,
-                          np.array(labels, dtype=np.int64) if by_label else None, human, notes)
+                          np.array(read.labels, dtype=np.int64) if by_label else None, HUMAN if fields.human else None,
+                          notes)
 
 
 def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,

@@ -149,27 +149,30 @@ class ScoredRows:
                        notes=list(self.notes))
 
 
-def read_scored(files: Iterable[tuple[str | Path, str | None]], score_fields: str | Sequence[str], label_field: str,
+def read_scored(files: Iterable[tuple[Any, str | None]], score_fields: str | Sequence[str], label_field: str | None,
                 *, group_field: str | None = None, system_field: str | None = None,
                 text_fields: tuple[str, str] | None = None, roles: tuple[str, str] = ("dataset", "split"),
                 on_missing: str | None = None, label: Callable[..., int | None] | None = None,
-                extra: Callable[[dict[str, Any], str | Path, int], None] | None = None) -> ScoredRows:
-    """The one reader of labelled scored rows, each value checked in one order naming file, row and field. A file's
-    rows belong to its corpus when one is given, else to ``group_field``'s value, else to ``all``; a text field
-    named '' has no digest. ``on_missing``: a missing label or score is refused under "error" and None under "drop"
-    (default: refused as a missing field); ``label(value, path=, row=, field=)`` parses a label (default 0/1);
-    ``extra(row, path, row_number)`` reads what one analysis adds."""
+                extra: Callable[[dict[str, Any], Any, int], None] | None = None,
+                records: Iterable[tuple[int, dict[str, Any]]] | None = None) -> ScoredRows:
+    """The one reader of scored rows, each value checked in one order naming file, row and field. A file's rows
+    belong to its corpus when one is given, else to ``group_field``'s value, else to ``all``; a text field named ''
+    has no digest; no ``label_field``: no label. ``on_missing``: a missing label or score is refused under "error"
+    and None under "drop" (default: refused as a missing field); ``label(value, path=, row=, field=)`` parses a
+    label (default 0/1); ``extra(row, path, row_number)`` reads what one analysis adds; ``records``: the numbered
+    rows of an in-memory input (a DataFrame's), its one entry in ``files`` only naming it."""
     fields = [score_fields] if isinstance(score_fields, str) else list(score_fields)
     out = ScoredRows("", text_fields, systems=[] if system_field else None, values={f: [] for f in fields},
                      roles=roles)
     document, text = text_fields or ("", "")
     for path, corpus in files:
         out.path = out.path or str(path)
-        for row_number, row in iter_rows(path):
+        for row_number, row in iter_rows(path) if records is None else records:
             at: dict[str, Any] = {"path": path, "row_number": row_number}
             for name in fields:
                 out.values[name].append(_value(row, name, number, "score", on_missing, **at))
-            out.labels.append(_value(row, label_field, label or binary_label, "label", on_missing, **at))
+            out.labels.append(_value(row, label_field, label or binary_label, "label", on_missing, **at)
+                              if label_field else None)
             out.groups.append(corpus if corpus is not None else row_key(row, group_field, **at) if group_field
                               else "all")
             out.splits.append(None)
@@ -184,7 +187,7 @@ def read_scored(files: Iterable[tuple[str | Path, str | None]], score_fields: st
 
 
 def _value(row: dict[str, Any], name: str, parse: Callable[..., Any], what: str, on_missing: str | None, *,
-           path: str | Path, row_number: int) -> Any:
+           path: Any, row_number: int) -> Any:
     """A score or label of a row: without ``on_missing`` the field must be there with a value; with it a missing
     value is refused naming the option (``"error"``) or None (``"drop"``)."""
     if on_missing is None:
