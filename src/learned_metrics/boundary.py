@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from learned_metrics.errors import CommandInterrupted, UserError, cause_among
+from learned_metrics.errors import CommandInterrupted, UserError, cause_among, first_line
 
 EXIT_USER_ERROR = 2
 # Installed by `pip install 'learned-metrics[train]'` only (scoring and meta-evaluation do without them).
@@ -41,10 +41,9 @@ class CommandParser(argparse.ArgumentParser):
 def describe_os_error(exc: OSError) -> str:
     """``PATH: Permission denied`` (both paths for a rename), without Python's ``[Errno 13]`` prefix; a full disk
     says how much the write needed when the writer knew (``needed_bytes``)."""
-    message = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
     # the system's words for an error number (Arrow's "Error writing bytes to file. Detail: [errno 28] ..." too)
     known = isinstance(exc.errno, int) and exc.errno > 0 and not os.strerror(exc.errno).startswith("Unknown error")
-    reason = os.strerror(exc.errno) if known else exc.strerror or message or type(exc).__name__
+    reason = os.strerror(exc.errno) if known else exc.strerror or first_line(exc)
     needed = getattr(exc, "needed_bytes", None)
     if needed:
         reason += f" (writing it needs about {_human_bytes(needed)})"

@@ -445,15 +445,6 @@ def schema_with(schema, metadata: Mapping[str, str]):
     return schema.with_metadata({**(schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}})
 
 
-def conform_table(table, schema):
-    """``table`` with exactly ``schema``'s columns: a field it lacks is all null, a type widened as merged."""
-    import pyarrow as pa
-
-    columns = [table.column(field.name).cast(field.type) if field.name in table.column_names
-               else pa.nulls(table.num_rows, field.type) for field in schema]
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
 class RowSink:
     """Rows to an open destination in one format: JSON lines, CSV (header once) or Parquet (one row group per call).
 
@@ -520,6 +511,7 @@ class RowSink:
 
     def write_table(self, table, rows: Sequence[Mapping[str, Any]] | None = None) -> None:
         """One row group; ``rows`` (the table's rows, when at hand) let a refusal name the row."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if self.schema is None:
@@ -533,7 +525,9 @@ class RowSink:
                             row=None if index is None else self._row(index))
         if self._parquet is None:
             self._parquet = pq.ParquetWriter(self.handle, schema_with(self.schema, self.metadata or {}))
-        self._parquet.write_table(conform_table(table, self.schema))
+        columns = [table.column(field.name).cast(field.type) if field.name in table.column_names  # widened as merged
+                   else pa.nulls(table.num_rows, field.type) for field in self.schema]  # a field it lacks: all null
+        self._parquet.write_table(pa.Table.from_arrays(columns, schema=self.schema))
         self.rows_written += table.num_rows
 
     def close(self) -> None:
@@ -569,14 +563,6 @@ class RowWriter:
         self.sink = RowSink(self._handle, self.format, fieldnames, path=STDOUT_NAME if is_stdio(path) else self.path,
                             metadata=metadata)
 
-    @property
-    def fieldnames(self) -> list[str] | None:
-        return self.sink.fieldnames
-
-    @fieldnames.setter
-    def fieldnames(self, names: list[str] | None) -> None:
-        self.sink.fieldnames = names
-
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         with writing(self._target):
             self.sink.write(rows)
@@ -598,8 +584,8 @@ class RowWriter:
         except OSError as error:
             failed = error
         if self._ctx is not None:  # the temporary is renamed only when nothing failed
-            failure = (exc_type, exc, tb) if exc_type is not None else (
-                (type(failed), failed, failed.__traceback__) if failed is not None else (None, None, None))
+            failure = (exc_type, exc, tb) if exc_type is not None or failed is None else (
+                type(failed), failed, failed.__traceback__)
             self._ctx.__exit__(*failure)
         if failed is not None and exc_type is None:
             raise failed

@@ -318,18 +318,11 @@ def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -
     """Yield a temporary folder beside ``path``; at the end it gets the marker and replaces ``path`` (an earlier
     ``kind`` output of ours, with ``overwrite``: checked again at the swap)."""
     path = _resolved(Path(path))
-    tmp, created = _fresh_temp(path, folder=True)
-    committed = False
-    try:
+    with scratch_folder(path) as tmp:  # once swapped in, nothing is left for it to remove
         yield tmp
         write_marker(tmp, kind)
         _apply_permissions_tree(tmp)
         _swap_in(tmp, path, kind, overwrite)
-        committed = True
-    finally:
-        if not committed:
-            _remove(tmp)
-            remove_created(created)
 
 
 def _swap_in(tmp: Path, path: Path, kind: str, overwrite: bool) -> None:

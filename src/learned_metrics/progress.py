@@ -53,14 +53,9 @@ class RowProgress:
         self._bar = None
         self._task = None
 
-    @property
-    def terminal(self) -> bool:
-        isatty = getattr(self.stream, "isatty", None)
-        return bool(isatty and isatty())
-
     def __enter__(self) -> RowProgress:
         self._started = self._last = time.monotonic()
-        if self.enabled and self.terminal:
+        if self.enabled and getattr(self.stream, "isatty", lambda: False)():
             self._start_bar()
         return self
 

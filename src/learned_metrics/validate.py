@@ -240,25 +240,26 @@ def int_at_least(value: Any, minimum: int, what: str, *, maximum: int | None = N
     return int(value)
 
 
+def _real(value: Any, what: str, also: str | None, ok: Callable[[float], bool], allowed: str) -> float:
+    """A number ``ok`` accepts, as float; bools, text and NaN refused with ``what`` and ``allowed`` named."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not ok(value):
+        raise UserError(f"{what} must be {allowed}, got {_shown(value)}{_also(also)}")
+    return float(value)
+
+
 def finite(value: Any, what: str, *, also: str | None = None) -> float:
     """A finite number as float; bools, text, NaN and infinities refused."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise UserError(f"{what} must be a finite number, got {_shown(value)}{_also(also)}")
-    return float(value)
+    return _real(value, what, also, math.isfinite, "a finite number")
 
 
 def share(value: Any, what: str, *, also: str | None = None) -> float:
-    """A share in ``[0, 1)`` (a split's fraction of the documents); bools, text and NaN refused."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < 1:
-        raise UserError(f"{what} must be in [0, 1), got {_shown(value)}{_also(also)}")
-    return float(value)
+    """A share in ``[0, 1)`` (a split's fraction of the documents)."""
+    return _real(value, what, also, lambda v: 0 <= v < 1, "in [0, 1)")
 
 
 def fraction(value: Any, what: str, *, also: str | None = None) -> float:
-    """A level strictly between 0 and 1 (alpha, confidence); bools, text and NaN refused."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
-        raise UserError(f"{what} must be in (0, 1), got {_shown(value)}{_also(also)}")
-    return float(value)
+    """A level strictly between 0 and 1 (alpha, confidence)."""
+    return _real(value, what, also, lambda v: 0 < v < 1, "in (0, 1)")
 
 
 def _shown(value: Any) -> str:
@@ -304,41 +305,32 @@ def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
 # --- command-line option types ---------------------------------------------------------------------
 
 
-def int_option(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type`` for an integer in ``[minimum, maximum]``; the parser reports the allowed range."""
-    allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer {allowed}, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {value}")
-        return value
-
-    parse.__name__ = "int"
-    return parse
-
-
-def _float_option(expected: str, allowed: str, ok: Callable[[float], bool]) -> Callable[[str], float]:
+def _cli_number(convert: Callable[[str], T], expected: str, allowed: str,
+                ok: Callable[[T], bool]) -> Callable[[str], T]:
     """An argparse ``type`` for a number ``ok`` accepts; the parser reports ``expected`` / ``allowed``."""
 
-    def parse(text: str) -> float:
+    def parse(text: str) -> T:
         try:
-            value = float(text)
+            value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if not ok(value):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
         return value
 
+    parse.__name__ = convert.__name__
     return parse
 
 
-seconds_option = _float_option("a number of seconds > 0", "a number of seconds > 0", lambda v: 0 < v < math.inf)
-fraction_option = _float_option("a number in [0, 1)", "in [0, 1)", lambda v: 0 <= v < 1)  # a share
-level_option = _float_option("a number in (0, 1)", "in (0, 1)", lambda v: 0 < v < 1)  # alpha, confidence
+def int_option(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in ``[minimum, maximum]``; the parser reports the allowed range."""
+    allowed = f"an integer >= {minimum}" if maximum is None else f"an integer between {minimum} and {maximum}"
+    return _cli_number(int, allowed, allowed, lambda v: v >= minimum and (maximum is None or v <= maximum))
+
+
+seconds_option = _cli_number(float, "a number of seconds > 0", "a number of seconds > 0", lambda v: 0 < v < math.inf)
+fraction_option = _cli_number(float, "a number in [0, 1)", "in [0, 1)", lambda v: 0 <= v < 1)  # a share
+level_option = _cli_number(float, "a number in (0, 1)", "in (0, 1)", lambda v: 0 < v < 1)  # alpha, confidence
 
 
 def renamed_keywords(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

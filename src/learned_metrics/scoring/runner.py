@@ -342,6 +342,6 @@ def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writ
         store.save(rows, {**counters, "fieldnames": builder.fieldnames, "replaced": builder.replaced}, index,
                    first_row=first_row)
         return
-    if writer.fieldnames is None and builder.csv:
-        writer.fieldnames = builder.fieldnames
+    if writer.sink.fieldnames is None and builder.csv:
+        writer.sink.fieldnames = builder.fieldnames
     writer.write(rows)
