@@ -102,12 +102,10 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
     return result
 
 
-def read_metric_scores(path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, on_missing: str = "error",
-                       records: Iterable[tuple[int, dict[str, Any]]] | None = None) -> CellScores:
-    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``. ``records``:
-    ``(row number, row)`` pairs (a DataFrame's) checked as the file would be, ``path`` then only names them."""
-    return keyed_cells([(path, iter_rows(path) if records is None else records)], score_field, keys,
-                       on_missing=on_missing)
+def read_metric_scores(path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *,
+                       on_missing: str = "error") -> CellScores:
+    """One metric score per key; duplicates and NaN scores are errors unless ``on_missing="drop"``."""
+    return keyed_cells([(path, iter_rows(path))], score_field, keys, on_missing=on_missing)
 
 
 # --- alignment -------------------------------------------------------------------------------
@@ -136,14 +134,11 @@ def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = K
     if not ordered:
         raise UserError(f"no ({keys.doc}, {keys.system}) key has both a human and a metric score", path=human.path)
     docs, systems = list(dict.fromkeys(k[0] for k in ordered)), list(dict.fromkeys(k[1] for k in ordered))
-
-    def to_grid(scores: CellScores) -> np.ndarray:
-        return key_grid({k: scores.values[k] for k in ordered}, docs, systems)
-
     if len(ordered) < len(docs) * len(systems):
         notes.append(f"{len(ordered)} of {len(docs)} x {len(systems)} (document, system) cells have scores; "
                      "absent cells are left out of every statistic")
-    return ScoreGrid(docs, systems, to_grid(human), {name: to_grid(m) for name, m in metrics.items()}, notes)
+    grids = [key_grid({k: cells.values[k] for k in ordered}, docs, systems) for cells in (human, *metrics.values())]
+    return ScoreGrid(docs, systems, grids[0], dict(zip(metrics, grids[1:], strict=True)), notes)
 
 
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
