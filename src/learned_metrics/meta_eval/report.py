@@ -96,13 +96,10 @@ class ReportTable(Tabular):
 def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], columns: Sequence[str]) -> None:
     """Bold the highest value of every column (all of them when tied)."""
     for column in columns:
-        values = [cells[(m, column)].value for m in metrics if cells[(m, column)].value is not None]
-        if not values:
-            continue
-        top = max(values)
-        for metric in metrics:
-            cell = cells[(metric, column)]
-            cell.best = cell.value is not None and math.isclose(cell.value, top, rel_tol=0, abs_tol=1e-12)
+        top = max((cells[(m, column)].value for m in metrics if cells[(m, column)].value is not None), default=None)
+        for cell in (cells[(metric, column)] for metric in metrics):
+            defined = top is not None and cell.value is not None
+            cell.best = defined and math.isclose(cell.value, top, rel_tol=0, abs_tol=1e-12)
 
 
 @takes(ReportSettings)
@@ -308,30 +305,21 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
 def marked_table(names: list[str], columns: list[str], cells: dict[tuple[str, str], ReportCell],
                  tests: Sequence[PairedAucTest], o: AucReportSettings | BenchmarkSettings, what: str, intervals: str,
                  swapped: str, baselines: Sequence[str], record: dict[str, Any]) -> ReportTable:
-    """A table of AUCs or BAccs with the best in bold and the markers of ``tests``, under the caption every such
+    """A table of AUCs or BAccs with the best in bold and the markers of ``tests`` (each column's p-values adjusted
+    over all the tests made; a marker: adjusted p < alpha and a positive difference), under the caption every such
     table shares: what was swapped per row, how many rounds, the correction and the level."""
-    note = mark_significant(cells, tests, names, columns, alpha=o.alpha, correction=o.correction,
-                            permutations=o.permutations)
+    for column in columns:
+        adjusted = adjust_p_values([t.p[column] for t in tests], o.correction)
+        for test, p in zip(tests, adjusted, strict=True):
+            test.p_adjusted[column] = p
+            if p is not None and p < o.alpha and (test.delta[column] or 0) > 0:
+                cells[(test.a, column)].beats.append(names.index(test.b) + 1)
+    for cell in cells.values():
+        cell.beats.sort()
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
+    note = resolution_sentence(len(tests), o.permutations, o.correction, o.alpha)
     caption = (f"{what}, with {intervals}; superscript numbers: {against} (by row number) this metric is "
                f"significantly better than ({o.sided()} approximate randomization, {swapped} swapped per row, "
                f"{o.permutations} rounds, {o.corrected()}p < {o.alpha}).{note}")
     return ReportTable(names, columns, cells, caption, record)
-
-
-def mark_significant(cells: dict[tuple[str, str], ReportCell], tests: Sequence[PairedAucTest], names: Sequence[str],
-                     columns: Sequence[str], *, alpha: float, correction: str, permutations: int) -> str:
-    """Adjust every column's p-values over all the tests made (``correction``) and give each cell the numbers of
-    the metrics it is significantly better than (adjusted p < ``alpha`` and a positive difference). Returns the
-    caption's sentence when no test can be significant (:func:`.multiple.resolution_note`), else ''."""
-    for column in columns:
-        adjusted = adjust_p_values([t.p[column] for t in tests], correction)
-        for test, p in zip(tests, adjusted, strict=True):
-            test.p_adjusted[column] = p
-            if p is not None and p < alpha and (test.delta[column] or 0) > 0:
-                cells[(test.a, column)].beats.append(names.index(test.b) + 1)
-    for cell in cells.values():
-        cell.beats.sort()
-    return resolution_sentence(len(tests), permutations, correction, alpha)
-
