@@ -193,14 +193,15 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-def test_accelerate_two_processes_write_the_same_file_as_one(tmp_path, nli_export):
+@pytest.mark.parametrize("mc", [[], ["--mc-samples", "3", "--seed", "2"]], ids=["deterministic", "seeded-mc"])
+def test_accelerate_two_processes_write_the_same_file_as_one(tmp_path, nli_export, mc):
     accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
     if accelerate is None:
         pytest.skip("accelerate launcher not installed")
     rows = pair_rows(30)
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     single, multi = tmp_path / "single.jsonl", tmp_path / "multi.jsonl"
-    options = ["--chunk-size", "8", "--premise-strategy", "chunk", "--no-progress"]
+    options = ["--chunk-size", "8", "--premise-strategy", "chunk", "--no-progress", *mc]  # MC: per-row masks
     assert main(["score", "faithfulness", "--model", str(nli_export), "--input", str(src),
                  "--output", str(single), *options]) == 0
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
