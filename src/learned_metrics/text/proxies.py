@@ -53,20 +53,13 @@ def text_proxies(generation: str, grounding: str | None = None, proxies: Sequenc
     """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
     from learned_metrics.text.sentences import get_splitter
 
-    values: dict[str, float] = {}
-    for proxy in proxies:
-        if proxy == "chars":
-            values[proxy] = float(len(generation))
-        elif proxy == "tokens":
-            values[proxy] = float(len(word_tokens(generation)))
-        elif proxy == "sentences":
-            values[proxy] = float(len(get_splitter(splitter)(generation)))
-        elif proxy == "first_person":
-            values[proxy] = float(first_person_count(generation, first_person))
-        elif proxy == "overlap":
-            if grounding is None:
-                raise UserError("the overlap proxy needs a grounding text")
-            values[proxy] = overlap_share(generation, grounding)
-        else:
-            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
-    return values
+    unknown = [proxy for proxy in proxies if proxy not in PROXIES]
+    if unknown:
+        raise UserError(f"unknown proxy '{unknown[0]}', expected one of: {', '.join(PROXIES)}")
+    if "overlap" in proxies and grounding is None:
+        raise UserError("the overlap proxy needs a grounding text")
+    compute = {"chars": lambda: len(generation), "tokens": lambda: len(word_tokens(generation)),
+               "sentences": lambda: len(get_splitter(splitter)(generation)),
+               "first_person": lambda: first_person_count(generation, first_person),
+               "overlap": lambda: overlap_share(generation, grounding)}
+    return {proxy: float(compute[proxy]()) for proxy in proxies}
