@@ -33,29 +33,12 @@ def _score_column(frame: Any, name: str) -> str:
     return numeric[0]
 
 
-def _matrix(values: Any, name: str, axes: str) -> np.ndarray:
-    if axes not in AXES:
-        raise UserError(f"axes must be one of {AXES}, got {axes!r}")
-    grid = numbers(values, name)
-    if grid.ndim != 2:
-        raise UserError(f"{name}: expected a 2-D ({axes}) matrix, got shape {grid.shape}")
-    return grid.T if axes == "systems x documents" else grid
-
-
 def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
                 annotators: bool = True) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames,
     refused as the CLI refuses its files. ``annotators``: the first input's rows sharing a key are averaged (False:
     it is a metric, one row per key)."""
     return labelled_grids(human, metrics, axes, annotators=annotators)[:2]
-
-
-def _axis_labels(value: Any, axes: str) -> tuple[list[str] | None, list[str] | None]:
-    """(document names, system names) of a wide DataFrame (index and columns), else (None, None)."""
-    if not (hasattr(value, "columns") and hasattr(value, "index")):
-        return None, None
-    rows, columns = [str(v) for v in value.index], [str(v) for v in value.columns]
-    return (rows, columns) if axes == "documents x systems" else (columns, rows)
 
 
 def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *, annotators: bool = True
@@ -73,9 +56,18 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
     if all(frames):
         grids, docs, systems = _frames_to_grids(named, annotators)
     else:
+        if axes not in AXES:
+            raise UserError(f"axes must be one of {AXES}, got {axes!r}")
         values = by_index(*named)  # wide DataFrames: the same documents and systems, whatever their order
-        grids = [_matrix(value, name, axes) for (name, _), value in zip(named, values, strict=True)]
-        docs, systems = _axis_labels(values[0], axes)
+        grids = [numbers(value, name) for (name, _), value in zip(named, values, strict=True)]
+        for (name, _), grid in zip(named, grids, strict=True):
+            if grid.ndim != 2:
+                raise UserError(f"{name}: expected a 2-D ({axes}) matrix, got shape {grid.shape}")
+        first = values[0]
+        labelled = hasattr(first, "columns") and hasattr(first, "index")  # a wide DataFrame's labels name the axes
+        docs, systems = ([str(v) for v in first.index], [str(v) for v in first.columns]) if labelled else (None, None)
+        if axes == "systems x documents":
+            grids, docs, systems = [grid.T for grid in grids], systems, docs
     for (name, _), grid in zip(named[1:], grids[1:], strict=True):
         if grid.shape != grids[0].shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {grids[0].shape}")
