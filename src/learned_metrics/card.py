@@ -41,8 +41,7 @@ def complete_card(card: dict[str, Any], id2label: dict[int, str], source_checkpo
     """The exported card: the training card plus the model's labels, results (validation, test) and provenance."""
     full = {"format_version": CARD_FORMAT_VERSION, **card, **(results or {}),
             "id2label": {str(k): v for k, v in id2label.items()}, "source_checkpoint": source_checkpoint,
-            "learned_metrics_version": __version__,
-            "exported_at": now()}
+            "learned_metrics_version": __version__, "exported_at": now()}
     return validate_card(full, CARD_NAME)
 
 

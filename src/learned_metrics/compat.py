@@ -21,18 +21,15 @@ class LibraryChanged(UserError):
     """An installed library no longer has a private name learned-metrics relies on."""
 
     def __init__(self, library: str, name: str):
-        self.library, self.version, self.name = library, installed_version(library), name
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            self.version = version(library)
+        except PackageNotFoundError:
+            self.version = "(version unknown)"
+        self.library, self.name = library, name
         super().__init__(f"{library} {self.version} has no {name}, which learned-metrics relies on "
                          f"(learned_metrics/compat.py); install an earlier {library} release or report this")
-
-
-def installed_version(library: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(library)
-    except PackageNotFoundError:
-        return "(version unknown)"
 
 
 def _attribute(obj: Any, path: str, library: str, shown: str) -> Any:

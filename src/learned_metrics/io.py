@@ -399,8 +399,7 @@ def parquet_table(rows: Sequence[Mapping[str, Any]], *, path: str | os.PathLike 
         if _has_empty_struct(array.type):
             index = next((i for i, value in enumerate(values) if value is not None), 0)
             raise UserError("holds an empty object ({}), which Parquet cannot store (an object there needs at least "
-                            "one field): write .jsonl output instead", path=path, row=first_row + index,
-                            field=name)
+                            "one field): write .jsonl output instead", path=path, row=first_row + index, field=name)
         arrays.append(array)
     return pa.Table.from_arrays(arrays, names=names)
 

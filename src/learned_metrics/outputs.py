@@ -90,11 +90,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def is_our_temp(entry: Path) -> bool:
-    """Whether ``entry`` is a temporary written by this module."""
-    return entry.name.startswith(".") and f".{TEMP_TAG}-" in entry.name
-
-
 def remove_stale_temps(target: Path) -> int:
     """Remove temporaries beside ``target`` left by a killed process of this host; returns how many."""
     removed = 0
@@ -188,7 +183,7 @@ def _shown(names: Iterable[str]) -> str:
 
 def foreign_entries(folder: Path, kind: str) -> list[str]:
     """Entries of an existing folder that an earlier ``kind`` output of ours did not write (all, if not ours)."""
-    present = [p.name for p in folder.iterdir() if not is_our_temp(p)]
+    present = [p.name for p in folder.iterdir() if not (p.name.startswith(".") and f".{TEMP_TAG}-" in p.name)]
     marker = read_marker(folder)
     if marker is None or marker["kind"] != kind:
         return present

@@ -1,10 +1,8 @@
 """Provenance: what made a scored file (model, weights, settings), kept with the file.
 
-A score that cannot be traced to the model and the settings that produced it cannot go in a paper. The record's
-fields, where it lives (Parquet metadata with ``created`` null for byte-identical reruns, a ``.provenance.json``
-sidecar, nothing for ``-``) and how ``weights_sha256`` is computed: docs/scoring.md "Provenance: what made this
-file". A damaged record stops the reader: comparing metric files on a record that cannot be read is worse.
-Importable without torch, transformers or pandas: pyarrow is imported only to read or write Parquet.
+A score that cannot be traced to the model and the settings that produced it cannot go in a paper (the record and
+where it lives: docs/scoring.md "Provenance: what made this file"). A damaged record stops the reader: comparing
+metric files on a record that cannot be read is worse. Imports no torch or pandas, pyarrow only for Parquet.
 """
 
 from __future__ import annotations
@@ -121,16 +119,13 @@ def build_record(*, metric: str, model: str, revision: str | None = None, weight
     from learned_metrics import __version__
 
     nli = metric == "faithfulness"
-    return {
-        "format": FORMAT, "version": VERSION, "metric": metric, "model": model, "revision": revision,
-        "weights_sha256": weights_sha256, "weights_files": list(weights_files or []),
-        "labels": dict(labels) if labels is not None else None,
-        "mode": mode if nli else None, "mc_samples": int(mc_samples), "seed": seed,
-        "granularity": granularity if nli else None, "premise_strategy": premise_strategy if nli else None,
-        "max_length": max_length, "precision": precision, "device": device, "input": input,
-        **extra,
-        "learned_metrics_version": __version__, "created": now(),
-    }
+    return {"format": FORMAT, "version": VERSION, "metric": metric, "model": model, "revision": revision,
+            "weights_sha256": weights_sha256, "weights_files": list(weights_files or []),
+            "labels": dict(labels) if labels is not None else None,
+            "mode": mode if nli else None, "mc_samples": int(mc_samples), "seed": seed,
+            "granularity": granularity if nli else None, "premise_strategy": premise_strategy if nli else None,
+            "max_length": max_length, "precision": precision, "device": device, "input": input,
+            **extra, "learned_metrics_version": __version__, "created": now()}
 
 
 def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any]:
@@ -284,8 +279,7 @@ def describe(record: Mapping[str, Any]) -> str:
 
 
 _DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("chunk_tokens", "chunks of {} tokens"),
-              ("max_length", "max length {}"),
-              ("precision", "{}"), ("learned_metrics_version", "learned-metrics {}"))
+              ("max_length", "max length {}"), ("precision", "{}"), ("learned_metrics_version", "learned-metrics {}"))
 
 
 # Settings that change what a score means; the model is not among them (it is what two files compare).
@@ -293,12 +287,11 @@ _COMPARED = ("metric", "mode", "mc_samples", "seed", "granularity", "premise_str
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """Settings that differ between two records and matter when their metric files are compared, each as a short
-    phrase (``mc_samples 15 vs 1``): metric kind, mode, mc_samples, seed (only when both use MC dropout),
-    granularity, premise_strategy, max_length, precision. A setting absent from a record reads ``unknown``."""
+    """Settings of :data:`_COMPARED` that differ between two records (the seed only when both use MC dropout), each
+    as a short phrase (``mc_samples 15 vs 1``); a setting absent from a record reads ``unknown``."""
     out = []
     for key in _COMPARED:
-        if key == "seed" and not (_passes(a) > 1 and _passes(b) > 1):
+        if key == "seed" and not all(isinstance(r.get("mc_samples"), int) and r["mc_samples"] > 1 for r in (a, b)):
             continue
         left, right = a.get(key, _MISSING), b.get(key, _MISSING)
         if left != right:
@@ -307,11 +300,6 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
 
 
 _MISSING = object()
-
-
-def _passes(record: Mapping[str, Any]) -> int:
-    value = record.get("mc_samples")
-    return value if isinstance(value, int) else 1
 
 
 def _shown(value: Any) -> str:

@@ -66,19 +66,10 @@ def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool =
                         path=model_dir)
 
 
-def safetensors_kwargs(allow_pickle: bool = False) -> dict[str, bool]:
-    """``from_pretrained`` keywords: safetensors required unless pickles are allowed."""
-    return {} if allow_pickle else {"use_safetensors": True}
-
-
-def known_model_types() -> set[str]:
-    from transformers import CONFIG_MAPPING
-
-    return set(CONFIG_MAPPING.keys())
-
-
 def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     """A config (``config.json`` or a checkpoint's ``hf_config``) that transformers builds without custom code."""
+    from transformers import CONFIG_MAPPING
+
     if not isinstance(config, dict):
         raise UserError(f"model config is a {type(config).__name__}, expected a JSON object", path=where)
     if "auto_map" in config:
@@ -87,7 +78,7 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
     model_type = config.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise UserError("model config has no model_type", path=where)
-    if model_type not in known_model_types():
+    if model_type not in CONFIG_MAPPING:
         raise UserError(f"unknown model_type {model_type!r}: not an architecture of the installed transformers "
                         "(custom code is never run)", path=where)
     return config
@@ -200,7 +191,7 @@ def load_classifier(name_or_path: str | os.PathLike | ModelFolder, *, allow_pick
     try:
         with quiet_transformers():
             return AutoModelForSequenceClassification.from_pretrained(
-                folder.source, **kwargs, **safetensors_kwargs(allow_pickle), **NO_REMOTE_CODE)
+                folder.source, **kwargs, **({} if allow_pickle else {"use_safetensors": True}), **NO_REMOTE_CODE)
     except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
         raise UserError(f"cannot load the model weights ({first_line(exc)})", path=folder.given) from None
 

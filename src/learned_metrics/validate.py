@@ -131,8 +131,7 @@ def key(value: Any, *, path: object = None, row: int | None = None, field: str |
     if is_missing(value) or (isinstance(value, str) and is_blank(value)):
         raise UserError("key is empty", path=path, row=row, field=field)
     if isinstance(value, (list, dict)):
-        raise UserError(f"expected a key (text or number), got {type(value).__name__}", path=path, row=row,
-                        field=field)
+        raise UserError(f"expected a key (text or number), got {type(value).__name__}", path=path, row=row, field=field)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value).strip()

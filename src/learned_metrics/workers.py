@@ -1,10 +1,8 @@
 """Independent meta-evaluation jobs on all cores, and the one rule every process the project forks follows: it ends
-with its parent.
+with its parent (docs/safety.md "Ctrl-C, SIGTERM and kill -9").
 
-Each job is vectorized over its resamples on one BLAS thread and draws from its own seed, so forked workers side by
-side give the same results whatever their number. Every pool starts inside :func:`worker_processes`: a forked child
-dies with its parent (``kill -9`` and the OOM killer leave no orphans), and a stop signal of the parent ends the
-pool, even when a library's clean-up replaced it by its own error (docs/safety.md "Ctrl-C, SIGTERM and kill -9").
+Each job draws from its own seed, so results do not depend on the number of workers. Every pool starts inside
+:func:`worker_processes`: no orphan outlives ``kill -9``, and no stop signal is lost to a library's clean-up.
 """
 
 from __future__ import annotations
@@ -51,15 +49,10 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_workers(workers: int | None, jobs: int) -> int:
-    """``None`` = every available core; never more workers than jobs."""
-    wanted = available_cores() if workers is None else int_at_least(workers, 1, "workers")
-    return max(1, min(wanted, jobs))
-
-
 def run_jobs(function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], workers: int | None = None) -> list[T]:
-    """``[function(*job) for job in jobs]``, on up to ``workers`` forked processes when that can help."""
-    count = resolve_workers(workers, len(jobs))
+    """``[function(*job) for job in jobs]``, on up to ``workers`` (None: every available core) forked processes when
+    that can help: never more than jobs."""
+    count = max(1, min(available_cores() if workers is None else int_at_least(workers, 1, "workers"), len(jobs)))
     if count == 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [function(*job) for job in jobs]
     from concurrent.futures import ProcessPoolExecutor
