@@ -16,9 +16,9 @@ from learned_metrics.settings import Settings, setting
 from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, parse_joiner
 from learned_metrics.validate import ordered
 
-SHUFFLE_SET_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), "
-                       "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache), 'cnn_dailymail', "
-                       "'jsonl:PATH' or 'txtdir:PATH' (a folder of .txt files)")
+FILE_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), "
+                "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache)")  # data.sources reads these
+SHUFFLE_SET_SOURCES = f"{FILE_SOURCES}, 'cnn_dailymail', 'jsonl:PATH' or 'txtdir:PATH' (a folder of .txt files)"
 CNNDM_HUB_ID = "abisee/cnn_dailymail"
 ANLI_HUB_ID = "facebook/anli"
 
@@ -101,8 +101,7 @@ class AnliSettings(Settings):
             raise UserError("--phrase-subset has no effect with --no-augment; drop one of them")
 
 
-NLI_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), or "
-               "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache); NAME=SOURCE names it")
+NLI_SOURCES = f"{FILE_SOURCES}; NAME=SOURCE names it"
 TWO_CLASS_TARGETS = ("neutral", "contradiction")
 SHARED_PAIRS = ("refuse", "drop")
 

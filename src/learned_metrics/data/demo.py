@@ -78,10 +78,8 @@ def nli_triple(rng: random.Random) -> dict[str, str]:
 
 
 def write_anli_layout(root: str | Path, sizes: dict[str, int] | None = None, seed: int = 0) -> Path:
-    """Write generated NLI triples in the official ANLI release layout (``R1/train.jsonl``, ...).
-
-    ``sizes`` maps split names (train/dev/test) to rows per round.
-    """
+    """Write generated NLI triples in the official ANLI release layout (``R1/train.jsonl``, ...); ``sizes`` maps
+    split names (train/dev/test) to rows per round."""
     sizes = sizes or {"train": 300, "dev": 60, "test": 60}
     rng = random.Random(seed)
     root = Path(root)
@@ -106,11 +104,8 @@ def build_coherence_demo_set(output: str | Path, n_docs: int = 600, seed: int = 
 
 def build_nli_demo_set(output: str | Path, sizes: dict[str, int] | None = None, seed: int = 0,
                        source: str = "generated", **augmentation) -> dict:
-    """Generate NLI triples in the official ANLI layout, then augment them with the real builder.
-
-    ``augmentation`` takes the builder's options (phrases, position, phrase_subset, augment), so the ablation
-    switches work on the demo too; ``source`` only names the origin (the triples are always generated).
-    """
+    """Generate NLI triples in the official ANLI layout, then augment them with the real builder (``augmentation``:
+    its keywords, so the ablations work on the demo too; ``source`` only names the origin: always generated)."""
     from learned_metrics.data.anli import build_anli_augmented
 
     if source != "generated":

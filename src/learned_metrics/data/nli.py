@@ -273,12 +273,9 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
 
 
 def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, Any]:
-    """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` in ``output``.
-
-    ``sources``: one or more ``"[NAME=]SOURCE"`` (see the module docstring), or mappings with per-source options.
-    ``settings``: the keywords of :class:`~learned_metrics.data.choices.NliSettings`. Returns the report, which is
-    also saved as ``report.json``; the output folder appears only when everything is written.
-    """
+    """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` (``"[NAME=]SOURCE"``
+    texts or mappings with per-source options) in ``output``; ``settings``: the keywords of
+    :class:`~learned_metrics.data.choices.NliSettings`. Returns the report, also saved as ``report.json``."""
     s = NliSettings.from_keywords(**settings)
     parsed = parse_sources(sources, s)
     augmentation = augmentation_settings(s)

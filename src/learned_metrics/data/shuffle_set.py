@@ -119,11 +119,8 @@ def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fi
 
 
 def corpus_files(root: Path) -> list[Path]:
-    """The ``.txt`` files under ``root``, recursively, sorted; a symlink that leads outside ``root`` is refused.
-
-    Folder symlinks are not descended into (their targets inside the corpus are read anyway), so a
-    link to ``/`` or to a sibling corpus cannot pull foreign files into the data set.
-    """
+    """The ``.txt`` files under ``root``, recursively, sorted; a symlink that leads outside ``root`` is refused and
+    folder symlinks are not descended into, so a link to ``/`` or a sibling corpus cannot pull in foreign files."""
     real_root = Path(os.path.realpath(root))
     files = []
     for current, dirnames, filenames in os.walk(root, followlinks=False):

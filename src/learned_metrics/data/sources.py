@@ -1,11 +1,8 @@
-"""Where the data-prep builders read a user's rows from: ``.jsonl``/``.csv``/``.parquet`` files or folders of them,
+"""Where the data-prep builders read rows from: ``.jsonl``/``.csv``/``.parquet`` files or folders of them,
 ``save_to_disk`` folders (``disk:DIR``) and Hugging Face datasets through the local cache (``hf:NAME[:CONFIG]``).
 
-One reader for ``prep nli`` (:mod:`learned_metrics.data.nli`), ``prep shuffle-set``
-(:mod:`learned_metrics.data.shuffle_set`) and ``prep anli`` (:mod:`learned_metrics.data.anli`), so all take the same
-forms, name splits the same way (train; dev/val/validation; test in file, folder or Hub split names), stream rows into
-Arrow the same way and refuse a layout that does not fit with the same one line: the file, the fields it has and the
-option to pass.
+One reader for ``prep nli``, ``prep shuffle-set`` and ``prep anli``, so all take the same forms, name splits the same
+way, stream rows into Arrow the same way and refuse a layout that does not fit with the same one line.
 """
 
 from __future__ import annotations
