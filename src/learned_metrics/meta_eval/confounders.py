@@ -361,12 +361,6 @@ class ConfounderReport(Tabular):
             if resamples else "no CIs (0 resamples)"
         return f"Kendall tau-b of each score with each proxy, {ci}."
 
-    @property
-    def tests_caption(self) -> str:
-        """What the Williams table holds (plain text)."""
-        return (f"Williams' test, one-sided: A depends less on the proxy than B (|tau(B)| > |tau(A)|); "
-                f"p-value correction: {self.settings['correction']}.")
-
     def to_json(self) -> dict[str, Any]:
         scopes = {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json() for proxy in self.proxies}
                           for column in self.columns_of(scope)} for scope in self.scopes}
@@ -411,8 +405,9 @@ class ConfounderReport(Tabular):
             tests = [[*([t.scope] if scopes else []), t.proxy, t.metric_a, t.metric_b, t.tau_a, t.tau_b, t.tau_ab,
                       t.n, t.p, *([t.p_adjusted] if correction != "none" else [])] for t in self.tests]
             out.append(Table(columns, tests, title="Williams: H1 = A depends less on the proxy than B (|tau(B)| > "
-                             "|tau(A)|), one-sided", heading="Williams tests", caption=self.tests_caption,
-                             key="williams"))
+                             "|tau(A)|), one-sided", heading="Williams tests", key="williams",
+                             caption="Williams' test, one-sided: A depends less on the proxy than B (|tau(B)| > "
+                             f"|tau(A)|); p-value correction: {correction}."))
         return out
 
     def csv_tables(self) -> list[Table]:
