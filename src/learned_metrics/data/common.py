@@ -21,14 +21,12 @@ def check_dataset_output(output: str | os.PathLike, kind: str, inputs: Sequence[
 
 
 def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: str | Path, kind: str,
-                             overwrite: bool = False) -> Path:
+                             overwrite: bool = False) -> None:
     """Save a ``datasets.DatasetDict`` and its ``report.json`` into ``output`` atomically: an interrupted build never
     leaves a half-written set that a later training run would load."""
-    output = Path(output)
-    with atomic_folder(output, kind, overwrite) as tmp:
+    with atomic_folder(Path(output), kind, overwrite) as tmp:
         dataset_dict.save_to_disk(str(tmp))
         (tmp / REPORT_NAME).write_text(dump_json(report) + "\n", encoding="utf-8")
-    return output
 
 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:

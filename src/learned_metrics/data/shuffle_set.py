@@ -22,13 +22,14 @@ from learned_metrics.data.common import check_dataset_output, datasets_progress_
 from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
 from learned_metrics.data.sources import (
     Part,
+    batch_rows,
     check_named_splits,
     load_hub,
     location_parts,
     missing_fields,
 )
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows, plain_value
+from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
@@ -178,10 +179,8 @@ def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fiel
     split = get_splitter(splitter)
 
     def to_documents(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-        columns = list(batch)
-        docs = [_document({c: plain_value(v) for c, v in zip(columns, values, strict=True)}, i + 1, part.where,
-                          fields, split, tag)
-                for i, values in zip(indices, zip(*(batch[c] for c in columns), strict=True), strict=True)]
+        docs = [_document(row, i + 1, part.where, fields, split, tag)
+                for i, row in zip(indices, batch_rows(batch), strict=True)]
         return {"doc_id": [d["doc_id"] for d in docs], "sentences": [d["sentences"] for d in docs]}
 
     # what decides the documents is the map's fingerprint: datasets cannot hash the closure (the splitter), so it

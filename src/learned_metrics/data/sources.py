@@ -58,14 +58,16 @@ def file_parts(root: Path) -> list[Part]:
     return [Part(str(p), split_of_name(str(p.relative_to(root)), p), iter_rows(p)) for p in files]
 
 
+def batch_rows(batch: dict[str, list]) -> Iterator[dict[str, Any]]:
+    """The rows of a ``datasets`` batch (columns of values), values as plain Python."""
+    columns = list(batch)
+    for values in zip(*(batch[c] for c in columns), strict=True):
+        yield {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
+
+
 def dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row_number, row)`` of a Dataset, read ``CHUNK`` rows at a time, values as plain Python."""
-    number = 0
-    for batch in ds.iter(batch_size=CHUNK):
-        columns = list(batch)
-        for values in zip(*(batch[c] for c in columns), strict=True):
-            number += 1
-            yield number, {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
+    yield from enumerate((row for batch in ds.iter(batch_size=CHUNK) for row in batch_rows(batch)), start=1)
 
 
 def _class_names(ds: datasets.Dataset, field: str | None) -> list[str] | None:

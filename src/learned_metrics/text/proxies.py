@@ -29,11 +29,8 @@ def word_tokens(text: str) -> list[str]:
 
 
 def first_person_count(text: str, first_person: str = "all") -> int:
-    """First-person pronouns: chat phrases ("I think", "we believe") that NLI metrics are known to punish.
-
-    ``first_person``: ``"all"`` counts I, me, my, mine, myself, we, us, our, ours, ourselves; ``"i"`` the word I
-    only (the paper's proxy). Case-insensitive and word-bounded in both (``i`` and the ``I`` of ``I'm`` count).
-    """
+    """First-person pronouns (chat phrases such as "I think" that NLI metrics are known to punish): ``"all"`` of
+    :data:`FIRST_PERSON` or ``"i"`` only (the paper's proxy), case-insensitive and word-bounded (``I'm`` counts)."""
     if first_person not in _FIRST_PERSON:
         raise UserError(f"unknown first-person forms {first_person!r}, expected one of: {', '.join(_FIRST_PERSON)}")
     return len(_FIRST_PERSON[first_person].findall(text))
