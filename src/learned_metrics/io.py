@@ -338,10 +338,8 @@ def text_value(value: Any) -> Any:
     as in JSON lines (``2024-05-01``, ``12.30``, ``PT1.5S``); binary data refused (:class:`TypeError`)."""
     if value is None or isinstance(value, (str, int, float)):
         return value
-    if isinstance(value, (list, tuple, dict)):
-        return dump_json(value, indent=None)
-    plain = _json_default(value)
-    return dump_json(plain, indent=None) if isinstance(plain, (list, dict)) else plain
+    plain = value if isinstance(value, (list, tuple, dict)) else _json_default(value)
+    return dump_json(plain, indent=None) if isinstance(plain, (list, tuple, dict)) else plain
 
 
 # -- Parquet: every field of every row, one schema for a file written in parts -------------------------

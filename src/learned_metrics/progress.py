@@ -84,17 +84,14 @@ class RowProgress:
     def line(self, now: float | None = None) -> str:
         """``scoring: 1,200 / 5,000 rows (24%) · 40.1 rows/s · ETA 1 min 35 s · elapsed 30.0 s``."""
         elapsed = (now or time.monotonic()) - self._started
-        new = self.done - self.resumed
-        parts = [f"{self.label}: {self.done:,.0f}" + (f" / {self.total:,} rows ({self._percent():.0f}%)"
-                                                      if self.total else " rows"),
-                 human_rate(new, elapsed)]
-        if self.total and new > 0:
-            parts.append(f"ETA {human_duration(elapsed * max(0.0, self.total - self.done) / new)}")
+        total, done = self.total, self.done
+        new = done - self.resumed
+        shown = f" / {total:,} rows ({100 * min(done, total) / total:.0f}%)" if total else " rows"
+        parts = [f"{self.label}: {done:,.0f}{shown}", human_rate(new, elapsed)]
+        if total and new > 0:
+            parts.append(f"ETA {human_duration(elapsed * max(0.0, total - done) / new)}")
         parts.append(f"elapsed {human_duration(elapsed)}")
         return " · ".join(parts)
-
-    def _percent(self) -> float:
-        return 100.0 * min(self.done, self.total) / self.total if self.total else 0.0
 
     def _start_bar(self) -> None:
         from rich import progress as bars

@@ -99,7 +99,7 @@ class Settings:
     def surface(cls) -> str:
         """How messages name the surface: ``ScoringOptions`` -> ``scoring``, ``ExportSettings`` -> ``export``."""
         name = cls.__name__.removesuffix("Options").removesuffix("Settings")
-        return {"Scoring": "scoring"}.get(name, "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip())
+        return "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip()
 
     @classmethod
     def add_arguments(cls, parser: Any, where: Callable[[Any], bool] | None = None) -> None:

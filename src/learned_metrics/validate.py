@@ -152,24 +152,15 @@ def _in_row(parse: Callable[..., T]) -> Callable[..., T]:
 row_text = _in_row(text)
 row_sentences = _in_row(sentences)
 row_number_value = _in_row(number)
-row_label = _in_row(binary_label)
 row_key = _in_row(key)
-
-
-def row_score(row: dict[str, Any], name: str, *, path: object, row_number: int, what: str = "score") -> float:
-    """A number the row must have: missing, null or NaN is one line naming the file, row and field."""
-    value = row_number_value(row, name, path=path, row_number=row_number)
-    if value is None:
-        raise UserError(f"{what} is missing or NaN", path=path, row=row_number, field=name)
-    return value
 
 
 # --- API arguments ---------------------------------------------------------------------------------
 
 
-def _api_list(values: Any, name: str, parse: Callable[..., T], what: str) -> list[T]:
-    """A list passed to the Python API (a list, tuple, numpy array or pandas Series), each item through ``parse``;
-    errors name the argument and the 1-based position."""
+def text_list(values: Any, name: str, parse: Callable[..., Any] = text, what: str = "strings") -> list[Any]:
+    """A list of texts (or of what ``parse`` reads) passed to the Python API as a list, tuple, numpy array or pandas
+    Series; errors name the argument and the 1-based position."""
     if hasattr(values, "tolist") and not isinstance(values, str):
         values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence):
@@ -177,14 +168,9 @@ def _api_list(values: Any, name: str, parse: Callable[..., T], what: str) -> lis
     return [parse(value, row=i, field=name) for i, value in enumerate(values, start=1)]
 
 
-def text_list(values: Any, name: str) -> list[str]:
-    """A list of texts passed to the Python API."""
-    return _api_list(values, name, text, "strings")
-
-
 def sentence_lists(values: Any, name: str) -> list[list[str]]:
     """A list of sentence lists passed to the Python API."""
-    return _api_list(values, name, sentences, "sentence lists")
+    return text_list(values, name, sentences, "sentence lists")
 
 
 def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = None) -> Any:

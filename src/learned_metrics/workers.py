@@ -133,11 +133,9 @@ def _after_fork_in_child() -> None:
 
 
 def _bound_pool_termination() -> None:
-    """``Pool.terminate()`` of multiprocessing and of ``multiprocess`` (datasets' pool) first takes the task queue's
-    read lock, unboundedly. After Ctrl-C killed the workers, the pool's helper thread forks replacements, and an idle
-    one holds that lock while it waits for a task that never comes: the parent hung in ``terminate()`` (``prep
-    shuffle-set --num-proc 2``, 4 runs in 6). The lock is now awaited for ``POOL_LOCK_WAIT_S``; the queue is drained
-    as before and the workers are terminated either way."""
+    """``Pool.terminate()`` (multiprocessing's and datasets' ``multiprocess``) waits unboundedly for the task queue's
+    lock, which a replacement worker forked after Ctrl-C holds forever: the parent hung. Awaited for
+    ``POOL_LOCK_WAIT_S`` now; the queue is drained and the workers are terminated either way."""
     for name in ("multiprocessing.pool", "multiprocess.pool"):
         with contextlib.suppress(ImportError):
             pool = importlib.import_module(name).Pool
