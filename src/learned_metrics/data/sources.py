@@ -112,11 +112,8 @@ def location_parts(location: str, forms: str, field: str | None = None, name: st
     location that is none of them is one line listing ``forms``."""
     if location.startswith("hf:"):
         return dataset_parts(load_hub(location[3:]), location, field)
-    if location.startswith("disk:"):
-        path = Path(location[5:]).expanduser()
-        return dataset_parts(load_disk(path), str(path), field)
-    path = Path(location).expanduser()
-    if is_saved_dataset(path):
+    path = Path(location.removeprefix("disk:")).expanduser()
+    if location.startswith("disk:") or is_saved_dataset(path):
         return dataset_parts(load_disk(path), str(path), field)
     if path.is_dir() or path.is_file():
         return file_parts(path)

@@ -56,8 +56,7 @@ def _cut(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, 
     if len(texts) == 1:
         return dict(tokenizer(texts[0], truncation=True, max_length=max_length)), [False] * len(texts[0])
     try:
-        cut = dict(tokenizer(*texts, truncation="only_first", max_length=max_length))
-        return cut, [False] * len(texts[0])
+        return dict(tokenizer(*texts, truncation="only_first", max_length=max_length)), [False] * len(texts[0])
     except Exception:  # one row of the batch cannot be cut on the premise only: go row by row
         return _cut_pair_rows(tokenizer, texts[0], texts[1], max_length)
 
