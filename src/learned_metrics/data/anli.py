@@ -138,9 +138,7 @@ def _label(row: dict[str, Any], part: Part, number: int) -> str | None:
     """A row's label name: ANLI's letters or names, or a Hub integer through its ClassLabel names (never by
     position); None for an unlabelled Hub row (-1)."""
     where = {"path": part.where, "row": number, "field": "label"}
-    if "label" not in row:
-        raise UserError(f"missing field (expected {_VALID_LETTERS})", **where)
-    value = row["label"]
+    value = validate.field_value(row, "label", path=part.where, row_number=number)
     if isinstance(value, int) and not isinstance(value, bool):
         if part.names is None:
             raise UserError(f"integer label {value}: integer labels are mapped only through ClassLabel names, never "

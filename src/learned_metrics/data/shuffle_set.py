@@ -64,10 +64,6 @@ def parse_source(source: str) -> tuple[str, Path | None]:
 _Fields = tuple[str | None, str | None, str | None]  # text, sentences and id field of ShuffleSetSettings
 
 
-def _fields(s: ShuffleSetSettings) -> _Fields:
-    return s.text_field, s.sentences_field, s.id_field
-
-
 def _check_columns(part: Part, fields: _Fields) -> None:
     """A file's first row (or a Hub split's columns) holds every field asked for, and without --text-field or
     --sentences-field a 'text' or 'sentences' field; else one line naming the file, its fields and the option."""
@@ -199,7 +195,7 @@ def read_documents(location: str, s: ShuffleSetSettings, parts: list[Part] | Non
     """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, and where the
     splits came from: ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split)
     or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
-    fields = _fields(s)
+    fields = (s.text_field, s.sentences_field, s.id_field)
     parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
     groups: dict[str | None, list[Any]] = {}
