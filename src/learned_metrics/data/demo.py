@@ -11,6 +11,7 @@ import random
 import tempfile
 from pathlib import Path
 
+from learned_metrics.errors import UserError
 from learned_metrics.io import json_line
 
 NAMES = ["Anna", "Ben", "Carla", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Kira", "Liam"]
@@ -109,7 +110,7 @@ def build_nli_demo_set(output: str | Path, sizes: dict[str, int] | None = None, 
     from learned_metrics.data.anli import build_anli_augmented
 
     if source != "generated":
-        raise ValueError(f"the NLI demo set is generated, got source={source!r}")
+        raise UserError(f"source {source!r}: the NLI demo set is generated; expected source 'generated'")
     with tempfile.TemporaryDirectory() as tmp:
         root = write_anli_layout(Path(tmp) / "anli", sizes, seed)
         return build_anli_augmented(f"jsonl:{root}", output, seed=seed, **augmentation)
