@@ -1,8 +1,6 @@
-"""Build the shuffle-task data set for the coherence classifier.
-
-Documents are split into train/validation/test *before* shuffling, so a document and its shuffles never sit in two
-splits. Every original becomes a ``coherent`` row and up to N distinct shuffles of it ``incoherent`` rows. Everything
-runs through ``datasets`` (Arrow on disk, batched ``map``) so the full CNN/DM set stays small in memory and is cached.
+"""Build the shuffle-task data set for the coherence classifier: every original a ``coherent`` row, up to N distinct
+shuffles of it ``incoherent`` rows. Documents are split *before* shuffling, so a document and its shuffles never sit
+in two splits; everything runs through ``datasets`` (Arrow on disk, batched ``map``), so CNN/DM stays small in memory.
 """
 
 from __future__ import annotations
@@ -317,15 +315,12 @@ def _check_documents_per_split(docs, val_fraction: float, test_fraction: float) 
     """Every split must get documents; a saved set with an empty split cannot be trained on."""
     total = sum(len(split) for split in docs.values())
     fractions = {"validation": ("--val-fraction", val_fraction), "test": ("--test-fraction", test_fraction)}
-    for name, split in docs.items():
-        if len(split):
-            continue
-        if name in fractions:
-            option, value = fractions[name]
-            why = f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}"
-        else:
-            why = f"the other splits took all {total} document(s); add documents or lower the fractions"
-        raise UserError(f"split '{name}' would have no documents: {why}")
+    empty = next((name for name, split in docs.items() if len(split) == 0), None)
+    if empty is not None:
+        option, value = fractions.get(empty, (None, None))
+        why = (f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}" if option else
+               f"the other splits took all {total} document(s); add documents or lower the fractions")
+        raise UserError(f"split '{empty}' would have no documents: {why}")
 
 
 def _check_rows_per_split(report: dict[str, Any]) -> None:
