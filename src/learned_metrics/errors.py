@@ -18,13 +18,9 @@ class UserError(ValueError):
         self.row = row
         self.field = field
         self.detail = message
-        super().__init__(self._format())
-
-    def _format(self) -> str:
-        where = [self.path, None if self.row is None else f"row {self.row}",
-                 None if self.field is None else f"field '{self.field}'"]
+        where = [self.path, None if row is None else f"row {row}", None if field is None else f"field '{field}'"]
         prefix = ", ".join(part for part in where if part is not None)
-        return f"{prefix}: {self.detail}" if prefix else self.detail
+        super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
 class CommandInterrupted(BaseException):

@@ -347,19 +347,17 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
         staged.append((tmp, Path(target), created))
         return tmp
 
-    committed = False
     try:
         yield stage
         for tmp, target, _ in staged:
             if tmp.exists():
                 apply_default_permissions(tmp)
                 os.replace(tmp, target)
-        committed = True
-    finally:
-        if not committed:
-            for tmp, _, created in staged:
-                _remove(tmp)
-                remove_created(created)
+    except BaseException:  # a stop signal too: nothing half-written stays
+        for tmp, _, created in staged:
+            _remove(tmp)
+            remove_created(created)
+        raise
 
 
 @contextlib.contextmanager
