@@ -18,7 +18,7 @@ from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
 from learned_metrics.scoring.distributed import Processes, current_processes
-from learned_metrics.scoring.options import FileRun, add_scoring_arguments, options_from_arguments
+from learned_metrics.scoring.options import FileRun, RaySettings, add_scoring_arguments, options_from_arguments
 from learned_metrics.validate import seconds_option
 
 
@@ -43,6 +43,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
                        help="when stderr is not a terminal (SLURM, nohup), a progress line every SECONDS")
     files.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     files.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    RaySettings.add_arguments(parser.add_argument_group("--engine ray: where its actors run (docs/scaling.md)"))
 
 
 COHERENCE_EPILOG = """examples:
@@ -127,7 +128,7 @@ def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
     from learned_metrics.io import is_stdio, iter_row_chunks
 
-    if is_stdio(args.input):
+    if is_stdio(args.input) or "://" in args.input or os.path.isdir(args.input):  # stdin, object storage, folder
         return False
     rows = iter_row_chunks(args.input, 1, args.input_format)
     try:
@@ -140,7 +141,15 @@ def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
 def _run(args: argparse.Namespace) -> int:
     # checked before the model stack (torch, transformers) is imported: bad arguments are refused at once
     run = FileRun.from_arguments(args)
-    _check_paths(args)
+    ray = RaySettings.from_arguments(args)
+    ray.check(args.engine, args.device)
+    if args.engine == "ray":
+        from learned_metrics.outputs import inputs_of
+        from learned_metrics.scoring import ray_engine
+
+        ray_engine.check_paths(args.input, args.output, args.summary, inputs_of(args), ray, args.input_format)
+    else:
+        _check_paths(args)
     startup = _StartUp()
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
@@ -161,15 +170,22 @@ def _run(args: argparse.Namespace) -> int:
             args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
         # per-row MC masks are the same in every process; a compiled forward's torch stream needs its own per process
         options = options_from_arguments(args, seed=args.seed + processes.rank if args.compile else args.seed)
-        scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
-        startup.lap("model load")
+        if args.engine != "ray":
+            scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
+            startup.lap("model load")
         shown = processes.is_main and not args.quiet
-        progress = RowProgress(count_rows(args.input, args.input_format) if shown else None,
+        counted = shown and args.engine != "ray"  # the Ray engine counts in its checking pass (folders too)
+        progress = RowProgress(count_rows(args.input, args.input_format) if counted else None,
                                enabled=shown and not args.no_progress, every_seconds=args.progress_every)
         if shown:
             startup.lap("counting rows")
         say = _say if shown else None
-        summary = score_file(scorer, args.input, args.output, fields, run, processes, progress, say)
+        if args.engine == "ray":  # the actors load the model; the summary's record says what they resolved
+            summary = ray_engine.score_file(args.model, args.input, args.output, fields, options, run, ray,
+                                            progress, say, startup.lap)
+            scorer = argparse.Namespace(max_length=summary.provenance["max_length"], tokenizer_workers=0)
+        else:
+            summary = score_file(scorer, args.input, args.output, fields, run, processes, progress, say)
     if processes.is_main:
         if args.summary:
             from learned_metrics.io import write_json

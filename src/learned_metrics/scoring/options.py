@@ -15,14 +15,14 @@ from typing import Any
 from learned_metrics.errors import UserError
 from learned_metrics.io import FORMATS
 from learned_metrics.labels import parse_label_order
-from learned_metrics.settings import Settings, setting
+from learned_metrics.settings import Settings, flag_name, setting
 
 MODES = ("e", "e-c")
 PREMISE_STRATEGIES = ("truncate", "chunk")
 GRANULARITIES = ("document", "paragraph", "sentence")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-ENGINES = ("torch", "onnx")
+ENGINES = ("torch", "onnx", "ray")
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
@@ -83,8 +83,9 @@ class ScoringOptions(Settings):
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True,
                                  scores=False)  # decides only whether a pickle may load; the weights are hashed
-    engine: str = _option("torch", "what runs the model's forward: torch, or onnx (ONNX Runtime on CPU, the export's "
-                          "model.onnx from `learned-metrics export --onnx-from DIR`; no --mc-samples)", choices=ENGINES)
+    engine: str = _option("torch", "what runs the model's forward: torch, onnx (ONNX Runtime on CPU, the export's "
+                          "model.onnx from `learned-metrics export --onnx-from DIR`; no --mc-samples), or ray (the "
+                          "torch forward on a pool of Ray actors, Parquet output; docs/scaling.md)", choices=ENGINES)
     onnx_precision: str = _option("fp32", "graph --engine onnx runs: fp32 (model.onnx) or int8 (model.int8.onnx, "
                                   "an approximation)", choices=("fp32", "int8"))
 
@@ -132,6 +133,32 @@ class FileRun(Settings):
         super().__post_init__()
         if self.resume and self.restart:  # the API as the CLI: neither silently wins
             raise UserError("give --resume or --restart, not both")
+
+
+@dataclass(frozen=True)
+class RaySettings(Settings):
+    """Where and on what ``score --engine ray`` runs: none of it changes a score (MC masks follow each row)."""
+
+    ray_address: str | None = _option(None, "Ray cluster to join (default: $RAY_ADDRESS, else a local instance with "
+                                      "this machine's cores and GPUs)", metavar="ADDRESS", scores=False)
+    ray_actors: int | None = _option(None, "scoring actors, each loading the model once (default: one per GPU "
+                                     "with GPUs per actor, else the cores / CPUs per actor)", minimum=1, scores=False,
+                                     metavar="N")
+    ray_cpus_per_actor: int = _option(1, "CPUs each actor reserves (its torch threads)", minimum=1, scores=False,
+                                    metavar="N")
+    ray_gpus_per_actor: int | None = _option(None, "GPUs each actor reserves (default: 1 when the cluster has GPUs and "
+                                             "--device is not cpu, else 0)", minimum=0, scores=False,
+                                             metavar="N")
+    ray_single_file: bool = _option(False, "write --output as one Parquet file instead of a folder of part files",
+                                    flag=True, scores=False)
+
+    def check(self, engine: str, device: str) -> None:
+        """The combinations that make no sense, refused before anything starts."""
+        given = [flag_name(name) for name, value in self.to_json().items() if value != RaySettings().to_json()[name]]
+        if engine != "ray" and given:
+            raise UserError(f"{', '.join(given)} need --engine ray (the Ray options say where its actors run)")
+        if engine == "ray" and device == "cpu" and (self.ray_gpus_per_actor or 0) > 0:
+            raise UserError("--ray-gpus-per-actor reserves GPUs that --device cpu never uses: drop one of them")
 
 
 def add_scoring_arguments(parser: Any, kind: str) -> None:

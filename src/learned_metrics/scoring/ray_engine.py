@@ -1,0 +1,394 @@
+"""``score --engine ray``: the one-process scorer's batches on a pool of Ray Data actors (docs/scaling.md).
+
+Nothing of the scoring is new here: each actor loads the model once through
+:func:`~learned_metrics.scoring.scorer.load_scorer` and scores a block through ``Scorer.score_validated`` (the same
+batching, tokenization, chunking and per-row MC masks), and the file engine keeps finished chunks in the same
+:class:`~learned_metrics.scoring.resume.ChunkStore` as ``--resume`` of the one-process engine. The driver reads and
+checks every row first (one line per bad row, before any model work), numbers the rows (``input_row``), and puts
+one block per ``--chunk-size`` rows into Ray's object store; an actor's block comes back scored and is saved under
+its chunk's index, so a retried block (an actor killed and restarted) rewrites the same part, never a second one,
+and the end checks that every chunk is there exactly once. Ray is imported only in this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from learned_metrics import provenance
+from learned_metrics.errors import UserError, cause_among
+from learned_metrics.io import file_format, iter_row_chunks, parquet_table
+from learned_metrics.outputs import atomic_folder, check_outputs, file_output, folder_output, staged_files
+from learned_metrics.progress import RowProgress
+from learned_metrics.scoring.mc_dropout import chunk_seed
+from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, FileRun, RaySettings, ScoringOptions
+from learned_metrics.scoring.resume import ChunkStore
+from learned_metrics.scoring.runner import InputFields, RunSummary, _keep_folder, hash_rows, run_fingerprint
+from learned_metrics.scoring.summary import ScoreCollector
+
+ROW = "input_row"  # the row's number in the input, as a refusal names it: sorting on it gives the input order
+_CHUNK = "__lm_chunk"  # which chunk a row belongs to (dropped before the part is written)
+_COUNTS = "__lm_counts"  # a scored block's counters, on its first row (dropped before the part is written)
+KILL_HOOK = "LEARNED_METRICS_RAY_TEST_KILL"  # tests: an actor that finds this file removes it and SIGKILLs itself
+OUTPUT_KIND = "scores"
+PROVENANCE_NAME = "_provenance.json"  # in a folder output ('_': Parquet readers skip it)
+
+
+def require_ray():
+    """The ``ray`` module, or one line saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--engine ray needs Ray Data: pip install 'learned-metrics[ray]'") from None
+    return ray
+
+
+class ScoreBlocks:
+    """One Ray actor: the model loaded once, each block scored as the one-process engine scores a chunk."""
+
+    def __init__(self, model: str, kind: str, options: dict[str, Any], fields: InputFields, details: bool = False,
+                 path: str = "input", counts: bool = False):
+        from learned_metrics.scoring.scorer import load_scorer
+
+        self.scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch"})
+        self.fields, self.details, self.path, self.counts = fields, details, path, counts
+
+    def __call__(self, block):
+        _test_kill_hook()
+        rows = block.to_pylist()
+        numbers = [row[ROW] for row in rows] if ROW in block.column_names else range(1, len(rows) + 1)
+        extra = [_CHUNK, _COUNTS]
+        inputs = [{k: v for k, v in row.items() if k not in extra} for row in rows]
+        self.fields.settle(inputs[0])
+        kwargs, _ = self.fields.extract(list(zip(numbers, inputs, strict=True)), Path(self.path))
+        seed = self.scorer.dropout_stream.seed
+        if self.scorer.compiled and seed is not None and _CHUNK in block.column_names:  # as the one-process run
+            seed = chunk_seed(seed, rows[0][_CHUNK])
+        result = self.scorer.score_validated(**kwargs, seed=seed, details=self.details)
+        out = [{**row, **result.row(i)} for i, row in enumerate(rows)]
+        if self.counts:
+            counts = {"truncated": result.truncated, "details": result.details, "tokens": result.tokens}
+            out = [{**row, _COUNTS: json.dumps(counts) if i == 0 else None} for i, row in enumerate(out)]
+        return parquet_table(out, path=self.path, first_row=numbers[0])
+
+
+def _test_kill_hook() -> None:
+    """Tests of lost actors: the first block an actor gets after the marker file appears kills it (kill -9)."""
+    marker = os.environ.get(KILL_HOOK)
+    if marker:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(marker)  # only one actor wins the removal: one kill per marker
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def connect(settings: RaySettings) -> Any:
+    """Join ``--ray-address`` (else ``$RAY_ADDRESS``, else start a local instance); quiet Ray Data's own output."""
+    ray = require_ray()
+    if not ray.is_initialized():
+        address = settings.ray_address or os.environ.get("RAY_ADDRESS") or None
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UserError(f"cannot join the Ray cluster at {address} ({str(exc).splitlines()[0][:160]}); check "
+                            "--ray-address / RAY_ADDRESS, or leave both unset for a local instance") from None
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # the CLI reports progress and errors itself
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    return ray
+
+
+def _resources(ray: Any, settings: RaySettings, options: ScoringOptions) -> tuple[int, int, int]:
+    """(actors, CPUs per actor, GPUs per actor): the defaults fill the cluster's cores or GPUs."""
+    cluster = ray.cluster_resources()
+    gpus = settings.ray_gpus_per_actor
+    if gpus is None:
+        gpus = 1 if cluster.get("GPU", 0) >= 1 and options.device != "cpu" else 0
+    cpus = settings.ray_cpus_per_actor
+    actors = settings.ray_actors or max(1, int(cluster.get("GPU", 0) // gpus if gpus else
+                                               cluster.get("CPU", 1) // cpus))
+    return actors, cpus, gpus
+
+
+def _check_fits(ray: Any, cpus: int, gpus: int) -> None:
+    have = ray.cluster_resources()
+    for name, flag, wanted in (("CPU", "--ray-cpus-per-actor", cpus), ("GPU", "--ray-gpus-per-actor", gpus)):
+        if wanted > have.get(name, 0):
+            raise UserError(f"{flag} {wanted}: this machine has {have.get(name, 0):g} {name}s for Ray; ask for at "
+                            "most that, or join a larger cluster with --ray-address")
+
+
+def score_dataset(dataset: Any, model: str | os.PathLike, *, kind: str | None = None, fields: InputFields | None = None,
+                  ray_settings: RaySettings | None = None, block_rows: int = DEFAULT_CHUNK_SIZE,
+                  details: bool = False, **options: Any) -> Any:
+    """Score a ``ray.data.Dataset``: rows in, the same rows with the score columns out (lazily, as Ray Data does).
+
+    ``fields`` names the input columns (default: as the CLI's, from the first row); ``options`` are
+    :class:`ScoringOptions` fields; ``ray_settings`` sizes the actor pool; each batch is at most ``block_rows``."""
+    ray = connect(ray_settings or RaySettings())
+    options_obj = ScoringOptions.from_keywords(**options)
+    kind = kind or ("faithfulness" if fields is None else fields.kind)
+    return _map(ray, dataset, str(model), fields or InputFields(kind), options_obj, ray_settings or RaySettings(),
+                details=details, batch_size=block_rows)
+
+
+def _map(ray: Any, dataset: Any, model: str, fields: InputFields, options: ScoringOptions, settings: RaySettings, *,
+         details: bool, batch_size: int | None, path: str = "input", counts: bool = False) -> Any:
+    actors, cpus, gpus = _resources(ray, settings, options)
+    return dataset.map_batches(
+        ScoreBlocks, batch_format="pyarrow", batch_size=batch_size, num_cpus=cpus, num_gpus=gpus,
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        fn_constructor_kwargs={"model": model, "kind": fields.kind, "options": dataclasses.asdict(options),
+                               "fields": fields, "details": details, "path": path, "counts": counts})
+
+
+def _describe(model: str, kind: str, options: dict[str, Any], record: dict[str, Any]) -> tuple[dict, Any]:
+    """On a worker like the actors: the provenance record and what the fingerprint reads of the scorer."""
+    from types import SimpleNamespace
+
+    from learned_metrics.scoring.scorer import load_scorer
+
+    scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch"})
+    return scorer.provenance(**record), SimpleNamespace(source=scorer.source, label_ids=scorer.label_ids,
+                                                        options=scorer.options, kind=scorer.kind)
+
+
+def _unwrapped(ray: Any, call: Callable[[], Any]) -> Any:
+    """``call()``, with a UserError raised in a Ray worker re-raised as itself (one line, not a remote traceback)."""
+    try:
+        return call()
+    except Exception as exc:
+        cause = exc
+        while isinstance(cause, ray.exceptions.RayTaskError) and cause.cause is not None and cause.cause is not cause:
+            cause = cause.cause
+        error = cause_among(cause, UserError)
+        if error is not None:
+            raise UserError(error.detail, path=error.path, row=error.row, field=error.field) from None
+        raise
+
+
+def _is_remote(path: str | os.PathLike) -> bool:
+    return "://" in os.fspath(path)
+
+
+def _through_ray(path: str | os.PathLike) -> bool:
+    """Read by Ray Data's readers: object storage (s3://, gs://, ...) or a local folder of files (Parquet parts)."""
+    return _is_remote(path) or Path(path).is_dir()
+
+
+def _input_format(path: str | os.PathLike, declared: str | None) -> str:
+    """A folder or a suffix-less object-storage prefix holds Parquet unless --input-format says otherwise."""
+    return declared or (file_format(path) if Path(os.fspath(path)).suffix and not Path(path).is_dir() else "parquet")
+
+
+def check_paths(input_path: str, output: str, summary: str | None, inputs: list[str], settings: RaySettings,
+                declared: str | None = None) -> None:
+    """The output rules of the one-process engine, before any work: never inside an input, never over files
+    learned-metrics did not write (an earlier scores folder of ours is replaced, as a file output is)."""
+    if os.fspath(input_path) == "-" or os.fspath(output) == "-":
+        raise UserError("--engine ray reads and writes files (Parquet output): give paths, not -")
+    if not _through_ray(input_path):
+        from learned_metrics.io import check_input_file
+
+        check_input_file(input_path, declared)
+    if settings.ray_single_file and Path(output).suffix.lower() != ".parquet":
+        raise UserError("--ray-single-file writes one Parquet file: give an --output ending in .parquet", path=output)
+    if not settings.ray_single_file and Path(output).suffix.lower() in (".jsonl", ".csv", ".parquet", ".json"):
+        raise UserError("--engine ray writes a folder of Parquet parts: give a folder name, or --ray-single-file "
+                        "for one .parquet file", path=output)
+    target = file_output(output) if settings.ray_single_file else folder_output(output, OUTPUT_KIND)
+    outputs = [target]
+    if summary:
+        if not summary.lower().endswith(".json"):
+            raise UserError("--summary is written as JSON: give a file name ending in .json", path=summary)
+        outputs.append(file_output(summary, "--summary"))
+    check_outputs(outputs, inputs=[p for p in inputs if not _is_remote(p)], overwrite=True)
+
+
+def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> Iterator[list[tuple[int, dict]]]:
+    """The input in chunks of numbered rows: a local file through the one-process readers (the same rows, numbers
+    and refusals), any other path Ray reads (s3://, gs://, ...) through Ray Data's reader of its format."""
+    if not _through_ray(path):
+        yield from iter_row_chunks(path, chunk_size, declared)
+        return
+    fmt = _input_format(path, declared)
+    reader = {"jsonl": ray.data.read_json, "csv": ray.data.read_csv, "parquet": ray.data.read_parquet}[fmt]
+    chunk: list[tuple[int, dict]] = []
+    for number, row in enumerate(reader(path).iter_rows(), start=1):
+        chunk.append((number, dict(row)))
+        if len(chunk) == chunk_size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def score_file(model: str, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
+               run: FileRun, settings: RaySettings, progress: RowProgress | None = None,
+               say: Callable[[str], None] | None = None, lap: Callable[[str], None] | None = None) -> RunSummary:
+    """Score ``input_path`` into ``output`` (a folder of Parquet parts, or one file with ``ray_single_file``) on a
+    Ray actor pool; ``--resume`` continues from the chunks an interrupted run kept. Paths checked by the caller
+    (:func:`check_paths`). ``lap`` hears when the start-up phases end (the CLI's start-up line). A local instance
+    started here is shut down at the end; a running one (``ray.init`` before, a cluster) is left as it was."""
+    started = not require_ray().is_initialized()
+    ray = connect(settings)
+    (lap or (lambda phase: None))("ray start")
+    try:
+        if started:  # nothing will join this instance: an actor it cannot place would wait for ever
+            _check_fits(ray, *_resources(ray, settings, options)[1:])
+        return _run_file(ray, model, input_path, output, fields, options, run, settings,
+                         progress or RowProgress(None, enabled=False), say, lap or (lambda phase: None))
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run_file(ray: Any, model: str, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
+              run: FileRun, settings: RaySettings, progress: RowProgress, say: Callable[[str], None] | None,
+              lap: Callable[[str], None]) -> RunSummary:
+    in_format = _input_format(input_path, run.input_format)
+    record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
+    actors, cpus, gpus = _resources(ray, settings, options)
+    describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
+    record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(
+        model, fields.kind, dataclasses.asdict(options),
+        {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})))
+    lap("model check")
+    fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
+    store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
+    store.open(resume=run.resume, restart=run.restart)
+    for note in store.notes if say else ():
+        say(f"note: {note}")
+    try:
+        summary, chunks = _score_chunks(ray, model, input_path, fields, options, run, settings, store, progress,
+                                        say)
+    except UserError:
+        if not store.resumed:
+            store.remove()
+        else:
+            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart")
+        raise
+    except BaseException:
+        if not store.state.get("chunks"):
+            store.remove()
+        else:
+            _keep_folder(store, say)
+        raise
+    summary.provenance = provenance.finish(record, "parquet", fields=dataclasses.asdict(fields))
+    try:
+        _write_output(store, Path(output), chunks, summary.provenance, settings.ray_single_file)
+    except BaseException:
+        _keep_folder(store, say)
+        raise
+    store.remove()
+    return summary
+
+
+def _score_chunks(ray: Any, model: str, input_path: str, fields: InputFields, options: ScoringOptions, run: FileRun,
+                  settings: RaySettings, store: ChunkStore, progress: RowProgress,
+                  say: Callable[[str], None] | None) -> tuple[RunSummary, list[int]]:
+    """Check and put every chunk (refusing a bad row before any model work), score the unfinished ones on the
+    actor pool, save each as it completes; returns the summary and every chunk's row count."""
+    parts = list(store.state.get("parts") or [])
+    collector = ScoreCollector(run.system_field)
+    read, blocks, sizes = hashlib.sha256(), [], []
+    for index, chunk in enumerate(_read_chunks(ray, input_path, run.chunk_size, run.input_format)):
+        if index == 0 and (note := fields.settle(chunk[0][1])) and say:
+            say(f"note: {note}; --premise-strategy {options.premise_strategy}")
+        hash_rows(read, chunk)
+        fields.extract(chunk, Path(input_path))
+        collector.systems_of(chunk, input_path)
+        for number, row in chunk:
+            if ROW in row:
+                raise UserError(f"the input has a field named '{ROW}', which --engine ray adds (each row's number): "
+                                "rename it", path=input_path, row=number, field=ROW)
+        sizes.append(len(chunk))
+        record = parts[index] if index < len(parts) else None
+        if record is not None:
+            if record["input_sha256"] != read.hexdigest():
+                raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {input_path} differ from the "
+                                "rows the interrupted run scored there; give the same input, or pass --restart "
+                                "instead of --resume to score from the beginning")
+            continue
+        table = parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk], path=input_path,
+                              first_row=chunk[0][0])
+        blocks.append((index, read.hexdigest(), ray.put(table)))
+    if len(parts) > len(sizes) and any(parts[len(sizes):]):
+        raise UserError(f"cannot resume: {input_path} ended after {sum(sizes):,} rows, but the interrupted run scored "
+                        "more of it; give the same input, or pass --restart instead of --resume")
+    summary = RunSummary()
+    for record in parts[:len(sizes)]:
+        if record is not None:
+            summary.resumed_rows += record["rows"]
+            summary.add_counts(record["rows"], record["truncated"], record["details"])
+    if summary.resumed_rows and say:
+        say(f"resuming after {summary.resumed_rows:,} rows ({len(store.finished())} chunks) scored by the "
+            "interrupted run")
+    progress.total = progress.total or sum(sizes)  # a folder or object storage: counted by the pass above
+    progress.skip(summary.resumed_rows)
+    start = time.perf_counter()
+    if blocks:
+        hashes = {index: digest for index, digest, _ in blocks}
+        scored = _map(ray, ray.data.from_arrow_refs([ref for *_, ref in blocks]), model, fields, options, settings,
+                      details=run.details, batch_size=None, path=str(input_path), counts=True)
+        with progress:
+            _unwrapped(ray, lambda: _save_blocks(scored, store, sizes, hashes, summary, progress))
+    missing = sorted(set(range(len(sizes))) - store.finished())
+    kept = {index: store.state["parts"][index]["rows"] for index in store.finished()}
+    if missing or any(kept[index] != sizes[index] for index in kept):
+        raise RuntimeError(f"the Ray run returned chunks {missing[:5]} incomplete or not at all; nothing was written: "
+                           "run the same command with --resume")
+    summary.seconds = time.perf_counter() - start
+    for index in range(len(sizes)):  # the summary in input order, as the one-process engine adds it
+        rows = list(store.iter_part_rows(index))
+        collector.add([row["score"] for row in rows], collector.systems_of(
+            [(row[ROW], row) for row in rows], input_path))
+    summary.scores = collector.summary()
+    return summary, sizes
+
+
+def _save_blocks(scored: Any, store: ChunkStore, sizes: list[int], hashes: dict[int, str], summary: RunSummary,
+                 progress: RowProgress) -> None:
+    """Scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
+    saved under its index, once: rows of a block Ray ran again are the same rows and are dropped."""
+    pending: dict[int, dict[int, dict]] = {}
+    counts: dict[int, dict] = {}
+    for batch in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
+        for row in batch.to_pylist():
+            index, count = row.pop(_CHUNK), row.pop(_COUNTS)
+            if index in store.finished():
+                continue
+            pending.setdefault(index, {})[row[ROW]] = row
+            if count is not None:
+                counts[index] = json.loads(count)
+            if len(pending[index]) < sizes[index]:
+                continue
+            rows = [row for _, row in sorted(pending.pop(index).items())]
+            done = counts.pop(index, {"truncated": 0, "details": {}, "tokens": 0})
+            store.save(rows, {"truncated": done["truncated"], "details": done["details"],
+                              "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
+            summary.add_counts(len(rows), done["truncated"], done["details"])
+            summary.tokens += done["tokens"]
+            progress.advance(len(rows))
+
+
+def _write_output(store: ChunkStore, output: Path, chunks: list[int], record: dict[str, Any], single: bool) -> None:
+    """Every chunk's verified part, in order: one Parquet file with the record in its metadata, or a folder of the
+    parts with the record once beside them (``_provenance.json``); staged, then renamed."""
+    if single:
+        with staged_files() as stage:
+            store.join_into(stage(output), None, provenance.parquet_metadata(record), chunks=len(chunks))
+        return
+    with atomic_folder(output, OUTPUT_KIND, overwrite=True) as folder:
+        for index in range(len(chunks)):
+            (folder / store.part_path(index).name).write_bytes(store._verified_bytes(index))
+        (folder / PROVENANCE_NAME).write_text(provenance.sidecar_text(record), encoding="utf-8")

@@ -1,0 +1,129 @@
+"""``score --engine ray``: the combinations that make no sense and the outputs it may not write, refused in one
+line before Ray starts or a model loads (these tests need no Ray instance: nothing gets that far).
+
+Rules: the ``--ray-*`` options say where the Ray engine's actors run, so they need ``--engine ray``; the engine
+reads and writes files (Parquet output: a folder of parts, or one ``.parquet`` with ``--ray-single-file``); its
+output never lands inside an input and never replaces a folder of files learned-metrics did not write. Each refusal
+has its control beside it: the same command with the mistake corrected gets past the checks (to the model load,
+which here fails on a model path that does not exist, after the checks).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hostile.hostile_tools import digest, write_jsonl
+from learned_metrics.cli import main
+from learned_metrics.errors import UserError
+
+MISSING_MODEL = "/nonexistent/model-for-option-checks"
+
+
+def one_line(capsys, argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def score(source: Path, output: Path | str, *extra: str, model: str = MISSING_MODEL) -> list[str]:
+    return ["score", "faithfulness", "--model", model, "--input", str(source), "--output", str(output),
+            "--no-progress", *extra]
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    (tmp_path / "in").mkdir()
+    return write_jsonl(tmp_path / "in" / "pairs.jsonl", [{"grounding": "A b.", "generation": "A."}])
+
+
+@pytest.fixture
+def past_the_checks(monkeypatch):
+    """Controls stop at the Ray connection: reaching it means every check before it passed."""
+    from learned_metrics.scoring import ray_engine
+
+    def reached(*args, **kwargs):
+        raise UserError("reached the engine")
+
+    monkeypatch.setattr(ray_engine, "connect", reached)
+
+
+@pytest.mark.parametrize("flag", [["--ray-actors", "2"], ["--ray-cpus-per-actor", "2"], ["--ray-gpus-per-actor", "1"],
+                                  ["--ray-address", "ray://head:10001"], ["--ray-single-file"]])
+def test_ray_options_without_the_ray_engine_are_refused(source, tmp_path, capsys, flag, past_the_checks):
+    line = one_line(capsys, score(source, tmp_path / "out.parquet", *flag))
+    assert flag[0] in line and "need --engine ray" in line
+    # control: with --engine ray the same option gets past the checks
+    output = tmp_path / ("one.parquet" if flag == ["--ray-single-file"] else "folder")
+    assert "reached the engine" in one_line(capsys, score(source, output, "--engine", "ray", *flag))
+
+
+def test_gpus_per_actor_with_device_cpu_is_refused(source, tmp_path, capsys, past_the_checks):
+    line = one_line(capsys, score(source, tmp_path / "o", "--engine", "ray", "--device", "cpu",
+                                  "--ray-gpus-per-actor", "1"))
+    assert "--ray-gpus-per-actor" in line and "--device cpu" in line
+    assert "reached the engine" in one_line(capsys, score(source, tmp_path / "o", "--engine", "ray", "--device", "cpu",
+                                                          "--ray-gpus-per-actor", "0"))
+
+
+def test_the_settings_refuse_wrong_kinds_in_one_line():
+    from learned_metrics.scoring.options import RaySettings
+
+    for bad in ({"ray_actors": 0}, {"ray_cpus_per_actor": 1.5}, {"ray_gpus_per_actor": -1}, {"ray_single_file": "no"}):
+        with pytest.raises(UserError) as caught:
+            RaySettings.from_keywords(**bad)
+        assert next(iter(bad)) in str(caught.value) and "\n" not in str(caught.value)
+    assert RaySettings.from_keywords(ray_actors=3).ray_actors == 3  # control
+
+
+@pytest.mark.parametrize("output, extra, words", [
+    ("-", [], "not -"),
+    ("scored.jsonl", [], "folder name"),
+    ("scored", ["--ray-single-file"], "ending in .parquet"),
+])
+def test_outputs_the_ray_engine_cannot_write_are_refused(source, tmp_path, capsys, output, extra, words,
+                                                         past_the_checks):
+    target = output if output == "-" else tmp_path / output
+    assert words in one_line(capsys, score(source, target, "--engine", "ray", *extra))
+    assert "reached the engine" in one_line(capsys, score(source, tmp_path / "scored.parquet", "--engine", "ray",
+                                                          "--ray-single-file"))
+
+
+def test_standard_input_is_refused(tmp_path, capsys, past_the_checks):
+    assert "not -" in one_line(capsys, score(Path("-"), tmp_path / "out", "--engine", "ray"))
+
+
+def test_an_output_inside_an_input_folder_or_the_model_is_refused_before_anything(tmp_path, capsys, tiny_deberta_nli,
+                                                                                 past_the_checks):
+    """The Ray engine reads a folder of Parquet parts (an earlier run's output): nothing may be written into it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    pq.write_table(pa.Table.from_pylist([{"grounding": "A b.", "generation": "A."}]), parts / "part-0.parquet")
+    before = digest(parts, tiny_deberta_nli)
+    model = str(tiny_deberta_nli)
+    line = one_line(capsys, score(parts, parts / "scored", "--engine", "ray", model=model))
+    assert "--output lies inside an input" in line
+    line = one_line(capsys, score(parts, tiny_deberta_nli / "scored", "--engine", "ray", model=model))
+    assert "--output lies inside an input" in line
+    line = one_line(capsys, score(parts, tmp_path / "m.parquet", "--engine", "ray", "--ray-single-file",
+                                  "--summary", str(tiny_deberta_nli / "summary.json"), model=model))
+    assert "--summary lies inside an input" in line
+    assert digest(parts, tiny_deberta_nli) == before
+    # control: beside the input folder
+    assert "reached the engine" in one_line(capsys, score(parts, tmp_path / "scored", "--engine", "ray", model=model))
+
+
+def test_a_folder_of_user_files_at_the_output_is_never_replaced(source, tmp_path, capsys, past_the_checks):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    line = one_line(capsys, score(source, folder, "--engine", "ray"))
+    assert "did not write" in line and (folder / "notes.txt").read_text() == "mine"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "reached the engine" in one_line(capsys, score(source, empty, "--engine", "ray"))  # control

@@ -1,0 +1,177 @@
+"""``score --engine ray`` on a local Ray instance with 2 CPU actors: the one-process engine's numbers, every row
+exactly once through a killed actor and a killed driver, bad input refused in one line before scoring.
+
+Tolerance: scores equal the one-process engine's to 1e-6 absolute (the actors run torch with one thread each, the
+one-process run with the machine's threads: the sums of a forward are ordered differently, ~1e-10 apart here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hostile.hostile_tools import write_jsonl
+from hostile.test_resume_integrity import rows as pair_rows
+from tiny_models import GENERATIONS, GROUNDINGS
+
+from learned_metrics.cli import main
+
+ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra learned-metrics[ray]")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from learned_metrics.scoring import ray_engine  # noqa: E402  (after the skip: it is importable without ray too)
+
+ROWS = 30
+
+
+@pytest.fixture(scope="module")
+def kill_marker(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("ray-kill") / "kill-next-actor"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray(kill_marker):
+    """One local instance for the module: 2 CPUs, so 2 actors of 1 CPU; the actors see the kill hook's marker."""
+    os.environ[ray_engine.KILL_HOOK] = str(kill_marker)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {ray_engine.KILL_HOOK: str(kill_marker), "OMP_NUM_THREADS": "1"}})
+    yield ray
+    ray.shutdown()
+    os.environ.pop(ray_engine.KILL_HOOK, None)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    return write_jsonl(tmp_path_factory.mktemp("ray-input") / "pairs.jsonl", pair_rows(ROWS))
+
+
+def ray_args(model: Path, source: Path, output: Path, *extra: str) -> list[str]:
+    return ["score", "faithfulness", "--model", str(model), "--input", str(source), "--output", str(output),
+            "--engine", "ray", "--ray-actors", "2", "--chunk-size", "4", "--no-progress", *extra]
+
+
+def local_scores(model: Path, source: Path, output: Path, *extra: str) -> list[dict]:
+    assert main(["score", "faithfulness", "--model", str(model), "--input", str(source), "--output", str(output),
+                 "--no-progress", *extra]) == 0
+    return pq.read_table(output).to_pylist()
+
+
+def ray_rows(output: Path) -> list[dict]:
+    """The output folder's rows in input order; every input row exactly once."""
+    rows = sorted(pq.read_table(output).to_pylist(), key=lambda row: row["input_row"])
+    assert [row["input_row"] for row in rows] == list(range(1, ROWS + 1))
+    return rows
+
+
+def assert_same_scores(ray_output: list[dict], local: list[dict]) -> None:
+    for column in ("score", "prob_entailment", "prob_neutral", "prob_contradiction", "score_std"):
+        if column in local[0]:
+            np.testing.assert_allclose([r[column] for r in ray_output], [r[column] for r in local], rtol=0,
+                                       atol=1e-6, err_msg=column)
+    kept = [{k: v for k, v in row.items() if k in ("id", "system", "tags", "grounding", "generation")}
+            for row in ray_output]
+    assert kept == [{k: row[k] for k in kept[0]} for row in local]  # every input field, unchanged
+
+
+def test_deterministic_scores_equal_the_one_process_engine(tiny_deberta_nli, source, tmp_path, capsys):
+    out = tmp_path / "scored"
+    assert main(ray_args(tiny_deberta_nli, source, out, "--system-field", "system", "--summary",
+                         str(tmp_path / "summary.json"))) == 0
+    err = capsys.readouterr().err
+    assert f"scored {ROWS} rows" in err and "start-up" in err and "mean score per system" in err
+    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4",
+                         "--system-field", "system", "--summary", str(tmp_path / "local-summary.json"))
+    assert_same_scores(ray_rows(out), local)
+    # provenance once, beside the parts: the one-process record's model, weights and settings
+    parts = sorted(p.name for p in out.iterdir())
+    assert parts == [".learned-metrics-output.json", "_provenance.json",
+                     *(f"part-{i:06d}.parquet" for i in range(8))]
+    record = json.loads((out / "_provenance.json").read_text())
+    from learned_metrics.provenance import read_provenance
+
+    expected = read_provenance(tmp_path / "local.parquet")
+    for key in ("model", "weights_sha256", "labels", "mode", "mc_samples", "max_length", "premise_strategy"):
+        assert record[key] == expected[key], key
+    assert record["batching"] == {"chunk_size": 4, "engine": "ray", "actors": 2}
+    summary, one = (json.loads((tmp_path / name).read_text()) for name in ("summary.json", "local-summary.json"))
+    assert summary["rows"] == ROWS and [(s["system"], s["rows"]) for s in summary["systems"]] == [
+        (s["system"], s["rows"]) for s in one["systems"]]
+    np.testing.assert_allclose([summary["mean"], *(s["mean"] for s in summary["systems"])],
+                               [one["mean"], *(s["mean"] for s in one["systems"])], rtol=0, atol=1e-6)
+    assert not (tmp_path / ".scored.lmresume").exists()
+
+
+def test_one_file_on_request_holds_the_record_in_its_metadata(tiny_deberta_nli, source, tmp_path):
+    out = tmp_path / "scored.parquet"
+    assert main(ray_args(tiny_deberta_nli, source, out, "--ray-single-file")) == 0
+    from learned_metrics.provenance import read_provenance
+
+    assert read_provenance(out)["metric"] == "faithfulness"
+    assert [row["input_row"] for row in pq.read_table(out).to_pylist()] == list(range(1, ROWS + 1))
+
+
+def test_seeded_mc_scores_equal_the_one_process_engine_whatever_the_blocks(tiny_deberta_nli, source, tmp_path):
+    """Masks follow each row (seed, token ids, pass): 2 actors on blocks of 4 rows give what one process gives on
+    chunks of 25 (other batches, other batch neighbours)."""
+    out = tmp_path / "mc"
+    assert main(ray_args(tiny_deberta_nli, source, out, "--mc-samples", "5", "--seed", "3")) == 0
+    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--mc-samples", "5", "--seed", "3",
+                         "--chunk-size", "25")
+    rows = ray_rows(out)
+    assert_same_scores(rows, local)
+    assert max(row["score_std"] for row in rows) > 0  # the passes did differ: MC dropout was on
+    other = local_scores(tiny_deberta_nli, source, tmp_path / "other.parquet", "--mc-samples", "5", "--seed", "4")
+    assert not np.allclose([r["score"] for r in rows], [r["score"] for r in other], atol=1e-6)  # the seed counts
+
+
+def test_the_python_entry_takes_and_returns_a_dataset(tiny_deberta_nli, tmp_path):
+    rows = pair_rows(8)
+    scored = ray_engine.score_dataset(ray.data.from_items(rows), tiny_deberta_nli, kind="faithfulness",
+                                      block_rows=3).take_all()
+    local = local_scores(tiny_deberta_nli, write_jsonl(tmp_path / "in.jsonl", rows), tmp_path / "local.parquet")
+    by_id = {row["id"]: row for row in scored}
+    assert sorted(by_id) == list(range(8))
+    np.testing.assert_allclose([by_id[i]["score"] for i in range(8)], [r["score"] for r in local], rtol=0, atol=1e-6)
+
+
+def _refused(capsys, args: list[str]) -> str:
+    capsys.readouterr()
+    assert main(args) != 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_bad_input_is_one_line_naming_file_row_and_field_before_scoring(tiny_deberta_nli, tmp_path, capsys):
+    rows = [{"grounding": GROUNDINGS[i % 3], "generation": GENERATIONS[i % 3]} for i in range(9)]
+    source, out = tmp_path / "bad.jsonl", tmp_path / "scored"
+    for bad, field in (({"generation": ""}, "generation"), ({"grounding": None}, "grounding"),
+                       ({"input_row": 5}, "input_row")):
+        write_jsonl(source, [*rows[:6], {**rows[6], **bad}, *rows[7:]])
+        line = _refused(capsys, ray_args(tiny_deberta_nli, source, out))
+        assert str(source) in line and "row 7" in line and field in line, line
+        assert not out.exists() and not (tmp_path / ".scored.lmresume").exists()
+    # control: the row corrected, the same command scores
+    write_jsonl(source, rows)
+    assert main(ray_args(tiny_deberta_nli, source, out)) == 0 and len(pq.read_table(out)) == 9
+
+
+def test_csv_and_parquet_inputs_are_read_too(tiny_deberta_nli, tmp_path):
+    import csv
+
+    rows = [{"grounding": GROUNDINGS[i % 3], "generation": GENERATIONS[i % 3]} for i in range(5)]
+    with (tmp_path / "in.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["grounding", "generation"])
+        writer.writeheader()
+        writer.writerows(rows)
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
+    a, b = tmp_path / "from-csv", tmp_path / "from-parquet"
+    assert main(ray_args(tiny_deberta_nli, tmp_path / "in.csv", a)) == 0
+    assert main(ray_args(tiny_deberta_nli, tmp_path / "in.parquet", b)) == 0
+    np.testing.assert_allclose(pq.read_table(a).column("score").to_numpy(), pq.read_table(b).column("score").to_numpy(),
+                               rtol=0, atol=1e-6)
