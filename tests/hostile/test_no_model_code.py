@@ -16,12 +16,11 @@ import pytest
 from conftest import compose_train_config
 
 from hostile.hostile_tools import (
-    LEARNED_METRICS,
     assert_refused,
+    cli,
     craft_checkpoint,
     digest,
     make_remote_code_folder,
-    run,
     train_run,
 )
 
@@ -30,12 +29,14 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 @pytest.mark.parametrize("where", ["config", "tokenizer"])
 @pytest.mark.slow
-def test_score_never_runs_model_code(tiny_deberta_nli, pairs_file, tmp_path, where):
+def test_score_never_runs_model_code(tiny_deberta_nli, pairs_file, tmp_path, where, capsys, monkeypatch):
+    """In process: a 'y' on standard input would answer transformers' trust prompt, if it ever asked."""
     marker = tmp_path / "PWNED"
     evil = make_remote_code_folder(tiny_deberta_nli, tmp_path / "evil", marker, where=where)
-    result = run([*LEARNED_METRICS, "score", "faithfulness", "--model", str(evil), "--input", str(pairs_file),
-                  "--output", str(tmp_path / "out.jsonl")], stdin="y\ny\ny\n",
-                 env={"HF_MODULES_CACHE": str(tmp_path / "modules")})
+    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\ny\ny\n"))
+    result = cli(capsys, "score", "faithfulness", "--model", evil, "--input", pairs_file,
+                 "--output", tmp_path / "out.jsonl")
     assert_refused(result, "auto_map", "never executes code")
     assert not marker.exists() and not (tmp_path / "out.jsonl").exists()
 
@@ -62,7 +63,9 @@ def test_training_never_runs_model_code(tiny_deberta_nli, tmp_path, capsys, monk
     ids=["auto_map", "unknown-type", "no-type"],
 )
 @pytest.mark.slow
-def test_export_never_builds_unknown_or_custom_architectures(tiny_deberta_nli, tmp_path, config_change, message):
+def test_export_never_builds_unknown_or_custom_architectures(tiny_deberta_nli, tmp_path, config_change, message,
+                                                             capsys, monkeypatch):
+    """In process: a 'y' on standard input would answer transformers' trust prompt, if it ever asked."""
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(tiny_deberta_nli).to_dict()
@@ -70,7 +73,8 @@ def test_export_never_builds_unknown_or_custom_architectures(tiny_deberta_nli, t
     config = {k: v for k, v in config.items() if v is not None}
     ckpt = craft_checkpoint(tiny_deberta_nli, tmp_path / "custom.ckpt", hf_config=config)
     before = digest(tmp_path)
-    result = run([*LEARNED_METRICS, "export", str(ckpt), str(tmp_path / "export")], stdin="y\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    result = cli(capsys, "export", ckpt, tmp_path / "export")
     assert_refused(result, message, str(ckpt))
     assert digest(tmp_path) == before
 
