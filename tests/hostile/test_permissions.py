@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from hostile.hostile_tools import BUILD_ANLI, LEARNED_METRICS, run
+from hostile.hostile_tools import anli_augmented, cli
 from learned_metrics.data.demo import write_anli_layout
 
 
@@ -21,12 +21,13 @@ def _modes(folder):
 
 
 @pytest.mark.slow
-def test_export_and_data_sets_get_umask_modes(nli_checkpoint, tmp_path):
+def test_export_and_data_sets_get_umask_modes(nli_checkpoint, tmp_path, capsys):
+    """In process: the commands write with the umask of the process that runs them, set here."""
     old = os.umask(0o022)
     try:
-        assert run([*LEARNED_METRICS, "export", str(nli_checkpoint), str(tmp_path / "export")]).code == 0
+        assert cli(capsys, "export", nli_checkpoint, tmp_path / "export").code == 0
         layout = write_anli_layout(tmp_path / "anli", {"train": 4, "dev": 2, "test": 2})
-        assert run([*BUILD_ANLI, "--source", f"jsonl:{layout}", "--output", str(tmp_path / "set")]).code == 0
+        assert anli_augmented(capsys, "--source", f"jsonl:{layout}", "--output", tmp_path / "set").code == 0
     finally:
         os.umask(old)
     for folder in (tmp_path / "export", tmp_path / "set"):
