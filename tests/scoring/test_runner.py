@@ -154,10 +154,11 @@ def test_resume_with_nothing_to_resume_scores_normally(nli_export, tmp_path):
 
 
 @pytest.mark.slow
-def test_progress_lines_when_stderr_is_not_a_terminal(nli_export, tmp_path):
+def test_progress_lines_when_stderr_is_not_a_terminal(nli_export, tmp_path, capsys):
+    """In process: capsys's stderr is not a terminal, as a log file is not."""
     source = write_jsonl(tmp_path / "in.jsonl", rows(400))
-    result = run(command(nli_export, source, tmp_path / "out.jsonl", "--chunk-size", "10", "--progress-every",
-                         "0.05", "--mc-samples", "2"))
+    result = run_in_process(capsys, command(nli_export, source, tmp_path / "out.jsonl", "--chunk-size", "10",
+                                            "--progress-every", "0.05", "--mc-samples", "2"))
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stderr.splitlines()
     progress = [line for line in lines if line.startswith("scoring: ")]
