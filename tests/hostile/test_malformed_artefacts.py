@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import compose_train_config
 
-from hostile.hostile_tools import assert_refused, cli, copy_model, digest, run, train_run
+from hostile.hostile_tools import assert_refused, cli, copy_model, digest, train_run
 
 
 class Boom:
@@ -65,12 +65,18 @@ def test_export_reports_damaged_checkpoints_in_one_line(nli_checkpoint, tmp_path
 
 
 @pytest.mark.slow
-def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys):
+def test_allow_pickle_on_a_broken_pickle_is_one_line(tmp_path, capsys, monkeypatch):
+    """The pickle is written in process; the module is then dropped from sys.modules and sys.path, and deleted."""
+    import importlib
+
+    import torch
+
     module = tmp_path / "gone_module.py"
     module.write_text("class Thing:\n    pass\n")
-    script = (f"import sys, torch; sys.path.insert(0, {str(tmp_path)!r}); import gone_module; "
-              f"torch.save({{'thing': gone_module.Thing()}}, {str(tmp_path / 'broken.ckpt')!r})")
-    assert run([sys.executable, "-c", script]).code == 0
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch.save({"thing": importlib.import_module("gone_module").Thing()}, tmp_path / "broken.ckpt")
+    monkeypatch.undo()
+    del sys.modules["gone_module"]
     module.unlink()  # the class it refers to no longer exists
     result = cli(capsys, "export", str(tmp_path / "broken.ckpt"), str(tmp_path / "out"), "--allow-pickle")
     assert_refused(result, "not a readable checkpoint")
