@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +138,58 @@ def test_the_python_entry_takes_and_returns_a_dataset(tiny_deberta_nli, tmp_path
     by_id = {row["id"]: row for row in scored}
     assert sorted(by_id) == list(range(8))
     np.testing.assert_allclose([by_id[i]["score"] for i in range(8)], [r["score"] for r in local], rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(tiny_deberta_nli, source, tmp_path, kill_marker):
+    kill_marker.write_text("armed")  # the next block an actor takes: it removes the marker and kill -9s itself
+    assert main(ray_args(tiny_deberta_nli, source, tmp_path / "killed")) == 0
+    assert not kill_marker.exists()  # control: an actor did die
+    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4")
+    assert_same_scores(ray_rows(tmp_path / "killed"), local)  # every row once, the uninterrupted scores
+
+
+DRIVER = """
+import os, signal, sys
+from learned_metrics.scoring.resume import ChunkStore
+real = ChunkStore.save
+def save(self, *args, **kwargs):
+    real(self, *args, **kwargs)
+    if len(self.finished()) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # the driver dies with 3 parts kept
+ChunkStore.save = save
+from learned_metrics.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes_from_the_parts_it_kept(tiny_deberta_nli, source, tmp_path, capsys):
+    """kill -9 of the driver with 3 of 8 chunks kept; another setting is refused (the parts kept); a damaged part
+    is scored again, never trusted; the resumed output is the uninterrupted run's, every row once."""
+    out, folder = tmp_path / "resumed", tmp_path / ".resumed.lmresume"
+    args = ray_args(tiny_deberta_nli, source, out)
+    env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}  # the driver joins this instance
+    died = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert died.returncode == -signal.SIGKILL, died.stderr[-2000:]
+    kept = json.loads((folder / "progress.json").read_text())
+    assert kept["chunks"] == 3 and not out.exists()
+
+    line = _refused(capsys, ray_args(tiny_deberta_nli, source, out, "--mc-samples", "3", "--resume"))
+    assert "cannot resume" in line and "mc_samples" in line
+    assert json.loads((folder / "progress.json").read_text())["chunks"] == 3  # the interrupted work is kept
+
+    damaged = next(index for index, part in enumerate(kept["parts"]) if part)
+    part = folder / f"part-{damaged:06d}.parquet"
+    part.write_bytes(part.read_bytes()[:-20])  # truncated
+    assert main([*args, "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert f"part {damaged + 1} of the interrupted run" in err and "damaged" in err
+    left = sum(part["rows"] for index, part in enumerate(kept["parts"]) if part and index != damaged)
+    assert f"resuming after {left} rows (2 chunks)" in err
+    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4")
+    assert_same_scores(ray_rows(out), local)
+    assert not folder.exists()
 
 
 def _refused(capsys, args: list[str]) -> str:
