@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import compose_train_config
 
 from learned_metrics.cli import main as cli_main
 from learned_metrics.errors import UserError
@@ -28,10 +29,13 @@ def _metrics_rows(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-@pytest.fixture
-def ccl_run(train_config, tiny_roberta, ccl_data_dir, tmp_path):
-    """Train the tiny model on the small shuffle set (8 epochs) once for several checks."""
-    cfg = train_config(
+@pytest.fixture(scope="module")
+def ccl_run(tiny_roberta, ccl_data_dir, tmp_path_factory):
+    """Train the tiny model on the small shuffle set (8 epochs) once for the module's checks (they only read it)."""
+    root = tmp_path_factory.mktemp("ccl-run")
+    cfg = compose_train_config([
+        f"paths.output_dir={root / 'run'}",
+        f"paths.checkpoints_dir={root}",
         "experiment=ccl_demo",
         f"model.name_or_path={tiny_roberta}",
         f"data.path={ccl_data_dir}",
@@ -40,7 +44,7 @@ def ccl_run(train_config, tiny_roberta, ccl_data_dir, tmp_path):
         "trainer.max_epochs=8",
         "trainer.log_every_n_steps=1",
         *QUIET,
-    )
+    ])
     metrics = train(cfg)
     return cfg, metrics, Path(cfg.paths.output_dir)
 
