@@ -26,9 +26,11 @@ def _mc(model, groundings, generations, **options):
 @pytest.mark.parametrize("model", ["tiny_roberta_nli", "tiny_deberta_nli"])
 def test_a_rows_mc_score_does_not_depend_on_its_batch(request, model):
     path = request.getfixturevalue(model)
-    together = _mc(path, MORE_GROUNDINGS, MORE_GENERATIONS)
-    alone = [_mc(path, [p], [h]).scores[0] for p, h in zip(MORE_GROUNDINGS, MORE_GENERATIONS, strict=True)]
-    reversed_order = _mc(path, MORE_GROUNDINGS[::-1], MORE_GENERATIONS[::-1]).scores[::-1]
+    scorer = load_scorer(path, mc_samples=6, seed=11)  # one load: a call repeats its masks (test below)
+    together = scorer.score(groundings=MORE_GROUNDINGS, generations=MORE_GENERATIONS)
+    alone = [scorer.score(groundings=[p], generations=[h]).scores[0]
+             for p, h in zip(MORE_GROUNDINGS, MORE_GENERATIONS, strict=True)]
+    reversed_order = scorer.score(groundings=MORE_GROUNDINGS[::-1], generations=MORE_GENERATIONS[::-1]).scores[::-1]
     small_budget = _mc(path, MORE_GROUNDINGS, MORE_GENERATIONS, max_tokens=64, batch_size=1)
     np.testing.assert_allclose(alone, together.scores, atol=1e-6)
     np.testing.assert_allclose(reversed_order, together.scores, atol=1e-6)
