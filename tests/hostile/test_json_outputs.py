@@ -141,22 +141,24 @@ def test_meta_eval_json_settings_hold_any_input_name(tmp_path, capsys, name):
     assert display_text(str(source)) in strings(strict(out.read_text(encoding="utf-8")))
 
 
-@pytest.mark.parametrize("option", ["--json", "--markdown", "--latex", "--csv"])
 @pytest.mark.parametrize("name", [os.fsdecode(b"met\xffric.jsonl"), "metric.jsonl"], ids=["not-utf8", "control"])
-def test_metric_names_from_file_names_reach_every_table_format(tmp_path, capsys, option, name):
+def test_metric_names_from_file_names_reach_every_table_format(tmp_path, capsys, name):
+    """One compare run writes all four formats (each a file of its own), each checked as when written alone."""
     metric = tmp_path / name
     metric.write_bytes((EXAMPLES / "metric_good.jsonl").read_bytes())
-    out = tmp_path / "out.txt"
+    options = ["--json", "--markdown", "--latex", "--csv"]
+    outputs = [arg for option in options for arg in (option, str(tmp_path / f"out{option[1:]}.txt"))]
     code = main(["meta-eval", "compare", "--human", str(EXAMPLES / "human.jsonl"), "--metric", str(metric),
-                 "--metric", str(EXAMPLES / "metric_weak.csv"), "--resamples", "0", option, str(out)])
+                 "--metric", str(EXAMPLES / "metric_weak.csv"), "--resamples", "0", *outputs])
     assert code == 0, capsys.readouterr().err
-    written = out.read_text(encoding="utf-8")  # strict UTF-8
     shown = display_text(Path(name).stem)
-    if option == "--json":
-        assert shown in strings(strict(written))
-    else:
-        assert {"--markdown": shown.replace("\\", "\\\\"), "--latex": shown.replace("\\", r"\textbackslash{}"),
-                "--csv": shown}[option] in written
+    for option in options:
+        written = (tmp_path / f"out{option[1:]}.txt").read_text(encoding="utf-8")  # strict UTF-8
+        if option == "--json":
+            assert shown in strings(strict(written))
+        else:
+            assert {"--markdown": shown.replace("\\", "\\\\"), "--latex": shown.replace("\\", r"\textbackslash{}"),
+                    "--csv": shown}[option] in written, option
 
 
 @pytest.mark.parametrize("name", [NOT_UTF8, "scores.jsonl"], ids=["not-utf8", "control"])
