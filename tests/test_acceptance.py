@@ -79,7 +79,7 @@ def test_nli_official_layout_prep_train_override_export_score(tmp_path, tiny_deb
         f"data.path={tmp_path / 'OUT'}",
         f"model.name_or_path={tiny_deberta_nli}",
         "trainer=cpu",
-        "trainer.max_steps=20",
+        "trainer.max_steps=2",
         "logger=csv",
         f"hydra.run.dir={run}",
     )
