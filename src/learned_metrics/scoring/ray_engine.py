@@ -100,8 +100,8 @@ def connect(settings: RaySettings) -> Any:
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise UserError(f"cannot join the Ray cluster at {address} ({str(exc).splitlines()[0][:160]}); check "
                             "--ray-address / RAY_ADDRESS, or leave both unset for a local instance") from None
+    context = ray.data.DataContext.get_current()  # importing ray.data configures its loggers: quiet them after
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # the CLI reports progress and errors itself
-    context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
     return ray
