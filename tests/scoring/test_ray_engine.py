@@ -21,6 +21,7 @@ from hostile.test_resume_integrity import rows as pair_rows
 from tiny_models import GENERATIONS, GROUNDINGS
 
 from learned_metrics.cli import main
+from learned_metrics.io import iter_rows
 
 ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra learned-metrics[ray]")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -107,13 +108,21 @@ def test_deterministic_scores_equal_the_one_process_engine(tiny_deberta_nli, sou
     assert not (tmp_path / ".scored.lmresume").exists()
 
 
-def test_one_file_on_request_holds_the_record_in_its_metadata(tiny_deberta_nli, source, tmp_path):
+def test_a_parquet_input_into_one_file_on_request(tiny_deberta_nli, source, tmp_path):
+    """A Parquet input (JSONL above; CSV goes through the same one-process reader), one output file holding the
+    record in its metadata, rows in input order."""
+    import pyarrow as pa
+
+    rows = [row for _, row in iter_rows(source)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "pairs.parquet")
     out = tmp_path / "scored.parquet"
-    assert main(ray_args(tiny_deberta_nli, source, out, "--ray-single-file")) == 0
+    assert main(ray_args(tiny_deberta_nli, tmp_path / "pairs.parquet", out, "--ray-single-file")) == 0
     from learned_metrics.provenance import read_provenance
 
     assert read_provenance(out)["metric"] == "faithfulness"
-    assert [row["input_row"] for row in pq.read_table(out).to_pylist()] == list(range(1, ROWS + 1))
+    scored = pq.read_table(out).to_pylist()
+    assert [row["input_row"] for row in scored] == list(range(1, ROWS + 1))
+    assert_same_scores(scored, local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet"))
 
 
 def test_seeded_mc_scores_equal_the_one_process_engine_whatever_the_blocks(tiny_deberta_nli, source, tmp_path):
@@ -212,21 +221,3 @@ def test_bad_input_is_one_line_naming_file_row_and_field_before_scoring(tiny_deb
     # control: the row corrected, the same command scores
     write_jsonl(source, rows)
     assert main(ray_args(tiny_deberta_nli, source, out)) == 0 and len(pq.read_table(out)) == 9
-
-
-def test_csv_and_parquet_inputs_are_read_too(tiny_deberta_nli, tmp_path):
-    import csv
-
-    rows = [{"grounding": GROUNDINGS[i % 3], "generation": GENERATIONS[i % 3]} for i in range(5)]
-    with (tmp_path / "in.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, ["grounding", "generation"])
-        writer.writeheader()
-        writer.writerows(rows)
-    import pyarrow as pa
-
-    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
-    a, b = tmp_path / "from-csv", tmp_path / "from-parquet"
-    assert main(ray_args(tiny_deberta_nli, tmp_path / "in.csv", a)) == 0
-    assert main(ray_args(tiny_deberta_nli, tmp_path / "in.parquet", b)) == 0
-    np.testing.assert_allclose(pq.read_table(a).column("score").to_numpy(), pq.read_table(b).column("score").to_numpy(),
-                               rtol=0, atol=1e-6)
