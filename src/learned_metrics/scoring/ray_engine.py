@@ -26,7 +26,7 @@ from typing import Any
 
 from learned_metrics import provenance
 from learned_metrics.errors import UserError, cause_among
-from learned_metrics.io import file_format, iter_row_chunks, parquet_table
+from learned_metrics.io import dump_json, file_format, iter_row_chunks, parquet_table
 from learned_metrics.outputs import atomic_folder, check_outputs, file_output, folder_output, staged_files
 from learned_metrics.progress import RowProgress
 from learned_metrics.scoring.mc_dropout import chunk_seed
@@ -77,7 +77,7 @@ class ScoreBlocks:
         out = [{**row, **result.row(i)} for i, row in enumerate(rows)]
         if self.counts:
             counts = {"truncated": result.truncated, "details": result.details, "tokens": result.tokens}
-            out = [{**row, _COUNTS: json.dumps(counts) if i == 0 else None} for i, row in enumerate(out)]
+            out = [{**row, _COUNTS: dump_json(counts, indent=None) if i == 0 else None} for i, row in enumerate(out)]
         return parquet_table(out, path=self.path, first_row=numbers[0])
 
 
