@@ -228,14 +228,12 @@ def _value(estimate: Any) -> float:
 def _unique_names(datasets: list[str]) -> dict[str, str]:
     """Dataset -> logged name; two datasets that sanitise alike get ``_2``, ``_3``."""
     out: dict[str, str] = {}
-    taken: set[str] = set()
     for name in datasets:
         base = candidate = logged_name(name)
         count = 1
-        while candidate in taken:
+        while candidate in out.values():  # a handful of datasets: no set needed
             count += 1
             candidate = f"{base}_{count}"
-        taken.add(candidate)
         out[name] = candidate
     return out
 
