@@ -88,6 +88,10 @@ def test_keyed_masks_are_bernoulli_keep_masks_per_block():
     again = KeyedDropout(3)
     again.start([2], range(1, 2))  # row 2, pass 1 alone: block 3 of the stacked forward
     torch.testing.assert_close(again(torch.ones(1, 250_000), 0.1)[0], out[3])
+    second_call = masks(x, 0.1)  # the next dropout layer of the same forward: the blocks' streams continue
+    assert not torch.equal(second_call != 0, kept)
+    masks.start([1, 2], range(0, 2))  # the next forward of the same rows and passes repeats them
+    assert torch.equal(masks(x, 0.1), out) and torch.equal(masks(x, 0.1), second_call)
     other = KeyedDropout(4)
     other.start([1, 2], range(0, 2))
     assert not torch.equal(other(x, 0.1), out)  # another seed, other masks

@@ -39,6 +39,13 @@ def _derived_seed(*words: int) -> int:
     return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
+def _generator(seed: int, device: torch.device):
+    """numpy's PCG64 on CPU (about 4x cheaper to draw than ``torch.bernoulli_``), a torch generator elsewhere."""
+    if device.type == "cpu":
+        return np.random.Generator(np.random.PCG64(seed))
+    return torch.Generator(device).manual_seed(seed)
+
+
 def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
     """Each row's identity: a 128-bit hash of its real tokens (and token types), padding excluded."""
     mask = batch["attention_mask"].bool().cpu()
@@ -93,23 +100,23 @@ class KeyedDropout:
 
     def _block_masks(self, x: torch.Tensor, p: float, n: int) -> torch.Tensor:
         size = x.numel() // n
+        generators = self._generators.get(str(x.device))
+        if generators is None:  # made once per forward: every dropout call continues each block's own stream
+            generators = self._generators[str(x.device)] = [_generator(seed, x.device) for seed in self.blocks]
         if x.device.type == "cpu":
-            generators = self._generators.setdefault("cpu", [np.random.Generator(np.random.PCG64(s))
-                                                            for s in self.blocks])
-            return _keep_mask(np.concatenate([g.integers(0, 2**32, size=size, dtype=np.uint32) for g in generators]),
-                              p)
-        generators = self._generators.setdefault(str(x.device), [torch.Generator(x.device).manual_seed(s)
-                                                                  for s in self.blocks])
+            draws = np.empty(n * size, dtype=np.uint32)
+            for block, generator in enumerate(generators):
+                draws[block * size:(block + 1) * size] = generator.integers(0, 2**32, size=size, dtype=np.uint32)
+            return _keep_mask(draws, p)
         draws = torch.stack([torch.rand(size, generator=g, device=x.device) for g in generators])
         return (draws >= p).to(x.dtype) / (1.0 - p)
 
     def _shared_mask(self, x: torch.Tensor, p: float) -> torch.Tensor:
+        generator = self._shared_generators.get(str(x.device))
+        if generator is None:
+            generator = self._shared_generators[str(x.device)] = _generator(self.shared_seed, x.device)
         if x.device.type == "cpu":
-            generator = self._shared_generators.setdefault("cpu", np.random.Generator(np.random.PCG64(
-                self.shared_seed)))
             return _keep_mask(generator.integers(0, 2**32, size=x.numel(), dtype=np.uint32), p)
-        generator = self._shared_generators.setdefault(str(x.device), torch.Generator(x.device).manual_seed(
-            self.shared_seed))
         return (torch.rand(x.numel(), generator=generator, device=x.device) >= p).to(x.dtype) / (1.0 - p)
 
     def probe(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
