@@ -33,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from learned_metrics.data.anli import HEDGING_PHRASES, INTRODUCTION_PHRASES, augment_hypothesis
+from learned_metrics.data.anli import augment_hypothesis
+from learned_metrics.data.choices import HEDGING_PHRASES, INTRODUCTION_PHRASES
 from learned_metrics.data.demo import DAYS, ITEMS, NAMES, PLACES, coherent_document
-from learned_metrics.meta_eval.confounders import first_person_count, overlap_share
+from learned_metrics.text.proxies import first_person_count, overlap_share
 
 N_SYSTEMS, N_DOCS, N_ANNOTATORS = 16, 100, 3
 MARKERS = ["First,", "Then", "After that,", "Later,", "Soon after,", "Finally,"]
