@@ -15,7 +15,7 @@ import numpy as np
 
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.options import CorrelationSettings, coefficient_words, statistic_label, takes
+from learned_metrics.meta_eval.options import CorrelationSettings, takes
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -67,14 +67,13 @@ class CorrelationReport(Tabular):
         columns = [Column("statistic", kind="text"), Column("value", digits=4),
                    Column("ci", f"{o.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
                    Column("skipped", kind="count")]
-        rows = [[statistic_label(name, o.coefficient), r.value, Cell(ci=r.ci), r.n, r.skipped]
-                for name, r in self.stats.items()]
+        rows = [[o.label(name), r.value, Cell(ci=r.ci), r.n, r.skipped] for name, r in self.stats.items()]
         dropped = {name: r.nan_resamples for name, r in self.stats.items() if r.nan_resamples}
-        caption = (f"{coefficient_words(o.coefficient)} correlations of the metric with the human scores, "
+        caption = (f"{o.words()} correlations of the metric with the human scores, "
                    f"with {o.intervals(o.resample, o.ci_method)}, seed {o.seed}; skipped: undefined groups left out "
                    "of a mean." + (" Undefined resamples dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
                                    + "." if dropped else ""))
-        title = f"{self.n_systems} systems x {self.n_docs} documents · {coefficient_words(o.coefficient)}"
+        title = f"{self.n_systems} systems x {self.n_docs} documents · {o.words()}"
         return [Table(columns, rows, title=title, caption=caption, key="correlations")]
 
     def to_frame(self):

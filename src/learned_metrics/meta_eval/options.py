@@ -113,10 +113,6 @@ def statistic_label(statistic: str, coefficient: str, latex: bool = False) -> st
     return rf"${tex}_{{{level}}}$" if latex else f"{symbol}_{level}"
 
 
-def coefficient_words(coefficient: str) -> str:
-    return COEFFICIENT_NAMES[coefficient][0]
-
-
 def resolution_note(family: int, permutations: int, correction: str, alpha: float) -> str:
     """Say so when no test can be significant ('' otherwise): a permutation p is at least 1/(k+1), and Bonferroni
     and Holm multiply the smallest p by the family size m, so k must exceed m/alpha."""
@@ -211,6 +207,14 @@ class Correlating(MetaSettings):
     resample: str = setting("both", "what the bootstrap redraws with replacement (both: Deutsch et al. 2021's "
                             "recommendation)", choices=("both", "systems", "documents"), noun="resample mode")
 
+    def words(self) -> str:
+        """The coefficient as captions name it: ``Kendall tau-b``."""
+        return COEFFICIENT_NAMES[self.coefficient][0]
+
+    def label(self, statistic: str) -> str:
+        """A statistic as a column heading names it under this coefficient: ``r_sys`` for Pearson."""
+        return statistic_label(statistic, self.coefficient)
+
 
 CI_METHOD = setting("bootstrap", "bootstrap: percentile bootstrap; fisher: Fisher-z interval with Bonett & Wright's "
                     "constants per coefficient, n = items of one correlation (none for acc_pair)",
@@ -288,6 +292,9 @@ class SystemLevelSettings(Resampling):
     """``system-level``: the coefficient of tau_sys and tau_sys_full."""
 
     coefficient: str = Correlating.__dataclass_fields__["coefficient"]
+
+    words = Correlating.words
+    label = Correlating.label
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from learned_metrics.meta_eval.options import (
     CorrelationSettings,
     ReportSettings,
     baseline_names,
-    coefficient_words,
     resolution_sentence,
     statistic_label,
     takes,
@@ -140,7 +139,7 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
         if o.test == "permutation":
             note = resolution_sentence(tests.family, o.permutations, o.correction, o.alpha)
     mark_best(cells, names, o.stats)
-    caption = (f"{coefficient_words(o.coefficient)} correlations with {o.intervals(o.resample, o.ci_method)}; "
+    caption = (f"{o.words()} correlations with {o.intervals(o.resample, o.ci_method)}; "
                f"superscript numbers: the metrics this one is significantly better than "
                f"({o.test_words(o.test)}, {o.corrected()}p < {o.alpha}).{note}")
     record = {name: value for name, value in o.to_json().items() if name not in ("stats", "workers")}

@@ -16,15 +16,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import (
-    CORRELATION_TESTS,
-    ComparisonSettings,
-    check,
-    coefficient_words,
-    resolution_sentence,
-    statistic_label,
-    takes,
-)
+from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence, takes
 from learned_metrics.meta_eval.resampling import (
     interval,
     joined,
@@ -93,17 +85,17 @@ class ComparisonReport(Tabular):
                    Column("delta"), Column("delta_ci", f"{o.confidence:.0%} CI delta", kind="ci"),
                    Column("p_permutation", "p perm", kind="p"), Column("p_bootstrap", "p boot", kind="p"),
                    Column("p_williams", "p Williams", kind="p")]
-        rows = [[statistic_label(statistic, o.coefficient), c.metric_a, c.metric_b, c.value_a, c.value_b,
-                 c.delta, Cell(ci=c.delta_ci), c.p("permutation"), c.p("bootstrap"), c.p("williams")]
+        rows = [[o.label(statistic), c.metric_a, c.metric_b, c.value_a, c.value_b, c.delta, Cell(ci=c.delta_ci),
+                 c.p("permutation"), c.p("bootstrap"), c.p("williams")]
                 for statistic, items in self.comparisons.items() for c in (items[::2] if two_sided else items)]
         corrected = (f" p-values {o.corrected()}over the {'unordered' if two_sided else 'ordered'} pairs of each "
                      "statistic; the uncorrected ones are in the JSON." if o.correction != "none" else "")
         corrected += resolution_sentence(self.family, o.permutations, o.correction, getattr(o, "alpha", 0.05),
                                          "Note (p perm)")  # compare marks nothing: the conventional 0.05
-        caption = (f"H1: {hypothesis}, for {coefficient_words(o.coefficient)} correlations with the human scores: "
+        caption = (f"H1: {hypothesis}, for {o.words()} correlations with the human scores: "
                    f"{'; '.join(o.tests())}; delta CI from {o.intervals()}, seed {o.seed}.{corrected}")
         return [Table(columns, rows, key="compare", caption=caption,
-                      title=f"H1: {hypothesis} · {coefficient_words(o.coefficient)} · seed {o.seed}")]
+                      title=f"H1: {hypothesis} · {o.words()} · seed {o.seed}")]
 
     def to_frame(self):
         """One row per (statistic, metric A, metric B), for notebooks."""

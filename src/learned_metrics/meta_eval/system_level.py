@@ -21,14 +21,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
-from learned_metrics.meta_eval.options import (
-    SystemLevelSettings,
-    band_edge,
-    check_bands,
-    coefficient_words,
-    statistic_label,
-    takes,
-)
+from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands, takes
 from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
 from learned_metrics.render import Cell, Column, Table, Tabular
 
@@ -84,8 +77,7 @@ class SystemLevelReport(Tabular):
     def tables(self) -> list[Table]:
         """The system-level correlations (key ``system_level``) and, with bands, the pairs per band (``bands``)."""
         o = self.settings
-        words = coefficient_words(o.coefficient)
-        name = statistic_label("tau_sys", o.coefficient)
+        words, name = o.words(), o.label("tau_sys")
         rows = [[f"{name} (judged subset)", Cell(self.tau_sys.value, self.tau_sys.ci), self.tau_sys.n]]
         full = ""
         if self.tau_sys_full is not None:
