@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from learned_metrics.train.startup import StartUp
+from learned_metrics.progress import StartUp
 
 startup = StartUp()  # before the imports below: the start-up line counts them
 

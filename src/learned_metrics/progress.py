@@ -13,6 +13,27 @@ from typing import IO
 _PER_MINUTE, _PER_HOUR, _PER_DAY = 60.0, 3600.0, 86400.0
 
 
+class StartUp:
+    """Seconds of each phase before the first row is scored or the first optimizer step, in the order they ended:
+    one line, so a slow start is seen (and which part of it) before anyone profiles. Light to import: ``train.py``
+    starts the clock before Hydra and Lightning are imported."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._last = time.perf_counter()
+        self.reported = False
+
+    def lap(self, phase: str) -> None:
+        """End ``phase`` now (a phase lapped twice adds up)."""
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._last
+        self._last = now
+
+    def line(self, note: str = "") -> str:
+        parts = ", ".join(f"{name} {human_duration(seconds)}" for name, seconds in self.phases.items())
+        return f"start-up {human_duration(sum(self.phases.values()))} ({parts}){note}"
+
+
 def human_duration(seconds: float) -> str:
     """``4.2 s``, ``3 min 05 s``, ``2 h 07 min``."""
     seconds = max(0.0, float(seconds))

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from learned_metrics.progress import StartUp
 from learned_metrics.train.run import train
-from learned_metrics.train.startup import StartUp
 
 pytestmark = pytest.mark.slow
 

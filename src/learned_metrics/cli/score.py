@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 
 from learned_metrics.cli import help_formatter
 from learned_metrics.outputs import input_path
@@ -105,25 +104,6 @@ def _share_cpu_threads(processes: Processes) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
 
 
-class _StartUp:
-    """Seconds of each phase before the first row is scored, reported apart from the scoring rates."""
-
-    def __init__(self) -> None:
-        self.phases: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, phase: str) -> None:
-        now = time.perf_counter()
-        self.phases[phase] = now - self._last
-        self._last = now
-
-    def line(self) -> str:
-        from learned_metrics.progress import human_duration
-
-        parts = ", ".join(f"{name} {human_duration(seconds)}" for name, seconds in self.phases.items())
-        return f"start-up {human_duration(sum(self.phases.values()))} ({parts}), not counted in the rates above"
-
-
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
     from learned_metrics.io import is_stdio, iter_row_chunks
@@ -150,7 +130,9 @@ def _run(args: argparse.Namespace) -> int:
         ray_engine.check_paths(args.input, args.output, args.summary, inputs_of(args), ray, args.input_format)
     else:
         _check_paths(args)
-    startup = _StartUp()
+    from learned_metrics.progress import StartUp
+
+    startup = StartUp()
     from learned_metrics.io import count_rows
     from learned_metrics.progress import RowProgress
     from learned_metrics.scoring.runner import InputFields, score_file
@@ -193,7 +175,7 @@ def _run(args: argparse.Namespace) -> int:
             write_json(args.summary, summary.scores.to_json())
         if not args.quiet:
             _report(summary, args.output, scorer.max_length, fields.kind)
-            print(startup.line(), file=sys.stderr)
+            print(startup.line(", not counted in the rates above"), file=sys.stderr)
             if wait := _waiting(summary.timings, scorer.tokenizer_workers):
                 print(wait, file=sys.stderr)
     return 0

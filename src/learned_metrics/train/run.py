@@ -24,10 +24,10 @@ from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
+from learned_metrics.progress import StartUp
 from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
-from learned_metrics.train.startup import StartUp
 from learned_metrics.validate import flag
 
 log = logging.getLogger(__name__)
