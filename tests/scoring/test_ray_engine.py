@@ -29,6 +29,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from learned_metrics.scoring import ray_engine  # noqa: E402  (after the skip: it is importable without ray too)
 
 ROWS = 30
+pytestmark = pytest.mark.slow  # every test here starts actors (seconds each): make test runs them, make test-fast not
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +150,6 @@ def test_the_python_entry_takes_and_returns_a_dataset(tiny_deberta_nli, tmp_path
     np.testing.assert_allclose([by_id[i]["score"] for i in range(8)], [r["score"] for r in local], rtol=0, atol=1e-6)
 
 
-@pytest.mark.slow
 def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(tiny_deberta_nli, source, tmp_path, kill_marker):
     kill_marker.write_text("armed")  # the next block an actor takes: it removes the marker and kill -9s itself
     assert main(ray_args(tiny_deberta_nli, source, tmp_path / "killed")) == 0
@@ -172,7 +172,6 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.slow
 def test_a_killed_driver_resumes_from_the_parts_it_kept(tiny_deberta_nli, source, tmp_path, capsys):
     """kill -9 of the driver with 3 of 8 chunks kept; another setting is refused (the parts kept); a damaged part
     is scored again, never trusted; the resumed output is the uninterrupted run's, every row once."""
