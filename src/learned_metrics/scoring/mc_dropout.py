@@ -46,6 +46,18 @@ def _generator(seed: int, device: torch.device):
     return torch.Generator(device).manual_seed(seed)
 
 
+def _masks(x: torch.Tensor, p: float, generators: list) -> torch.Tensor:
+    """Keep masks of ``x`` split into as many equal blocks as ``generators``, each block from its generator."""
+    size = x.numel() // len(generators)
+    if x.device.type == "cpu":
+        draws = np.empty(len(generators) * size, dtype=np.uint32)
+        for block, generator in enumerate(generators):
+            draws[block * size:(block + 1) * size] = generator.integers(0, 2**32, size=size, dtype=np.uint32)
+        return _keep_mask(draws, p)
+    draws = torch.cat([torch.rand(size, generator=g, device=x.device) for g in generators])
+    return (draws >= p).to(x.dtype) / (1.0 - p)
+
+
 def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
     """Each row's identity: a 128-bit hash of its real tokens (and token types), padding excluded."""
     mask = batch["attention_mask"].bool().cpu()
@@ -99,25 +111,16 @@ class KeyedDropout:
         return _apply(x, self._block_masks(x, p, n), inplace)
 
     def _block_masks(self, x: torch.Tensor, p: float, n: int) -> torch.Tensor:
-        size = x.numel() // n
         generators = self._generators.get(str(x.device))
         if generators is None:  # made once per forward: every dropout call continues each block's own stream
             generators = self._generators[str(x.device)] = [_generator(seed, x.device) for seed in self.blocks]
-        if x.device.type == "cpu":
-            draws = np.empty(n * size, dtype=np.uint32)
-            for block, generator in enumerate(generators):
-                draws[block * size:(block + 1) * size] = generator.integers(0, 2**32, size=size, dtype=np.uint32)
-            return _keep_mask(draws, p)
-        draws = torch.stack([torch.rand(size, generator=g, device=x.device) for g in generators])
-        return (draws >= p).to(x.dtype) / (1.0 - p)
+        return _masks(x, p, generators)
 
     def _shared_mask(self, x: torch.Tensor, p: float) -> torch.Tensor:
         generator = self._shared_generators.get(str(x.device))
         if generator is None:
             generator = self._shared_generators[str(x.device)] = _generator(self.shared_seed, x.device)
-        if x.device.type == "cpu":
-            return _keep_mask(generator.integers(0, 2**32, size=x.numel(), dtype=np.uint32), p)
-        return (torch.rand(x.numel(), generator=generator, device=x.device) >= p).to(x.dtype) / (1.0 - p)
+        return _masks(x, p, [generator])
 
     def probe(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
         """Which dropout inputs are per row: two tiny forwards, of one row and of two, record each module's first
