@@ -336,12 +336,14 @@ def _score_chunks(ray: Any, model: str, input_path: str, fields: InputFields, op
     progress.total = progress.total or sum(sizes)  # a folder or object storage: counted by the pass above
     progress.skip(summary.resumed_rows)
     start = time.perf_counter()
+    scores: dict[int, list[dict]] = {}  # what the summary reads of the chunks this run scored: no second read
     if blocks:
         hashes = {index: digest for index, digest, _ in blocks}
         scored = _map(ray, ray.data.from_arrow_refs([ref for *_, ref in blocks]), model, fields, options, settings,
                       details=run.details, batch_size=None, path=str(input_path), counts=True)
         with progress:
-            _unwrapped(ray, lambda: _save_blocks(scored, store, sizes, hashes, summary, progress))
+            _unwrapped(ray, lambda: _save_blocks(scored, store, sizes, hashes, summary, progress, scores,
+                                                 (ROW, "score", run.system_field)))
     missing = sorted(set(range(len(sizes))) - store.finished())
     kept = {index: store.state["parts"][index]["rows"] for index in store.finished()}
     if missing or any(kept[index] != sizes[index] for index in kept):
@@ -349,7 +351,7 @@ def _score_chunks(ray: Any, model: str, input_path: str, fields: InputFields, op
                            "run the same command with --resume")
     summary.seconds = time.perf_counter() - start
     for index in range(len(sizes)):  # the summary in input order, as the one-process engine adds it
-        rows = list(store.iter_part_rows(index))
+        rows = scores.pop(index, None) or list(store.iter_part_rows(index))  # a resumed chunk: from its part
         collector.add([row["score"] for row in rows], collector.systems_of(
             [(row[ROW], row) for row in rows], input_path))
     summary.scores = collector.summary()
@@ -357,9 +359,10 @@ def _score_chunks(ray: Any, model: str, input_path: str, fields: InputFields, op
 
 
 def _save_blocks(scored: Any, store: ChunkStore, sizes: list[int], hashes: dict[int, str], summary: RunSummary,
-                 progress: RowProgress) -> None:
+                 progress: RowProgress, saved: dict[int, list[dict]], summary_fields: tuple) -> None:
     """Scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
-    saved under its index, once: rows of a block Ray ran again are the same rows and are dropped."""
+    saved under its index, once: rows of a block Ray ran again are the same rows and are dropped. ``saved`` gets
+    each saved chunk's ``summary_fields``."""
     pending: dict[int, dict[int, dict]] = {}
     counts: dict[int, dict] = {}
     for batch in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
@@ -378,6 +381,7 @@ def _save_blocks(scored: Any, store: ChunkStore, sizes: list[int], hashes: dict[
                               "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
             summary.add_counts(len(rows), done["truncated"], done["details"])
             summary.tokens += done["tokens"]
+            saved[index] = [{key: row[key] for key in summary_fields if key in row} for row in rows]
             progress.advance(len(rows))
 
 
