@@ -1,8 +1,7 @@
 """learned-metrics: train, export, run and judge learned metrics for generated text.
 
 The Python API mirrors the CLI (``learned_metrics.load_scorer(folder).score(texts=[...])``); torch and transformers
-are imported lazily so that ``import learned_metrics`` stays cheap for meta-evaluation users.
-"""
+are imported lazily so that ``import learned_metrics`` stays cheap for meta-evaluation users."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The error boundary every command runs inside (:func:`run_command`): one line for every failure a user can meet.
 
-SIGINT/SIGTERM unwind as :class:`~learned_metrics.errors.CommandInterrupted` so temporaries are removed (exit
-130/143); a :class:`~learned_metrics.errors.UserError` or an :class:`OSError` (the file it was writing named by
-:func:`learned_metrics.io.writing`) is ``PROG: error: ...`` and exit 2 (docs/safety.md). Anything else is a bug in
-learned-metrics: its traceback is kept for the report.
-"""
+A stop signal unwinds (temporaries removed, exit 130/143); a UserError or OSError is ``PROG: error: ...`` and exit 2
+(docs/safety.md); anything else is a bug in learned-metrics: its traceback is kept for the report."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Every private name and internal API of Lightning, transformers and torch that learned-metrics uses, in one place.
 
-Each is reached through one accessor below (its docstring names who uses it), so an upgrade that removes or moves
-it fails here with one line naming the library, its installed version and the missing name (:class:`LibraryChanged`)
-instead of an ``AttributeError`` deep inside a training step. ``tests/test_compat.py`` checks every accessor.
-Heavy imports stay inside the accessors: this module imports without torch.
-"""
+An upgrade that moves one fails here with one line naming the library, its version and the name (LibraryChanged,
+checked by ``tests/test_compat.py``). Heavy imports stay inside the accessors: this module imports without torch."""
 
 from __future__ import annotations
 
@@ -52,9 +49,6 @@ def _module_attribute(library: str, module: str, path: str) -> Any:
     return _attribute(imported, path, library, f"{module}.{path}")
 
 
-# --- transformers and torch (scoring.mc_dropout) -------------------------------------------------
-
-
 def attention_functions() -> dict[str, Callable[..., Any]]:
     """transformers' registry of attention implementations (``"sdpa"`` -> function), the mutable dict itself:
     scoring.mc_dropout swaps ``"sdpa"`` for one drawing cheaper CPU dropout masks and puts it back."""
@@ -66,8 +60,6 @@ def stateful_norm_types() -> tuple[type, ...]:
     eval mode."""
     return (_module_attribute("torch", "torch.nn.modules.batchnorm", "_NormBase"),)
 
-
-# --- Lightning (train.datamodule, train.logs, train.sampler) -------------------------------------
 
 BATCH_PROGRESS = "fit_loop.epoch_loop.batch_progress.current.processed"
 

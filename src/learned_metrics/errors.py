@@ -1,8 +1,5 @@
-"""One error type for user mistakes, and the exception a stop signal becomes.
-
-Everything a user can fix raises :class:`UserError`; the boundary (:mod:`learned_metrics.boundary`) prints it as
-one line instead of a traceback.
-"""
+"""One error type for user mistakes (:class:`UserError`, printed as one line by :mod:`learned_metrics.boundary`),
+and the exception a stop signal becomes."""
 
 from __future__ import annotations
 

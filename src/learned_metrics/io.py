@@ -1,9 +1,7 @@
 """Reading and writing user files: one reader and one writer for every command.
 
-Row numbers in errors are 1-based data rows (the ``.jsonl`` line, the ``.csv`` row after the header, the
-``.parquet`` row), so users can jump straight to them. Outputs go through :mod:`learned_metrics.outputs`, so a
-failure never leaves a half-written file. Writers keep every field of every row (:class:`RowSink`), and what a
-format cannot hold is one line naming the field and the row (docs/scoring.md "Formats: JSONL, CSV, Parquet, pipes").
+Row numbers in errors are 1-based data rows; outputs go through :mod:`learned_metrics.outputs` (never half-written);
+writers keep every field of every row (docs/scoring.md "Formats: JSONL, CSV, Parquet, pipes").
 """
 
 from __future__ import annotations
@@ -244,8 +242,6 @@ def display_text(text: str) -> str:
     """A name or path as every output writes it: valid UTF-8 unchanged; each byte of a file name that is not UTF-8
     (which ``os.fsdecode`` keeps as a lone surrogate) as ``\\xNN``, any other lone surrogate as ``\\udNNN``. The one
     rule for JSON, provenance, tables and captions (docs/safety.md), so no UTF-8 file or terminal refuses it."""
-    if text.isascii():
-        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -293,10 +289,6 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-class _NotText(TypeError):
-    """A value JSON lines and CSV cannot hold."""
-
-
 def _iso_duration(value: dt.timedelta) -> str:
     """ISO 8601, in seconds: ``PT1.5S``, ``-PT86400S`` (nanoseconds kept for pandas' Timedelta)."""
     nanoseconds = getattr(value, "value", None)  # pandas.Timedelta: whole nanoseconds
@@ -311,7 +303,7 @@ def _iso_duration(value: dt.timedelta) -> str:
 def _json_default(obj: Any) -> Any:
     """Values a reader hands over that JSON has no type for, spelled exactly (never a Python repr)."""
     if isinstance(obj, (bytes, bytearray, memoryview)):
-        raise _NotText("binary data, which JSON lines and CSV cannot hold (write .parquet output instead, or make "
+        raise TypeError("binary data, which JSON lines and CSV cannot hold (write .parquet output instead, or make "
                        "the column text)")
     if isinstance(obj, decimal.Decimal):
         return str(obj)  # exact: 12.30 stays 12.30
@@ -325,7 +317,7 @@ def _json_default(obj: Any) -> Any:
         return obj.isoformat()
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
-    raise _NotText(f"a {type(obj).__name__} value, which has no JSON form")
+    raise TypeError(f"a {type(obj).__name__} value, which has no JSON form")
 
 
 def json_line(row: dict[str, Any]) -> str:
@@ -340,9 +332,6 @@ def text_value(value: Any) -> Any:
         return value
     plain = value if isinstance(value, (list, tuple, dict)) else _json_default(value)
     return dump_json(plain, indent=None) if isinstance(plain, (list, tuple, dict)) else plain
-
-
-# -- Parquet: every field of every row, one schema for a file written in parts -------------------------
 
 
 def _has_empty_struct(arrow_type) -> bool:
@@ -468,7 +457,7 @@ class RowSink:
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
         rows = list(rows)
         if self.format == "parquet":
-            self.write_table(self.table(rows), rows)
+            self.write_table(parquet_table(rows, path=self.path, first_row=self._row(0)), rows)
             return
         if self.format == "jsonl":
             data = "".join(self._each(rows, json_line))
@@ -501,10 +490,6 @@ class RowSink:
 
     def _row(self, index: int) -> int:
         return self.first_row + self.rows_written + index
-
-    def table(self, rows: list[dict[str, Any]]):
-        """Rows as an Arrow table: every field of every row, each column typed by all of its values."""
-        return parquet_table(rows, path=self.path, first_row=self._row(0))
 
     def write_table(self, table, rows: Sequence[Mapping[str, Any]] | None = None) -> None:
         """One row group; ``rows`` (the table's rows, when at hand) let a refusal name the row."""

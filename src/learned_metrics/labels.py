@@ -1,8 +1,7 @@
 """Label names: one place that maps a model's ``id2label`` onto canonical names.
 
-NLI checkpoints disagree on label order (roberta-large-mnli: contradiction=0; the DeBERTa NLI model:
-entailment=0), so indices are never hard-coded: they are resolved by name, case-insensitively, with aliases.
-"""
+NLI checkpoints disagree on label order (roberta-large-mnli: contradiction=0; the DeBERTa NLI model: entailment=0), so
+indices are resolved by name, case-insensitively, with aliases."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Loggers of a training run: factories that never hang, and the wandb run's lifecycle.
 
-wandb ``online`` on a machine without network waits for its server: here the server is probed first (2 s) and the
-run falls back to ``offline`` with a warning. ``WANDB_MODE`` is respected (``offline``/``disabled`` skip the probe).
-"""
+wandb ``online`` without network waits for its server: the server is probed first (2 s), else the run logs
+``offline`` with a warning. ``WANDB_MODE`` is respected (``offline``/``disabled`` skip the probe)."""
 
 from __future__ import annotations
 
@@ -51,9 +50,6 @@ def wandb_logger(project: str = "learned-metrics", mode: str | None = None, **kw
 
         settings = wandb.Settings(init_timeout=60, silent=True)
     return WandbLogger(project=project, mode=resolved, settings=settings, **kwargs)
-
-
-# --- the wandb run of a training run: objective and clean finish --------------------------------------
 
 
 def objective_names(cfg) -> list[str]:

@@ -1,10 +1,7 @@
-"""The output policy: every file and folder a command writes goes through here.
+"""The output policy: every file and folder a command writes goes through here (docs/safety.md "Outputs").
 
-:func:`check_outputs` checks every rule before any work starts (never an input, never a folder we did not write,
-replaced only with ``--overwrite``, the destination writable); everything is written to a hidden temporary beside
-its target, tagged with host and PID, and renamed at the end, so a failed, interrupted or killed command leaves no
-half-written output and nothing we did not write is ever deleted (docs/safety.md "Outputs").
-"""
+:func:`check_outputs` checks every rule before any work starts; everything is written to a hidden temporary (host and
+PID in its name) renamed at the end, so no half-written output stays and nothing we did not write is deleted."""
 
 from __future__ import annotations
 
@@ -54,9 +51,6 @@ def _user_path(path: str | os.PathLike, option: str) -> Path:
     if not str(text).strip():
         raise UserError(f"{option}: empty path")
     return Path(text).expanduser()
-
-
-# --- temporaries -----------------------------------------------------------------------------------
 
 
 def _host_tag() -> str:
@@ -152,9 +146,6 @@ def _apply_permissions_tree(root: Path) -> None:
                 apply_default_permissions(Path(current) / name)
 
 
-# --- markers ---------------------------------------------------------------------------------------
-
-
 def read_marker(folder: Path) -> dict[str, Any] | None:
     """The marker of a folder we wrote, or None (missing, unreadable, or not ours)."""
     try:
@@ -191,9 +182,6 @@ def foreign_entries(folder: Path, kind: str) -> list[str]:
     return [name for name in present if name not in ours]
 
 
-# --- inputs ----------------------------------------------------------------------------------------
-
-
 class InputPath(str):
     """A path a command reads (file, folder, model, run or progress folder): no output may equal it, contain it or
     lie inside it."""
@@ -209,9 +197,6 @@ def inputs_of(args: Any) -> list[str]:
     """Every path a parsed command line reads, collected by type (options holding one path or a list of them)."""
     values = [item for value in vars(args).values() for item in (value if isinstance(value, list) else [value])]
     return [str(item) for item in values if isinstance(item, InputPath)]
-
-
-# --- checks ----------------------------------------------------------------------------------------
 
 
 def _resolved(path: Path) -> Path:
@@ -296,9 +281,6 @@ def check_outputs(outputs: Sequence[Output], *, inputs: Iterable[str | os.PathLi
             raise UserError(f"{seen[key].option} and {output.option} name the same path", path=output.path)
         seen[key] = output
         _check_one(output, sources, overwrite)
-
-
-# --- writing ---------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager

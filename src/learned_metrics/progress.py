@@ -1,8 +1,5 @@
-"""Progress for long work that suits where it is written: a bar in a terminal, plain lines in a log.
-
-A SLURM or ``nohup`` log cannot show a redrawn bar, so off a terminal :class:`RowProgress` prints one plain line
-every ``every_seconds``; rates use units a person reads at a glance (``12.5 rows/min``, never ``0.0 rows/s``).
-"""
+"""Progress for long work that suits where it is written: a bar in a terminal, plain lines in a log (SLURM,
+``nohup``) every ``every_seconds``; rates in units read at a glance (``12.5 rows/min``, never ``0.0 rows/s``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Provenance: what made a scored file (model, weights, settings), kept with the file.
 
-A score that cannot be traced to the model and the settings that produced it cannot go in a paper (the record and
-where it lives: docs/scoring.md "Provenance: what made this file"). A damaged record stops the reader: comparing
-metric files on a record that cannot be read is worse. Imports no torch or pandas, pyarrow only for Parquet.
-"""
+A score that cannot be traced cannot go in a paper (docs/scoring.md "Provenance: what made this file"); a damaged
+record stops the reader. Imports no torch or pandas, pyarrow only for Parquet."""
 
 from __future__ import annotations
 
@@ -29,9 +27,6 @@ _PRECISIONS = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16
 # (single file, index of shards) that transformers loads weights from, in the order it prefers them.
 _WEIGHTS = (("model.safetensors", "model.safetensors.index.json"),
             ("pytorch_model.bin", "pytorch_model.bin.index.json"))
-
-
-# --- building ------------------------------------------------------------------------------------
 
 
 def sha256_of(paths: list[Path]) -> str:
@@ -134,9 +129,6 @@ def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any
     return {**record, **updates, "created": None if fmt == "parquet" else now()}
 
 
-# --- writing -------------------------------------------------------------------------------------
-
-
 def sidecar_path(output: str | os.PathLike) -> Path:
     """``scores.jsonl`` -> ``scores.jsonl.provenance.json`` (beside it)."""
     output = Path(output)
@@ -193,9 +185,6 @@ def _rewrite_parquet_metadata(path: Path, metadata: dict[str, str]) -> None:
                 writer.write_table(source.read_row_group(index))
 
 
-# --- reading -------------------------------------------------------------------------------------
-
-
 def _is_parquet(path: Path) -> bool:
     if path.suffix.lower() in _PARQUET_SUFFIXES:
         return True
@@ -250,9 +239,6 @@ def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise damaged(f"version {version!r}, expected a positive integer")
     return data
-
-
-# --- reporting -----------------------------------------------------------------------------------
 
 
 def describe(record: Mapping[str, Any]) -> str:

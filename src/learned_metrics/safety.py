@@ -1,10 +1,7 @@
 """The one place that loads transformers configs, tokenizers and models: no code from a model ever runs.
 
-Every rule (no remote code, safetensors unless ``allow_pickle``, no folder without a tokenizer, a local-looking
-path never handed to the Hub) is checked here before transformers reads anything, so no ``[y/N]`` prompt can
-appear and every refusal is one :class:`~learned_metrics.errors.UserError` line (docs/safety.md "Models and
-checkpoints").
-"""
+Every rule is checked before transformers reads anything, so no ``[y/N]`` prompt can appear and every refusal is one
+:class:`~learned_metrics.errors.UserError` line (docs/safety.md "Models and checkpoints")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """One settings object per surface: a frozen dataclass whose fields are declared once, with :func:`setting`.
 
-The CLI flags (:meth:`Settings.add_arguments`), the API keywords and their strict parsing
-(:meth:`Settings.from_keywords`, ``__post_init__`` through :mod:`learned_metrics.validate`), the JSON ``settings``
-block (:meth:`Settings.to_json`) and what changes results (:meth:`Settings.affecting`) all come from that
-declaration, so adding a field is the only step for it to appear everywhere. Importable without torch (fast --help).
-"""
+The CLI flags, the API keywords and their strict parsing, the JSON ``settings`` block and what changes results all come
+from that declaration, so adding a field is the only step for it to appear everywhere. Importable without torch."""
 
 from __future__ import annotations
 

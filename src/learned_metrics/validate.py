@@ -1,8 +1,7 @@
 """One validation family for everything a user hands us: row fields, API arguments, option values, names.
 
-Every reader and the Python API check values here, so one rule is written once and says the same thing everywhere
-(a :class:`~learned_metrics.errors.UserError` naming file, row and field).
-"""
+One rule written once says the same thing everywhere (a :class:`~learned_metrics.errors.UserError` naming file, row
+and field)."""
 
 from __future__ import annotations
 
@@ -41,9 +40,6 @@ def is_blank(text: str) -> bool:
 def is_missing(value: Any) -> bool:
     """``None`` (JSON null) or a float NaN (pandas' missing value)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-# --- one value -------------------------------------------------------------------------------------
 
 
 def field_value(row: dict[str, Any], name: str, *, path: object = None, row_number: int | None = None) -> Any:
@@ -137,9 +133,6 @@ def key(value: Any, *, path: object = None, row: int | None = None, field: str |
     return str(value).strip()
 
 
-# --- rows of a file --------------------------------------------------------------------------------
-
-
 def _in_row(parse: Callable[..., T]) -> Callable[..., T]:
     """``parse`` of ``row[name]``: a missing field names the fields present, a refusal the file, row and field."""
 
@@ -153,9 +146,6 @@ row_text = _in_row(text)
 row_sentences = _in_row(sentences)
 row_number_value = _in_row(number)
 row_key = _in_row(key)
-
-
-# --- API arguments ---------------------------------------------------------------------------------
 
 
 def text_list(values: Any, name: str, parse: Callable[..., Any] = text, what: str = "strings") -> list[Any]:
@@ -181,7 +171,7 @@ def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = 
     return value
 
 
-# --- option values: the strict parsers every settings declaration uses -----------------------------
+# Option values: the strict parsers every settings declaration uses.
 # ``what`` is the name the message starts with (a keyword, or a --flag where the message always named it), ``also``
 # the option's other spelling, added in brackets, so a refusal names both the API keyword and the flag.
 
@@ -272,9 +262,6 @@ def numbers(values: Any, what: str) -> np.ndarray:
     return array
 
 
-# --- names read from files -------------------------------------------------------------------------
-
-
 def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
     """A bare file name (``vocab.json``) from inside an artefact, before it becomes a path: no separators, ``..``,
     absolute paths, drive letters or control characters (``../../x`` would write outside the requested folder)."""
@@ -285,9 +272,6 @@ def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
         raise UserError(f"{what}: {name!r} is not a plain file name (no folders, no '..', no absolute paths)",
                         path=path)
     return name
-
-
-# --- command-line option types ---------------------------------------------------------------------
 
 
 def _cli_number(convert: Callable[[str], T], expected: str, allowed: str,

@@ -1,9 +1,6 @@
-"""Independent meta-evaluation jobs on all cores, and the one rule every process the project forks follows: it ends
-with its parent (docs/safety.md "Ctrl-C, SIGTERM and kill -9").
-
-Each job draws from its own seed, so results do not depend on the number of workers. Every pool starts inside
-:func:`worker_processes`: no orphan outlives ``kill -9``, and no stop signal is lost to a library's clean-up.
-"""
+"""Independent meta-evaluation jobs on all cores, and the one rule every forked process follows: it ends with its
+parent (docs/safety.md "Ctrl-C, SIGTERM and kill -9"). Each job draws from its own seed, so results do not depend on
+the number of workers; every pool starts inside :func:`worker_processes`, so no stop signal is lost."""
 
 from __future__ import annotations
 
