@@ -26,7 +26,6 @@ from learned_metrics.errors import UserError
 
 MARKER_NAME = ".learned-metrics-output.json"
 TEMP_TAG = "lmtmp"
-_SHOWN_NAMES = 3
 
 
 @dataclass(frozen=True)
@@ -38,19 +37,14 @@ class Output:
     option: str = "--output"  # how the user named it, for messages
 
 
-def file_output(path: str | os.PathLike, option: str = "--output") -> Output:
-    return Output(_user_path(path, option), None, option)
+def file_output(path: str | os.PathLike, option: str = "--output", kind: str | None = None) -> Output:
+    if not str(os.fspath(path)).strip():
+        raise UserError(f"{option}: empty path")
+    return Output(Path(os.fspath(path)).expanduser(), kind, option)
 
 
 def folder_output(path: str | os.PathLike, kind: str, option: str = "--output") -> Output:
-    return Output(_user_path(path, option), kind, option)
-
-
-def _user_path(path: str | os.PathLike, option: str) -> Path:
-    text = os.fspath(path)
-    if not str(text).strip():
-        raise UserError(f"{option}: empty path")
-    return Path(text).expanduser()
+    return file_output(path, option, kind)
 
 
 def _host_tag() -> str:
@@ -59,8 +53,8 @@ def _host_tag() -> str:
 
 def temp_sibling(target: Path) -> Path:
     """A fresh hidden name beside ``target`` that keeps its suffix (so format-by-suffix still works)."""
-    token = secrets.token_hex(4)
-    return target.with_name(f".{target.name}.{TEMP_TAG}-{_host_tag()}-{os.getpid()}-{token}{target.suffix}")
+    tag = f"{TEMP_TAG}-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}"
+    return target.with_name(f".{target.name}.{tag}{target.suffix}")
 
 
 def _fresh_temp(target: Path, folder: bool = False) -> tuple[Path, list[Path]]:
@@ -86,12 +80,10 @@ def _pid_alive(pid: int) -> bool:
 
 def remove_stale_temps(target: Path) -> int:
     """Remove temporaries beside ``target`` left by a killed process of this host; returns how many."""
-    removed = 0
-    parent = target.parent
-    if not parent.is_dir():
+    if not target.parent.is_dir():
         return 0
-    host = _host_tag()
-    for entry in parent.glob(f".{target.name}.{TEMP_TAG}-*"):
+    host, removed = _host_tag(), 0
+    for entry in target.parent.glob(f".{target.name}.{TEMP_TAG}-*"):
         parts = entry.name.split(f".{TEMP_TAG}-", 1)[1].split("-")
         if len(parts) < 3 or parts[0] != host or not parts[1].isdigit() or _pid_alive(int(parts[1])):
             continue
@@ -124,26 +116,20 @@ def remove_created(created: list[Path]) -> None:
             path.rmdir()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def apply_default_permissions(path: str | os.PathLike, directory: bool = False) -> None:
     """Temp files are private (0600/0700); results get the usual umask-based mode, readable by colleagues."""
-    os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, (0o777 if directory else 0o666) & ~mask)
 
 
 def _apply_permissions_tree(root: Path) -> None:
     """Every file and folder of a written folder: libraries (safetensors) write 0600 files."""
     apply_default_permissions(root, directory=True)
     for current, dirnames, filenames in os.walk(root):
-        for name in dirnames:
-            apply_default_permissions(Path(current) / name, directory=True)
-        for name in filenames:
-            if not (Path(current) / name).is_symlink():
-                apply_default_permissions(Path(current) / name)
+        for path in map(Path(current).joinpath, dirnames + filenames):
+            if not path.is_symlink():  # a link's mode is its target's, which may lie outside the folder
+                apply_default_permissions(path, directory=path.is_dir())
 
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
@@ -166,12 +152,6 @@ def write_marker(folder: Path, kind: str) -> None:
     (folder / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
 
 
-def _shown(names: Iterable[str]) -> str:
-    names = sorted(names)
-    more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
-    return ", ".join(names[:_SHOWN_NAMES]) + more
-
-
 def foreign_entries(folder: Path, kind: str) -> list[str]:
     """Entries of an existing folder that an earlier ``kind`` output of ours did not write (all, if not ours)."""
     present = [p.name for p in folder.iterdir() if not (p.name.startswith(".") and f".{TEMP_TAG}-" in p.name)]
@@ -183,14 +163,11 @@ def foreign_entries(folder: Path, kind: str) -> list[str]:
 
 
 class InputPath(str):
-    """A path a command reads (file, folder, model, run or progress folder): no output may equal it, contain it or
-    lie inside it."""
+    """A path a command reads, which no output may equal, contain or lie inside; as the argparse ``type`` of every
+    option naming one (:data:`input_path`), a command cannot forget to hand it to :func:`check_outputs`."""
 
 
-def input_path(text: str) -> InputPath:
-    """The argparse ``type`` of every option naming something a command reads: declared by type, so a command
-    cannot forget to hand it to :func:`check_outputs`."""
-    return InputPath(text)
+input_path = InputPath
 
 
 def inputs_of(args: Any) -> list[str]:
@@ -218,23 +195,6 @@ def _overlap(output: Path, source: Path) -> str | None:
     return None
 
 
-def _nearest_existing(path: Path) -> Path:
-    current = Path(os.path.abspath(path))
-    while not current.exists() and current.parent != current:
-        current = current.parent
-    return current
-
-
-def _check_writable(folder: Path, output: Output) -> None:
-    """A real write probe: ``os.access`` says yes to root on read-only mounts and 0555 folders."""
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{TEMP_TAG}-probe-", dir=folder)
-    except OSError as exc:
-        raise UserError(f"cannot write into {folder} ({exc.strerror or exc})", path=output.path) from None
-    os.close(fd)
-    os.unlink(probe)
-
-
 def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     path = output.path
     for source in inputs:
@@ -242,7 +202,9 @@ def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
         if what:
             raise UserError(f"{output.option} {what} an input of this command ({source}); writing it would destroy "
                             "the input. Choose another location", path=path)
-    ancestor = _nearest_existing(path.parent)
+    ancestor = Path(os.path.abspath(path.parent))
+    while not ancestor.exists() and ancestor.parent != ancestor:
+        ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise UserError(f"{output.option}: {ancestor} is a file, not a folder", path=path)
     if path.exists() or path.is_symlink():
@@ -252,7 +214,12 @@ def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
             raise UserError(f"{output.option} is a folder; give a file name", path=path)
         elif not path.is_file():
             raise UserError(f"{output.option} exists and is not a regular file", path=path)
-    _check_writable(ancestor, output)
+    try:  # a real write probe: ``os.access`` says yes to root on read-only mounts and 0555 folders
+        fd, probe = tempfile.mkstemp(prefix=f".{TEMP_TAG}-probe-", dir=ancestor)
+    except OSError as exc:
+        raise UserError(f"cannot write into {ancestor} ({exc.strerror or exc})", path=path) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _check_existing_folder(output: Output, overwrite: bool) -> None:
@@ -260,10 +227,11 @@ def _check_existing_folder(output: Output, overwrite: bool) -> None:
     if not path.is_dir():
         raise UserError(f"{output.option} exists and is a file; a folder is written here. Choose another name",
                         path=path)
-    foreign = foreign_entries(path, output.kind)
+    foreign = sorted(foreign_entries(path, output.kind))
     if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise UserError(f"{output.option} holds files that learned-metrics did not write as a {output.kind} output "
-                        f"({_shown(foreign)}); nothing is deleted: choose a new or empty folder", path=path)
+                        f"({shown}); nothing is deleted: choose a new or empty folder", path=path)
     if read_marker(path) is not None and not overwrite:
         raise UserError(f"{output.option} holds an earlier {output.kind} output; pass --overwrite to replace it",
                         path=path)

@@ -58,9 +58,7 @@ def weights_files(model_dir: str | os.PathLike) -> list[Path]:
 def weights_sha256(model_dir: str | os.PathLike) -> tuple[str | None, list[str]]:
     """``(sha256, file names)`` of a model folder's weights; ``(None, [])`` when it has none."""
     files = weights_files(model_dir)
-    if not files:
-        return None, []
-    return sha256_of(files), [file.name for file in files]
+    return (sha256_of(files), [file.name for file in files]) if files else (None, [])
 
 
 def model_identity(source: str | os.PathLike, model_dir: str | os.PathLike | None) -> tuple[str, str | None]:
@@ -91,12 +89,6 @@ def input_record(path: str | os.PathLike | None, *, hashed: bool = True) -> dict
         return {"path": str(file.resolve()), "size": None, "sha256": None}
     record = {"path": str(file.resolve()), "size": file.stat().st_size}
     return {**record, "sha256": sha256_of([file])} if hashed else record
-
-
-def scoring_settings(options: Any, metric: str) -> dict[str, Any]:
-    """What made the scores: every field of the scorer's options that can change a score (null where it does not
-    apply to ``metric``), so that a field added to ``ScoringOptions`` is recorded and checked by ``--resume``."""
-    return options.applying(metric)
 
 
 def now() -> str:
@@ -202,7 +194,11 @@ def read_provenance(path: str | os.PathLike) -> dict[str, Any] | None:
         return None
     path = Path(path).expanduser()
     if not path.name.endswith(SIDECAR_SUFFIX) and _is_parquet(path):
-        return _read_parquet(path)
+        if not path.exists():
+            raise UserError("file not found", path=path)
+        with open_parquet(path) as source:
+            raw = (source.schema_arrow.metadata or {}).get(PARQUET_KEY.encode())
+        return None if raw is None else _parse(raw, path, f"the '{PARQUET_KEY}' Parquet metadata")
     sidecar = path if path.name.endswith(SIDECAR_SUFFIX) else sidecar_path(path)
     try:
         raw = sidecar.read_bytes()
@@ -211,14 +207,6 @@ def read_provenance(path: str | os.PathLike) -> dict[str, Any] | None:
     except OSError as exc:
         raise UserError(f"cannot read the provenance record ({exc.strerror or exc})", path=sidecar) from None
     return _parse(raw, sidecar)
-
-
-def _read_parquet(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        raise UserError("file not found", path=path)
-    with open_parquet(path) as source:
-        raw = (source.schema_arrow.metadata or {}).get(PARQUET_KEY.encode())
-    return None if raw is None else _parse(raw, path, f"the '{PARQUET_KEY}' Parquet metadata")
 
 
 def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict[str, Any]:
@@ -279,16 +267,10 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     for key in _COMPARED:
         if key == "seed" and not all(isinstance(r.get("mc_samples"), int) and r["mc_samples"] > 1 for r in (a, b)):
             continue
-        left, right = a.get(key, _MISSING), b.get(key, _MISSING)
-        if left != right:
-            out.append(f"{key} {_shown(left)} vs {_shown(right)}")
+        if a.get(key, _MISSING) != b.get(key, _MISSING):
+            left, right = ("unknown" if key not in r else "none" if r[key] is None else str(r[key]) for r in (a, b))
+            out.append(f"{key} {left} vs {right}")
     return out
 
 
 _MISSING = object()
-
-
-def _shown(value: Any) -> str:
-    if value is _MISSING:
-        return "unknown"
-    return "none" if value is None else str(value)

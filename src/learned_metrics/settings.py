@@ -16,17 +16,16 @@ from learned_metrics.errors import UserError
 
 KINDS = ("flag", "int", "choice", "list", "share", "fraction", "number", "text")
 S = TypeVar("S", bound="Settings")
+_PARSERS = {"flag": validate.flag, "share": validate.share, "fraction": validate.fraction, "number": validate.finite}
 
 
 def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int | None = None,
             choices: Sequence[str] | None = None, flag: bool = False, check: Callable[[Any], Any] | None = None,
             scores: bool = True, kind: str | None = None, cli: bool = True, metavar: str | None = None,
             **metadata: Any) -> Any:
-    """A field and what every face of the surface needs: help; allowed values (``choices``, ``minimum``/``maximum``)
-    or a ``check`` that parses and refuses; ``kind``, the strict parser of :data:`KINDS` a value goes through (derived
-    unless named); ``scores=False`` when no value changes a result; ``cli=False`` for a keyword with no flag. Metadata
-    the surface reads: ``from_text`` (decodes command-line text), ``noun`` (names it in refusals), ``aliases`` (old
-    flag spellings kept one release), ``argparse`` (more ``add_argument`` keywords), and its own (metric kinds)."""
+    """A field and what every face of the surface needs (help, allowed values or a parsing ``check``, the strict
+    parser ``kind`` of :data:`KINDS`, ``scores=False`` when no value changes a result, ``cli=False`` for no flag);
+    metadata read: ``from_text``, ``noun`` (in refusals), ``aliases`` (old flags), ``argparse`` (more keywords)."""
     kind = kind or ("flag" if flag else "choice" if choices is not None else "int" if minimum is not None else "text")
     if kind not in KINDS:
         raise ValueError(f"setting kind {kind!r} is not one of {KINDS}")
@@ -49,8 +48,8 @@ def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
     if value is None and (spec.default is None or "None" in str(spec.type)):  # as declared: ``seed: int | None``
         return None
     kind = meta["kind"]
-    if kind == "flag":
-        value = validate.flag(value, name, also=flag)
+    if kind in _PARSERS:
+        value = _PARSERS[kind](value, name, also=flag)
     elif kind == "int":
         value = validate.int_at_least(value, meta["minimum"], name, maximum=meta["maximum"], also=flag)
     elif kind == "choice":
@@ -61,9 +60,6 @@ def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
         if unknown or (meta["choices"] and not value):
             raise UserError(f"unknown {meta.get('noun') or name} {unknown or list(value)}, expected some of: "
                             f"{', '.join(meta['choices'])}{also}")
-    elif kind in ("share", "fraction", "number"):
-        value = {"share": validate.share, "fraction": validate.fraction, "number": validate.finite}[kind](
-            value, name, also=flag)
     elif value is None:
         raise UserError(f"{name} takes a value, got None{also}")
     return meta["check"](value) if meta["check"] is not None else value

@@ -30,11 +30,7 @@ _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 def is_blank(text: str) -> bool:
     """True when ``text`` shows nothing: empty, whitespace, or only zero-width/invisible characters."""
-    for char in text:
-        if char.isspace() or char in _INVISIBLE_EXTRA or unicodedata.category(char) in _INVISIBLE_CATEGORIES:
-            continue
-        return False
-    return True
+    return all(c.isspace() or c in _INVISIBLE_EXTRA or unicodedata.category(c) in _INVISIBLE_CATEGORIES for c in text)
 
 
 def is_missing(value: Any) -> bool:
@@ -97,11 +93,9 @@ def number(value: Any, *, path: object = None, row: int | None = None, field: st
     except OverflowError:  # an integer of hundreds of digits
         raise UserError(f"number out of range ({len(str(abs(value)))} digits)", path=path, row=row,
                         field=field) from None
-    if math.isnan(value):
-        return None
     if math.isinf(value):
         raise UserError("value is infinite", path=path, row=row, field=field)
-    return value
+    return None if math.isnan(value) else value
 
 
 _TRUE = {"1", "1.0", "true", "yes"}
@@ -110,15 +104,11 @@ _FALSE = {"0", "0.0", "false", "no"}
 
 def binary_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> int:
     """1/0, true/false or yes/no (text or JSON)."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)) and value in (0, 1):
+    if isinstance(value, (int, float)) and value in (0, 1):  # bools too
         return int(value)
     lowered = str(value).strip().lower()
-    if lowered in _TRUE:
-        return 1
-    if lowered in _FALSE:
-        return 0
+    if lowered in _TRUE or lowered in _FALSE:
+        return int(lowered in _TRUE)
     raise UserError(f"expected a 0/1 label, got {str(value)[:40]!r}", path=path, row=row, field=field)
 
 
@@ -171,9 +161,8 @@ def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = 
     return value
 
 
-# Option values: the strict parsers every settings declaration uses.
-# ``what`` is the name the message starts with (a keyword, or a --flag where the message always named it), ``also``
-# the option's other spelling, added in brackets, so a refusal names both the API keyword and the flag.
+# Option values, the strict parsers of every settings declaration: ``what`` starts the message (a keyword, or a
+# --flag), ``also`` is the option's other spelling in brackets, so a refusal names both the keyword and the flag.
 
 
 def _also(also: str | None) -> str:

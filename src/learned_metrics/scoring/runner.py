@@ -174,14 +174,14 @@ def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
     """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint. The
-    scoring settings are those of its provenance (:func:`learned_metrics.provenance.scoring_settings`): every field
+    scoring settings are those of its provenance (``ScoringOptions.applying``): every field
     of the scorer's resolved options not declared ``scores=False``, so a new option is in it without an edit here."""
     stdin = is_stdio(input_path)
     return {"input": "-" if stdin else str(Path(input_path).resolve()),
             "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
             "model_files": files_stamp(scorer.source), "labels": scorer.label_ids, "fields": asdict(fields),
             "processes": world, "formats": formats, **run.affecting(),
-            **provenance.scoring_settings(scorer.options, scorer.kind), "version": __version__}
+            **scorer.options.applying(scorer.kind), "version": __version__}
 
 
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,

@@ -233,7 +233,7 @@ class Scorer:
         calls = {"mode": mode, "premise_strategy": premise_strategy, "granularity": granularity,
                  "mc_samples": None if mc_samples is None else self._check_passes(mc_samples),
                  "seed": self.dropout_stream.seed if seed is None else seed}
-        settings = provenance.scoring_settings(self.options, self.kind)
+        settings = self.options.applying(self.kind)
         if self.options.engine == "onnx":  # the graph that made the scores, beside the weights it came from
             settings["onnx_sha256"] = self._forward_model.sha256
         settings.update({name: value for name, value in calls.items() if value is not None and name in settings})
