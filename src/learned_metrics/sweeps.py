@@ -1,9 +1,6 @@
-"""wandb sweeps over ``train.py``: what is ours to check in a sweep file, and the agent's command.
-
-A sweep file (``conf/sweep/*.yml``: not ``.yaml``, so Hydra does not list it as a config group) names Hydra
-overrides as its parameters, passed straight to ``train.py`` by ``${args_no_hyphens}``: no argparse layer to keep
-in step with the configs. The run side lives with :mod:`learned_metrics.loggers`.
-"""
+"""wandb sweeps over ``train.py``: checks of a sweep file and the agent's command. A sweep file (``conf/sweep/*.yml``,
+not ``.yaml``: no Hydra config group) names Hydra overrides, passed straight to ``train.py`` by ``${args_no_hyphens}``:
+no argparse layer to keep in step with the configs. The run side lives with :mod:`learned_metrics.loggers`."""
 
 from __future__ import annotations
 
@@ -62,9 +59,6 @@ def _is_macro(part: str) -> bool:
 
 def _discrete_values(spec: dict[str, Any]) -> list[Any]:
     return [spec["value"]] if "value" in spec else list(spec.get("values") or [])
-
-
-# --- loading and checking ------------------------------------------------------------------------
 
 
 def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | Path | None = None) -> Sweep:
@@ -156,9 +150,6 @@ def _check_command(config: dict[str, Any], path: Path) -> list[str]:
     return list(command)
 
 
-# --- composing the Hydra config ------------------------------------------------------------------
-
-
 def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> list[dict[str, Any]]:
     """The combinations worth composing: each option of a config group (``experiment=nli_append`` changes the whole
     tree), one value of a plain key (``model.lr``: it shows the key exists); the others at their first value."""
@@ -178,12 +169,7 @@ def _config_groups(conf_dir: Path) -> set[str]:
 
 
 def _representative_values(spec: dict[str, Any]) -> list[Any]:
-    values = _discrete_values(spec)
-    if values:
-        return values
-    if "min" in spec:
-        return [spec["min"], spec["max"]]
-    return [spec.get("mu", 0.0)]
+    return _discrete_values(spec) or ([spec["min"], spec["max"]] if "min" in spec else [spec.get("mu", 0.0)])
 
 
 def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None:
@@ -237,9 +223,6 @@ def _check_metric_matches_monitor(sweep: Sweep, cfg, params: dict[str, Any]) -> 
                         f"with {' '.join(format_overrides(params))}", path=sweep.path, field="metric")
 
 
-# --- the agent's command -------------------------------------------------------------------------
-
-
 def format_overrides(params: dict[str, Any]) -> list[str]:
     """``key=value`` exactly as the agent's ``${args_no_hyphens}`` writes them (``str(value)``)."""
     return [f"{key}={value}" for key, value in params.items()]
@@ -255,8 +238,6 @@ def agent_command(sweep: Sweep, params: dict[str, Any], *, interpreter: str = "p
         argv += macros.get(part, [] if _is_macro(part) else [part])
     return argv
 
-
-# --- checking files: `learned-metrics sweep check FILE ...` and `python -m learned_metrics.sweeps FILE ...` ---------
 
 CHECK_DESCRIPTION = ("Check wandb sweep files offline: method, metric, parameters, command macros, that every "
                      "parameter is an override train.py composes, and that the sweep metric is the checkpoint "

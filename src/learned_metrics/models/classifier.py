@@ -1,9 +1,6 @@
-"""The LightningModule: one sequence classifier serving both metrics.
-
-Coherence puts a 2-class head on any encoder; faithfulness keeps an NLI model's 3-way head and its own label order
-(resolved from ``config.id2label`` by name). Checkpoints carry the HF config and the training card, so
-``learned-metrics export`` rebuilds a transformers folder offline, without the hub model the run started from.
-"""
+"""The LightningModule: one sequence classifier for both metrics. Coherence puts a 2-class head on any encoder;
+faithfulness keeps an NLI model's 3-way head, its label order resolved by name. Checkpoints carry the HF config and
+the training card, so ``learned-metrics export`` rebuilds a transformers folder offline."""
 
 from __future__ import annotations
 
@@ -26,9 +23,8 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
                                allow_pickle: bool = False):
     """Load a ``*ForSequenceClassification`` with the label set ``metric_kind`` needs. ``head_labels`` (coherence): a
     fresh head with these labels unless the model has exactly them; None (faithfulness): its NLI head, by name."""
-    flag = "model.allow_pickle=true"
-    # a local folder: no custom code, tokenizer present, checked once before any loading; the loaders take it as is
-    folder = check_model_folder(name_or_path)
+    option = "model.allow_pickle=true"
+    folder = check_model_folder(name_or_path)  # no custom code, tokenizer present: checked once before any loading
     config = load_config(folder)
     required = METRIC_KINDS[metric_kind]
     if head_labels is not None:
@@ -36,13 +32,13 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
             labels = id2label_for(head_labels)
-            return load_classifier(folder, allow_pickle=allow_pickle, flag=flag, num_labels=len(labels),
+            return load_classifier(folder, allow_pickle=allow_pickle, flag=option, num_labels=len(labels),
                                    id2label=labels, label2id={v: k for k, v in labels.items()},
                                    ignore_mismatched_sizes=True)
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required)  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
-    return load_classifier(folder, allow_pickle=allow_pickle, flag=flag)
+    return load_classifier(folder, allow_pickle=allow_pickle, flag=option)
 
 
 def _has_labels(id2label: dict, required) -> bool:
@@ -74,8 +70,6 @@ class SequenceClassifier(L.LightningModule):
         self.val_metrics = metrics.clone(prefix="val/")
         self.test_metrics = metrics.clone(prefix="test/")
 
-    # -- forward and steps ---------------------------------------------------------------------
-
     def forward(self, batch: dict[str, torch.Tensor]):
         inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids", "labels")}
         return self.model(**inputs)
@@ -98,8 +92,6 @@ class SequenceClassifier(L.LightningModule):
     def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
         self._eval_step(batch, "test", self.test_metrics)
 
-    # -- optimisation --------------------------------------------------------------------------
-
     def configure_optimizers(self):
         from transformers import get_linear_schedule_with_warmup
 
@@ -115,28 +107,20 @@ class SequenceClassifier(L.LightningModule):
         scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
-    # -- checkpoints carry what export needs (the tokenizer is in the run folder) ----------------
-
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """What export needs (the tokenizer is in the run folder) and the torch CPU/CUDA RNG states (tensors only,
+        so checkpoints load with ``weights_only``)."""
         checkpoint["hf_config"] = self.model.config.to_dict()
         checkpoint["learned_metric"] = self.card
-        checkpoint["rng_states"] = capture_rng_states()
+        checkpoint["rng_states"] = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            checkpoint["rng_states"]["cuda"] = torch.cuda.get_rng_state_all()
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Resuming restores the dropout RNG too, so a resumed run matches an uninterrupted one."""
-        if "rng_states" in checkpoint:
-            restore_rng_states(checkpoint["rng_states"])
-
-
-def capture_rng_states() -> dict[str, Any]:
-    """Torch CPU/CUDA generator states (tensors only, so checkpoints load with ``weights_only``)."""
-    states: dict[str, Any] = {"torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def restore_rng_states(states: dict[str, Any]) -> None:
-    torch.set_rng_state(states["torch"])
-    if "cuda" in states and torch.cuda.is_available() and len(states["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(states["cuda"])
+        states = checkpoint.get("rng_states")
+        if states is None:
+            return
+        torch.set_rng_state(states["torch"])
+        if "cuda" in states and torch.cuda.is_available() and len(states["cuda"]) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(states["cuda"])

@@ -1,9 +1,6 @@
-"""One LightningDataModule for both metrics: text (coherence) or text pairs (NLI).
-
-Reads a ``DatasetDict`` saved by the data-prep scripts (or built on first use by ``builder``), maps label *names*
-to the model's class ids (never by position), tokenizes once (cached beside the data; truncated rows are counted
-in a warning, not silent) and batches by similar length with dynamic padding.
-"""
+"""One LightningDataModule for text (coherence) or text pairs (NLI) from a saved ``DatasetDict``: label *names* map
+to the model's class ids (never by position), tokenized once (cached; truncated rows counted in a warning), batched
+by similar length with dynamic padding."""
 
 from __future__ import annotations
 
@@ -79,8 +76,6 @@ class TextClassificationDataModule(L.LightningDataModule):
         self.needed_splits: tuple[str, ...] | None = None  # set by check_data; else train, validation (+ test if any)
         self._resume_position: dict[str, int] | None = None
 
-    # -- configuration -------------------------------------------------------------------------
-
     def set_label_ids(self, label2id: dict[str, int]) -> None:
         """Canonical label name -> model class id, from the model's own ``id2label``."""
         self.label2id = dict(label2id)
@@ -96,14 +91,11 @@ class TextClassificationDataModule(L.LightningDataModule):
         """The data-prep ``report.json`` of this data set (preprocessing, augmentation settings)."""
         return load_report(self.path)
 
-    # -- Lightning hooks -----------------------------------------------------------------------
-
     def prepare_data(self) -> None:
-        """Build the set on first use; a file lock lets parallel runs (sweep agents) build it once."""
-        if self.path.exists():
+        """Build the set on first use (none to build: :meth:`setup` refuses the missing set); a file lock lets parallel
+        runs (sweep agents) build it once."""
+        if self.path.exists() or self.builder is None:
             return
-        if self.builder is None:
-            raise UserError("data set not found; build it with data_prep/*.py and pass data.path=DIR", path=self.path)
         from filelock import FileLock
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,21 +164,17 @@ class TextClassificationDataModule(L.LightningDataModule):
                 ds = ds.shuffle(seed=self.seed).select(range(limit))
             self.splits[name] = self._encode(name, ds)
 
-    # -- encoding ------------------------------------------------------------------------------
-
     def _encode(self, split: str, ds):
         if self.label2id is None:
             raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
         feature = ds.features.get(self.label_field)
         class_names = list(feature.names) if hasattr(feature, "names") else None
-        label2id, tokenizer = self.label2id, self.tokenizer
+        label2id, tokenizer, path = self.label2id, self.tokenizer, self.path
         fields, label_field, max_length = self.text_fields, self.label_field, self.max_length
-        path = self.path
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             second = batch[fields[1]] if len(fields) == 2 else None
             encoded = tokenize(tokenizer, batch[fields[0]], second, max_length)
-            full = encoded.columns
             labels = []
             for value in batch[label_field]:
                 name = class_names[value] if class_names is not None else value
@@ -195,12 +183,11 @@ class TextClassificationDataModule(L.LightningDataModule):
                     raise UserError(f"label '{name}' is not one of the model's labels {sorted(label2id)}", path=path,
                                     field=label_field)
                 labels.append(label2id[canon])
-            return {**full, "labels": labels, "length": [len(ids) for ids in full["input_ids"]],
+            return {**encoded.columns, "labels": labels, "length": [len(ids) for ids in encoded.columns["input_ids"]],
                     "truncated": encoded.truncated, "hypothesis_truncated": encoded.second_truncated}
 
-        fingerprint = self._encoding_fingerprint(ds, class_names)
         encoded = ds.map(encode, batched=True, remove_columns=ds.column_names, desc=f"tokenizing {split}",
-                         new_fingerprint=fingerprint)
+                         new_fingerprint=self._encoding_fingerprint(ds, class_names))
         n_truncated = int(sum(encoded["truncated"]))
         self.truncated[split] = n_truncated
         if n_truncated:
@@ -231,8 +218,6 @@ class TextClassificationDataModule(L.LightningDataModule):
                             tokenizer.padding_side, tokenizer.truncation_side, self.text_fields, self.label_field,
                             self.max_length, sorted(self.label2id.items()), class_names))
 
-    # -- loaders -------------------------------------------------------------------------------
-
     def _train_position(self) -> dict[str, int]:
         """Epoch and batches whose training step finished in it (Lightning's own count)."""
         return {"epoch": int(self.trainer.current_epoch), "batches_done": compat.batches_done_this_epoch(self.trainer)}
@@ -246,9 +231,9 @@ class TextClassificationDataModule(L.LightningDataModule):
         lengths = ds.with_format(None)["length"] if self.length_grouped else [0] * len(ds)
         sampler = LengthGroupedBatchSampler(lengths, self.batch_size if shuffle else self.eval_batch_size,
                                             shuffle=shuffle, seed=self.seed)
+        collate = DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
         # own generator: creating iterators must not draw from the global RNG (dropout), or a
         # resumed run would see different dropout masks than an uninterrupted one
-        collate = DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
         kwargs: dict[str, Any] = {"batch_sampler": sampler, "collate_fn": collate, "num_workers": self.num_workers,
                                   "persistent_workers": self.num_workers > 0,
                                   "generator": torch.Generator().manual_seed(self.seed)}

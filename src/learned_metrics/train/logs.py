@@ -1,9 +1,6 @@
-"""Training output a person can read: one line per message, progress that suits the place it is written to.
-
-Lightning's own console handler doubled every line Hydra already writes (:func:`tidy_logging`); its bar printed
-"Epoch 1/-2" for step-bounded runs and redraws badly in a log file (:func:`progress_bar`); its model summary has an
-always-zero FLOPs column (:class:`ParameterSummary`).
-"""
+"""Training output a person can read. Lightning's console handler doubled the lines Hydra writes (:func:`tidy_logging`);
+its bar printed "Epoch 1/-2" for step-bounded runs and redraws badly in a log file (:func:`progress_bar`); its model
+summary has an always-zero FLOPs column (:class:`ParameterSummary`)."""
 
 from __future__ import annotations
 

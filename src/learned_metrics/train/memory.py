@@ -1,10 +1,6 @@
-"""Flat host memory in long runs: a fixed glibc mmap threshold for large tensors.
-
-glibc's mmap threshold rises with every large block freed (128 KiB up to 32 MiB), so the activations of
-dynamic-padding batches (every one a different shape) end up on the heap, fragment it, and resident memory climbs
-all epoch. Pinned at a few MiB they stay mmapped: peak memory 3.8 GB -> 1.7 GB at the same speed
-(bench/README.md). Without glibc nothing changes.
-"""
+"""Flat host memory in long runs: glibc's mmap threshold rises with every large block freed, so dynamic-padding
+activations land on the heap and fragment it. Pinned at a few MiB they stay mmapped: peak 3.8 GB -> 1.7 GB at the
+same speed (bench/README.md). Without glibc nothing changes."""
 
 from __future__ import annotations
 

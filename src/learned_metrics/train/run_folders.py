@@ -1,9 +1,6 @@
-"""Reading training run folders: the rows of ``learned-metrics runs list [DIR]`` (rendered by cli/runs.py).
-
-A run folder is any folder under DIR holding ``run_info.json`` (written when a run starts) or
-``export/learned_metric.json`` (when it ends), at any depth, so single runs, Hydra multiruns and wandb sweep runs
-are all found. Only small files are read (card, ``csv/metrics.csv``, checkpoint *names*), never a checkpoint.
-"""
+"""The rows of ``learned-metrics runs list [DIR]``: every folder under DIR, at any depth (single runs, multiruns,
+sweeps), holding ``run_info.json`` (written when a run starts) or ``export/learned_metric.json`` (when it ends).
+Only small files are read (card, ``csv/metrics.csv``, checkpoint *names*), never a checkpoint."""
 
 from __future__ import annotations
 
@@ -43,9 +40,6 @@ class RunRow:
     validation: dict[str, float] = field(default_factory=dict)
 
 
-# --- finding runs --------------------------------------------------------------------------------
-
-
 def find_run_dirs(root: Path) -> list[Path]:
     """Folders under ``root`` with a run marker; symlinks (``latest``) are not followed."""
     found = []
@@ -55,9 +49,6 @@ def find_run_dirs(root: Path) -> list[Path]:
             found.append(folder)
             dirnames[:] = [d for d in dirnames if d not in ("export", "checkpoints", "wandb", "csv", ".hydra")]
     return found
-
-
-# --- reading one run -----------------------------------------------------------------------------
 
 
 def _read_json(path: Path) -> dict[str, Any]:

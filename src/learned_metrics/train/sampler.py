@@ -1,10 +1,6 @@
-"""Length-grouped batching: batches of similar length, so dynamic padding pads little (padding ~60-token summaries
-to 512 wasted ~8x compute).
-
-Shuffled indices are sorted by length inside "mega-batches" and cut into batches, whose order is shuffled again,
-except that the longest batch (one per rank) comes first: an out-of-memory error shows at step 1, not hours in.
-The order depends only on (seed, epoch), so a resumed run sees the same batches.
-"""
+"""Length-grouped batching: dynamic padding pads little (padding ~60-token summaries to 512 wasted ~8x compute).
+Indices sorted by length inside shuffled "mega-batches"; the longest batch (one per rank) first, so an out-of-memory
+error shows at step 1. The order depends only on (seed, epoch), so a resumed run sees the same batches."""
 
 from __future__ import annotations
 
