@@ -1,10 +1,6 @@
-"""Phrase-augmented ANLI: the training set of the faithfulness NLI metric (docs/nli_data.md says what and why).
-
-Generated text often wraps a claim in dialogue ("I think ...") that an NLI model trained on plain ANLI mistakes for
-a change of meaning, so every ANLI instance (R1-R3, all splits) gets one copy whose hypothesis follows a seeded
-random phrase; labels and originals are kept. Validation is augmented too: the checkpoint is selected on it. Both
-sources (``facebook/anli``, the release folder) go through the shared source reader into one schema
-(:data:`FEATURES`), streamed into Arrow, so the full ANLI stays far below 2 GB of RAM.
+"""Phrase-augmented ANLI, the faithfulness metric's training set (docs/nli_data.md says what and why): generated
+text wraps claims in dialogue ("I think ...") that plain ANLI models mistake for a change of meaning, so every
+instance (R1-R3, all splits, validation too) gets one copy behind a seeded random phrase; rows stream into Arrow.
 """
 
 from __future__ import annotations
@@ -35,17 +31,17 @@ ROUNDS = ("R1", "R2", "R3")
 SPLITS = {"train": "train", "validation": "dev", "test": "test"}  # output split -> file stem and Hub split prefix
 
 
-FEATURES = datasets.Features({
-    "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"), "label": datasets.Value("string"),
-    "round": datasets.Value("string"), "uid": datasets.Value("string"), "augmented": datasets.Value("bool"),
-    "phrase": datasets.Value("string")})
-"""The saved schema. ``label`` is a name (entailment/neutral/contradiction), never an index,
-so training maps it onto whatever label order the model has."""
+def nli_features(by: str) -> datasets.Features:
+    """The saved schema, ``by`` naming where a row came from (round, source); ``label`` is a name, never an index,
+    so training maps it onto whatever label order the model has."""
+    string = datasets.Value("string")
+    return datasets.Features({"premise": string, "hypothesis": string, "label": string, by: string, "uid": string,
+                              "augmented": datasets.Value("bool"), "phrase": string})
+
+
+FEATURES = nli_features("round")
 
 _VALID_LETTERS = "e, n, c (or entailment, neutral, contradiction)"
-
-
-# ---------------------------------------------------------------- phrases ---
 
 
 def lower_first(text: str) -> str:
@@ -93,22 +89,17 @@ def augment_split(dataset: datasets.Dataset, split: str, phrases: list[str], pos
     # does not depend on the batch size of ``map``
     rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(split.encode("utf-8"))]))
     choice = rng.integers(0, len(phrases), size=len(dataset))
-    # features: ANLI's schema, or any NLI source's (learned_metrics.data.nli)
     augmented = dataset.map(_augment_batch, batched=True, with_indices=True, features=dataset.features,
                             fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
                             desc=f"Augmenting {split}")
     return datasets.concatenate_datasets([dataset, augmented])
 
 
-# ---------------------------------------------------------------- sources ---
-
-
 def parse_source(source: str) -> tuple[str, Path | None]:
     """``"anli"`` -> ``("anli", None)``; ``"jsonl:DIR"`` -> ``("jsonl", DIR)``; anything else is a UserError."""
-    if source == "anli":
-        return "anli", None
-    if source.startswith("jsonl:") and source[len("jsonl:") :].strip():
-        return "jsonl", Path(source[len("jsonl:") :]).expanduser()
+    kind, _, rest = source.partition(":")
+    if source == "anli" or (kind == "jsonl" and rest.strip()):
+        return kind, None if source == "anli" else Path(rest).expanduser()
     raise UserError(f"unknown source '{source}', expected 'anli' (the Hugging Face dataset {HUB_ID}) "
                     "or 'jsonl:DIR' (a folder in the official ANLI layout: DIR/R1/train.jsonl, DIR/R1/dev.jsonl, ...)")
 
@@ -172,9 +163,6 @@ def read_anli(parts: list[tuple[str, Part]], work: Path) -> tuple[datasets.Datas
     return datasets.DatasetDict({split: built.get(split, empty) for split in SPLITS}), dropped
 
 
-# ----------------------------------------------------------------- report ---
-
-
 def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
     """Rows, originals/augmented, and counts per ``by`` (round, or source for ``prep nli``), label and phrase."""
     groups: Counter[str] = Counter()
@@ -192,8 +180,8 @@ def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
             "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
 
 
-def save_augmented(splits: dict[str, datasets.Dataset], augmentation: dict[str, Any], s: AnliSettings, output: Path,
-                   kind: str, head: dict[str, Any], by: str, **after: Any) -> dict[str, Any]:
+def save_augmented(splits: dict[str, datasets.Dataset], augmentation: dict[str, Any], s: AnliSettings,
+                   output: str | Path, kind: str, head: dict[str, Any], by: str, **after: Any) -> dict[str, Any]:
     """``prep anli`` and ``prep nli``: every split with one phrase-augmented copy of each row when ``s.augment``,
     saved with its report (``head``, the settings and augmentation, the counts per split, ``after``, the schema)."""
     built = datasets.DatasetDict({
@@ -214,21 +202,14 @@ def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
             "subset": phrase_list if s.phrase_subset is not None else None, "phrase_list": phrase_list}
 
 
-# ------------------------------------------------------------------ build ---
-
-
 def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> dict[str, Any]:
-    """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report.
-
-    ``settings``: the keywords of :class:`~learned_metrics.data.choices.AnliSettings`, parsed there as the command's
-    flags are. ``output`` is checked before any work (:mod:`learned_metrics.outputs`) and appears only when everything
-    is written, so a bad row leaves no half-written folder behind.
-    """
+    """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report. ``settings``:
+    the keywords of :class:`~learned_metrics.data.choices.AnliSettings`. ``output`` is checked before any work and
+    appears only when everything is written, so a bad row leaves no half-written folder behind."""
     kind, root = parse_source(source)
     s = AnliSettings.from_keywords(**settings)
     augmentation = augmentation_settings(s)
     check_dataset_output(output, OUTPUT_KIND, [root], s.overwrite)
-    output = Path(output)
     with scratch_folder(output) as work:
         base, dropped = read_anli(anli_parts(kind, root), work)
         head = {"builder": "anli_augmented", "source": source, "dataset": HUB_ID if kind == "anli" else str(root)}

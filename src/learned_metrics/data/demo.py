@@ -1,8 +1,6 @@
 """Text the project generates itself, for the offline demos and the tests: raw inputs in the layouts a user would
 bring (a ``.jsonl`` of documents; the official ANLI release folder), then the *real* data-prep code on them.
-
-Coherent documents are short narratives ordered by discourse markers and time, so an original can be told from a
-shuffle of it.
+Coherent documents are narratives ordered by discourse markers and time, so an original differs from its shuffles.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Any NLI data as a training set for the faithfulness metric: files, folders and Hugging Face datasets, mixed
-(docs/nli_data.md, 'prep nli', says every rule).
-
-Rows are read by the shared source reader with the fields of :class:`~learned_metrics.data.choices.NliSettings`,
-labels by name (integers only through ``--label-order`` or a ``ClassLabel``), split by their names or a seeded split
-by premise, capped and weighted per source, checked for pairs in two splits, and augmented as ANLI is. Rows stream
-into Arrow files, so a large mix stays out of memory.
+"""Any NLI data (files, folders, Hugging Face datasets, mixed) as the faithfulness metric's training set (rules in
+docs/nli_data.md, 'prep nli'): labels by name (integers only through ``--label-order`` or a ``ClassLabel``), splits
+by name or seeded by premise, caps and weights per source, pairs in two splits checked, augmented as ANLI is.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import datasets
 import numpy as np
 
 from learned_metrics import validate
-from learned_metrics.data.anli import augmentation_settings, save_augmented
+from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
 from learned_metrics.data.common import check_dataset_output
 from learned_metrics.data.sources import (
@@ -43,12 +39,7 @@ OUTPUT_KIND = "nli_set"
 SPLIT_ORDER = ("train", "validation", "test")
 _LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
 
-FEATURES = datasets.Features({
-    "premise": datasets.Value("string"), "hypothesis": datasets.Value("string"), "label": datasets.Value("string"),
-    "source": datasets.Value("string"), "uid": datasets.Value("string"), "augmented": datasets.Value("bool"),
-    "phrase": datasets.Value("string")})
-"""The saved schema: ``label`` a canonical name (training maps it onto the model's classes), ``source`` the name of
-the source the row came from."""
+FEATURES = nli_features("source")
 
 # Per-source overrides a config's mapping may give (the rest of the settings are the build's).
 _PER_SOURCE = ("premise_field", "hypothesis_field", "label_field", "id_field", "label_order", "two_class",
@@ -64,9 +55,6 @@ class Source:
     settings: NliSettings
     cap: int | None = None
     weight: float = 1.0
-
-
-# ---------------------------------------------------------------- sources ---
 
 
 def _default_name(location: str) -> str:
@@ -139,9 +127,6 @@ def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
     return "test" if u < test else "validation" if u < test + val else "train"
 
 
-# ------------------------------------------------------------------ reading ---
-
-
 def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     """A row's canonical label; None for an unlabelled row (-1, as Hub test splits have)."""
     where = {"path": part.where, "row": row, "field": s.label_field}
@@ -182,12 +167,10 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
     wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
     writer, read, unlabelled = SplitWriter(work, tag, FEATURES), Counter(), 0
     for part in parts:
-        first = True
-        for number, row in part.rows:
-            if first:  # the first row names the fields of a file; a Hub split's columns are known
+        for i, (number, row) in enumerate(part.rows):
+            if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
                 part.columns = part.columns or list(row)
                 missing_fields(part, [(f, next(n for n in _PER_SOURCE if getattr(s, n) == f)) for f in wanted])
-                first = False
             at = {"path": part.where, "row_number": number}
             premise = validate.row_text(row, s.premise_field, **at)
             hypothesis = validate.row_text(row, s.hypothesis_field, **at)
@@ -212,9 +195,6 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
         raise UserError(f"source {source.name!r} has no labelled rows", path=source.location)
     return splits, {"name": source.name, "location": source.location, "cap": source.cap, "weight": source.weight,
                     "parts": [p.where for p in parts], "rows_read": dict(read), "dropped_unlabelled": unlabelled}
-
-
-# ----------------------------------------------------------------- mixing ---
 
 
 def _rng(seed: int, *names: str) -> np.random.Generator:
@@ -269,9 +249,6 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
     return {split: kept[split] for split in SPLIT_ORDER if split in kept}, dropped
 
 
-# ------------------------------------------------------------------ build ---
-
-
 def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, Any]:
     """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` (``"[NAME=]SOURCE"``
     texts or mappings with per-source options) in ``output``; ``settings``: the keywords of
@@ -282,7 +259,6 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
     local = [Path(src.location.removeprefix("disk:")).expanduser() for src in parsed
              if not src.location.startswith("hf:")]
     check_dataset_output(output, OUTPUT_KIND, local, s.overwrite)
-    output = Path(output)
     with scratch_folder(output) as work:
         per_split: dict[str, list[datasets.Dataset]] = {}
         read = []

@@ -24,10 +24,6 @@ def document_rng(seed: int, doc_id: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "little"))
 
 
-def distinct_sentence_count(sentences: list[str]) -> int:
-    return len(set(sentences))
-
-
 def distinct_orderings(sentences: list[str]) -> int:
     """Distinct texts a permutation can give: n! / prod(m!) over the multiplicities m of repeated sentences."""
     return math.factorial(len(sentences)) // math.prod(math.factorial(m) for m in Counter(sentences).values())
@@ -51,11 +47,10 @@ def multiset_permutations(items: list[str]) -> Iterator[list[str]]:
 
 
 def shuffled_negatives(sentences: list[str], n: int, rng: random.Random, joiner: str) -> list[str]:
-    """Up to ``n`` distinct shuffled texts, none equal to the original text, drawn uniformly (fewer when the document
-    has fewer distinct orderings, none below 2 distinct sentences). A uniform permutation gives every distinct text
-    with the same probability (each arises from prod(m!) permutations), so rejecting repeats and the original samples
-    uniformly without replacement; when the orderings are few, they are listed instead."""
-    if n <= 0 or distinct_sentence_count(sentences) < 2:
+    """Up to ``n`` distinct shuffled texts, none equal to the original, drawn uniformly (fewer when the document has
+    fewer distinct orderings, none below 2 distinct sentences): every distinct text arises from prod(m!) permutations,
+    so rejecting repeats samples uniformly without replacement; few orderings are listed instead."""
+    if n <= 0 or len(set(sentences)) < 2:
         return []
     original = joiner.join(sentences)
     if distinct_orderings(sentences) - 1 < _ORDERINGS_PER_NEGATIVE * n:

@@ -17,15 +17,8 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
 from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
-from learned_metrics.data.shuffle import distinct_sentence_count, document_rng, shuffled_negatives
-from learned_metrics.data.sources import (
-    Part,
-    batch_rows,
-    check_named_splits,
-    load_hub,
-    location_parts,
-    missing_fields,
-)
+from learned_metrics.data.shuffle import document_rng, shuffled_negatives
+from learned_metrics.data.sources import Part, batch_rows, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
@@ -56,8 +49,6 @@ def parse_source(source: str) -> tuple[str, Path | None]:
         return "parts", path
     raise UserError(f"unknown source '{source}': it is not a file or folder here; expected {SHUFFLE_SET_SOURCES}")
 
-
-# --- reading documents -------------------------------------------------------------------------
 
 _Fields = tuple[str | None, str | None, str | None]  # text, sentences and id field of ShuffleSetSettings
 
@@ -97,11 +88,9 @@ def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fi
     split = get_splitter(splitter)
     seen: dict[str, tuple[str, int]] = {}
     for path, tag in files:
-        first = True
-        for row_number, row in iter_rows(path):
-            if first:
+        for i, (row_number, row) in enumerate(iter_rows(path)):
+            if i == 0:
                 _check_columns(Part(path, None, iter(()), list(row)), fields)
-                first = False
             doc = _document(row, row_number, path, fields, split, tag)
             doc_id = doc["doc_id"]
             if doc_id in seen:
@@ -250,9 +239,6 @@ def load_cnndm_documents(splitter: str = "newline"):
                                  for name in SPLITS})
 
 
-# --- building the shuffle set -----------------------------------------------------------------
-
-
 def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
     coherent, incoherent = COHERENCE_LABELS.index("coherent"), COHERENCE_LABELS.index("incoherent")
 
@@ -270,16 +256,9 @@ def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
     return make_pairs
 
 
-def _count_skipped(docs) -> int:
-    return sum(distinct_sentence_count(s) < 2 for batch in docs.iter(batch_size=10_000) for s in batch["sentences"])
-
-
 def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -> dict[str, Any]:
-    """Build and save the shuffle set; returns the report written beside it.
-
-    ``settings``: the keywords of :class:`~learned_metrics.data.choices.ShuffleSetSettings`, parsed there as the
-    command's flags are. ``output`` is checked before any work (:mod:`learned_metrics.outputs`).
-    """
+    """Build and save the shuffle set; returns the report written beside it. ``settings``: the keywords of
+    :class:`~learned_metrics.data.choices.ShuffleSetSettings`; ``output`` is checked before any work."""
     s = ShuffleSetSettings.from_keywords(**settings)
     kind, path = parse_source(source)
     check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
@@ -306,7 +285,11 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
                             num_proc=s.num_proc, desc=f"shuffling {name}")
             for name, split in docs.items()})
     report = _report(source, docs, built, s, splits_from)
-    _check_rows_per_split(report)
+    for name, rows in report["rows"].items():
+        if rows["total"] == 0:
+            raise UserError(f"split '{name}' would have no rows: none of its {report['documents_per_split'][name]} "
+                            "document(s) has 2 or more distinct sentences, so none can be shuffled (check --splitter: "
+                            "'newline' needs one sentence per line)")
     save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
     return report
 
@@ -323,31 +306,18 @@ def _check_documents_per_split(docs, val_fraction: float, test_fraction: float) 
         raise UserError(f"split '{empty}' would have no documents: {why}")
 
 
-def _check_rows_per_split(report: dict[str, Any]) -> None:
-    for name, rows in report["rows"].items():
-        if rows["total"] == 0:
-            documents = report["documents_per_split"][name]
-            raise UserError(f"split '{name}' would have no rows: none of its {documents} document(s) has 2 or more "
-                            "distinct sentences, so none can be shuffled (check --splitter: 'newline' needs one "
-                            "sentence per line)")
-
-
 def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:
     rows = {}
     for name, split in built.items():
         labels = split.data.column("label").to_numpy()  # Arrow column: no Python list of every row
         counts = {label: int((labels == i).sum()) for i, label in enumerate(COHERENCE_LABELS)}
         rows[name] = {**counts, "total": len(split)}
-    skipped = {name: _count_skipped(split) for name, split in docs.items()}
-    return {
-        "kind": "shuffle_set",
-        "source": source,
-        "settings": s.affecting(lambda spec: splits_from != "names" or not spec.name.endswith("_fraction")),
-        "splits_from": splits_from,
-        "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
-        "documents_read": sum(len(s) for s in docs.values()),
-        "documents_per_split": {name: len(split) for name, split in docs.items()},
-        "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
-        "rows": rows,
-        "label_names": list(COHERENCE_LABELS),
-    }
+    skipped = {name: sum(len(set(sentences)) < 2 for batch in split.iter(batch_size=10_000)
+                         for sentences in batch["sentences"]) for name, split in docs.items()}
+    return {"kind": "shuffle_set", "source": source,
+            "settings": s.affecting(lambda spec: splits_from != "names" or not spec.name.endswith("_fraction")),
+            "splits_from": splits_from, "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
+            "documents_read": sum(len(split) for split in docs.values()),
+            "documents_per_split": {name: len(split) for name, split in docs.items()},
+            "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
+            "rows": rows, "label_names": list(COHERENCE_LABELS)}

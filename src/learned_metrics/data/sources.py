@@ -1,8 +1,6 @@
-"""Where the data-prep builders read rows from: ``.jsonl``/``.csv``/``.parquet`` files or folders of them,
-``save_to_disk`` folders (``disk:DIR``) and Hugging Face datasets through the local cache (``hf:NAME[:CONFIG]``).
-
-One reader for ``prep nli``, ``prep shuffle-set`` and ``prep anli``, so all take the same forms, name splits the same
-way, stream rows into Arrow the same way and refuse a layout that does not fit with the same one line.
+"""The one source reader of ``prep nli``, ``prep shuffle-set`` and ``prep anli``: ``.jsonl``/``.csv``/``.parquet``
+files or folders of them, ``save_to_disk`` folders (``disk:DIR``), Hugging Face datasets through the local cache
+(``hf:NAME[:CONFIG]``); all name splits, stream rows into Arrow and refuse a layout that does not fit the same way.
 """
 
 from __future__ import annotations
@@ -95,26 +93,18 @@ def load_hub(location: str,
                         f"it must be in the local cache (HF_DATASETS_OFFLINE), or {instead}") from None
 
 
-def load_disk(path: Path) -> Any:
-    """A ``save_to_disk`` folder (Dataset or DatasetDict); anything else is one line."""
-    try:
-        return datasets.load_from_disk(str(path))
-    except Exception as exc:  # datasets raises many types for a folder it cannot read
-        raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
-
-
-def is_saved_dataset(path: Path) -> bool:
-    return path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file())
-
-
 def location_parts(location: str, forms: str, field: str | None = None, name: str | None = None) -> list[Part]:
     """The parts of a source by its form (``hf:``, ``disk:``, a saved folder, a file or a folder of files); a
     location that is none of them is one line listing ``forms``."""
     if location.startswith("hf:"):
         return dataset_parts(load_hub(location[3:]), location, field)
     path = Path(location.removeprefix("disk:")).expanduser()
-    if location.startswith("disk:") or is_saved_dataset(path):
-        return dataset_parts(load_disk(path), str(path), field)
+    if location.startswith("disk:") or any((path / name).is_file() for name in ("dataset_dict.json", "state.json")):
+        try:
+            loaded = datasets.load_from_disk(str(path))
+        except Exception as exc:  # datasets raises many types for a folder it cannot read
+            raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
+        return dataset_parts(loaded, str(path), field)
     if path.is_dir() or path.is_file():
         return file_parts(path)
     raise UserError(f"{f'source {name!r}: ' if name else ''}{location!r} is not a file or folder here; "

@@ -5,8 +5,10 @@ Markdown, LaTeX, CSV and JSON; :mod:`.terminal` for rich tables), number formats
 
 from __future__ import annotations
 
+import math
+
 from learned_metrics.render.model import KINDS, NUMBER_STYLES, Cell, Column, Table, in_percent, pick
-from learned_metrics.render.text import bound, csv_text, flat_columns, latex, markdown
+from learned_metrics.render.text import csv_text, flat_columns, flat_value, latex, markdown
 
 
 class Tabular:
@@ -40,34 +42,25 @@ class Tabular:
 
 
 def table_frame(table: Table):
-    """A :class:`Table` as a pandas DataFrame (pandas imported here, so commands that print never load it).
-
-    Columns as in CSV (:func:`.text.flat_columns`, less ``better_than``): numbers as floats (NaN where empty), counts
-    as nullable integers; the first text column names the rows (the index) when its values are distinct."""
+    """A :class:`Table` as a pandas DataFrame (pandas imported here, so commands that print never load it): columns as
+    in CSV less ``better_than``, numbers as floats (NaN where empty), counts as nullable integers; the first text
+    column names the rows (the index) when its values are distinct."""
     import pandas as pd
 
     data: dict[str, list] = {}
     kinds: dict[str, str] = {}
     for header, i, part in flat_columns(table):
-        column, cells = table.columns[i], [row[i] for row in table.rows]
-        if part in ("low", "high"):
-            data[header] = [_number(bound(c, part)) for c in cells]
-        elif part == "value" and column.kind == "text":
-            data[header] = [None if c.value is None else str(c.value) for c in cells]
-        elif part == "value" and column.kind == "count":
-            data[header] = [None if c.value is None else int(c.value) for c in cells]
+        column, kept = table.columns[i], part == "value" and table.columns[i].kind in ("text", "count")
+        values = [flat_value(table, column, row[i], part) for row in table.rows]
+        if part != "better_than":
+            data[header] = values if kept else [math.nan if value is None else value for value in values]
+        if kept and column.kind == "count":
             kinds[header] = "Int64"
-        elif part == "value":
-            data[header] = [_number(c.value) for c in cells]
     frame = pd.DataFrame(data, columns=list(data)).astype(kinds)
     names = next((c.key for c in table.columns if c.kind == "text"), None)
     if names is not None and frame[names].notna().all() and frame[names].is_unique:
         frame = frame.set_index(names)
     return frame
-
-
-def _number(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
 
 
 __all__ = ["KINDS", "NUMBER_STYLES", "Cell", "Column", "Table", "Tabular", "in_percent", "pick", "table_frame"]

@@ -47,9 +47,6 @@ def interval_text(column: Column, cell: Cell) -> str | None:
     return format_ci(cell.ci, column.digits) if column.kind == "estimate" and cell.ci is not None else None
 
 
-# --- Markdown ------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class _Style:
     """How one text format marks a cell: escaping, numbers, bold, superscript marks, a small detail."""
@@ -104,9 +101,6 @@ def markdown(tables: Sequence[Table]) -> str:
     return display_text("\n".join(markdown_table(table) for table in tables))
 
 
-# --- LaTeX -------------------------------------------------------------------------------------
-
-
 def _latex_width(table: Table) -> int:
     """Characters of the widest row as printed: headings, values with their marks, intervals on their own line."""
     widths = [len(c.heading) for c in table.columns]
@@ -151,9 +145,6 @@ def latex(tables: Sequence[Table]) -> str:
     return display_text("\n".join(latex_table(table) for table in tables))
 
 
-# --- CSV and JSON ------------------------------------------------------------------------------
-
-
 def flat_columns(table: Table) -> list[tuple[str, int, str]]:
     """(header, column index, part) of every flat column a table column becomes, the one expansion CSV and
     :func:`learned_metrics.render.table_frame` share: an ``estimate`` column ``k`` is ``k, k_ci_low, k_ci_high`` (and
@@ -171,23 +162,16 @@ def flat_columns(table: Table) -> list[tuple[str, int, str]]:
     return out
 
 
-def bound(cell: Cell, part: str) -> float | None:
-    """The ``low`` or ``high`` end of the cell's interval (None without one)."""
-    return None if cell.ci is None else float(cell.ci[1 if part == "high" else 0])
-
-
-def _csv_cell(table: Table, column: Column, cell: Cell, part: str) -> str:
+def flat_value(table: Table, column: Column, cell: Cell, part: str) -> Any:
+    """A flat column's value as CSV and DataFrames share it: text, an int count, a float (a number, an interval's
+    end) or None; for ``better_than`` the names of the rows the cell beats."""
     if part == "better_than":
         return ";".join(table.mark_names[int(m) - 1] for m in cell.marks if m.isdigit())  # type: ignore[index]
     if part != "value":
-        return plain_number(bound(cell, part))
+        return None if cell.ci is None else float(cell.ci[1 if part == "high" else 0])
     if cell.value is None:
-        return ""
-    if column.kind == "text":
-        return str(cell.value)
-    if column.kind == "count":
-        return str(int(cell.value))
-    return plain_number(float(cell.value))
+        return None
+    return {"text": str, "count": int}.get(column.kind, float)(cell.value)
 
 
 def csv_text(table: Table) -> str:
@@ -197,7 +181,8 @@ def csv_text(table: Table) -> str:
     writer = csv.writer(buffer)
     writer.writerow([header for header, _, _ in columns])
     for row in table.rows:
-        writer.writerow([_csv_cell(table, table.columns[i], row[i], part) for _, i, part in columns])
+        values = (flat_value(table, table.columns[i], row[i], part) for _, i, part in columns)
+        writer.writerow([value if isinstance(value, str) else plain_number(value) for value in values])
     return display_text(buffer.getvalue())
 
 
