@@ -69,48 +69,40 @@ def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Pa
     return path
 
 
-def _open_text(path: Path):
-    # utf-8-sig: Excel and Windows tools start CSV/JSONL files with a byte-order mark
-    if is_stdio(path):
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", newline="")
-    return path.open("r", encoding="utf-8-sig", newline="")
+def _jsonl_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, line in enumerate(handle, start=1):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, row=lineno) from None
+            if not isinstance(obj, dict):
+                raise UserError(f"expected a JSON object, got {type(obj).__name__}", path=path, row=lineno)
+            yield lineno, obj
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path) as handle:
-        lineno = 0
+def _csv_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(handle)
+    if reader.fieldnames is not None and len(set(reader.fieldnames)) != len(reader.fieldnames):
+        raise UserError(f"duplicate column names in header: {reader.fieldnames}", path=path, row=0)
+    for rowno, row in enumerate(reader, start=1):
+        if None in row:
+            raise UserError("more values than header columns", path=path, row=rowno)
+        yield rowno, row
+
+
+def _iter_text(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """JSON lines or CSV rows; a byte that is not UTF-8 or a malformed CSV is one line naming the row."""
+    text = {"encoding": "utf-8-sig", "newline": ""}  # Excel and Windows tools start files with a byte-order mark
+    number = 0
+    with io.TextIOWrapper(sys.stdin.buffer, **text) if is_stdio(path) else path.open("r", **text) as handle:
         try:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, row=lineno) from None
-                if not isinstance(obj, dict):
-                    raise UserError(f"expected a JSON object, got {type(obj).__name__}", path=path, row=lineno)
-                yield lineno, obj
+            for number, row in _jsonl_rows(handle, path) if fmt == "jsonl" else _csv_rows(handle, path):
+                yield number, row
         except UnicodeDecodeError as exc:
-            raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=lineno + 1) from None
-
-
-def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path) as handle:
-        rowno = 0
-        try:
-            reader = csv.DictReader(handle)
-            if reader.fieldnames is None:
-                return
-            if len(set(reader.fieldnames)) != len(reader.fieldnames):
-                raise UserError(f"duplicate column names in header: {reader.fieldnames}", path=path, row=0)
-            for rowno, row in enumerate(reader, start=1):
-                if None in row:
-                    raise UserError("more values than header columns", path=path, row=rowno)
-                yield rowno, row
-        except UnicodeDecodeError as exc:
-            raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=rowno + 1) from None
+            raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=number + 1) from None
         except csv.Error as exc:
-            raise UserError(f"malformed CSV ({exc})", path=path, row=rowno + 1) from None
+            raise UserError(f"malformed CSV ({exc})", path=path, row=number + 1) from None
 
 
 def open_parquet(path: Path):
@@ -136,14 +128,12 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError(f"unreadable Parquet data ({str(exc).splitlines()[0]})", path=path, row=rowno + 1) from None
 
 
-_READERS = {"jsonl": _iter_jsonl, "csv": _iter_csv, "parquet": _iter_parquet}
-
-
 def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(row_number, row)`` pairs; an empty file is an error."""
     path = check_input_file(path, declared)
+    fmt = file_format(path, declared)
     empty = True
-    for item in _READERS[file_format(path, declared)](path):
+    for item in _iter_parquet(path) if fmt == "parquet" else _iter_text(path, fmt):
         empty = False
         yield item
     if empty:
@@ -432,12 +422,9 @@ def schema_with(schema, metadata: Mapping[str, str]):
 
 
 class RowSink:
-    """Rows to an open destination in one format: JSON lines, CSV (header once) or Parquet (one row group per call).
-
-    ``fieldnames`` fixes the CSV columns; ``schema`` the Parquet columns (else the first table's: a later one may
-    lack fields or widen integers, a new field or type is refused); ``metadata`` goes into a Parquet file's schema
-    metadata (JSON lines and CSV ignore it); ``first_row`` numbers the rows in messages.
-    """
+    """Rows to an open destination: JSON lines, CSV (``fieldnames`` or the first row's, header once) or Parquet (one
+    row group per call; ``schema`` or the first table's: a later one may lack fields or widen integers, a new field
+    or type is refused; ``metadata`` into the schema). ``first_row`` numbers the rows in messages."""
 
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
                  schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None,
