@@ -49,17 +49,10 @@ TEXT_ORDER = ("true", "aggrefact", "llm-aggrefact", "summac")
 
 def recognize(columns: Sequence[str]) -> Layout | None:
     """The layout whose columns a file has (None when it has none of them)."""
-    present = set(columns)
-    for name in DETECTION_ORDER:
-        if set(LAYOUTS[name].columns) <= present:
-            return LAYOUTS[name]
-    return None
+    return next((LAYOUTS[name] for name in DETECTION_ORDER if set(LAYOUTS[name].columns) <= set(columns)), None)
 
 
 def text_layout(row: dict[str, Any]) -> Layout | None:
     """The layout whose grounding and generation columns a row has (what ``score faithfulness`` reads)."""
-    for name in TEXT_ORDER:
-        layout = LAYOUTS[name]
-        if layout.premise in row and layout.hypothesis in row:
-            return layout
-    return None
+    layouts = (LAYOUTS[name] for name in TEXT_ORDER)
+    return next((layout for layout in layouts if layout.premise in row and layout.hypothesis in row), None)

@@ -1,9 +1,6 @@
-"""Faithfulness benchmarks judged the way the field reports them, under a protocol the output names.
-
-BAcc, ROC AUC and the unsupported class's precision, recall and F1 per dataset and as the unweighted mean, a row
-predicted supported when ``score > t``. The threshold protocols (fixed, tune-on-val, same-split), their grids and tie
-rules follow the reference code each names, so a number here can be set beside a published one; docs/benchmarks.md
-describes them, the bootstrap CIs and the paired tests.
+"""Faithfulness benchmarks judged the way the field reports them (BAcc, ROC AUC, the unsupported class's P/R/F1 per
+dataset and their unweighted mean, supported when ``score > t``), under a named threshold protocol whose grid and
+tie rule follow the reference code it names, so a number here can be set beside a published one (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -49,15 +46,10 @@ MARKED = {"bacc": ("Balanced accuracy", "BAcc", "the two metrics' predictions (e
 DEFAULT_THRESHOLD = 0.5
 
 
-# --- the threshold search ------------------------------------------------------------------------
-
-
 def _rates(tp, fn, tn, fp) -> dict[str, np.ndarray]:
-    """BAcc and the unsupported class's precision, recall and F1 from confusion counts (arrays of any shape).
-
-    BAcc = (recall of 0 + recall of 1) / 2, or the recall of the one class present, in sklearn's order of
-    operations, so equal counts give the same float as ``balanced_accuracy_score``. Undefined values are NaN.
-    """
+    """BAcc and the unsupported class's P, R and F1 from confusion counts (any shape; undefined: NaN). BAcc is the
+    recall of the one class present, else (recall 0 + recall 1) / 2 in sklearn's order of operations, so equal counts
+    give ``balanced_accuracy_score``'s float."""
     tp, fn, tn, fp = (np.asarray(x, dtype=np.float64) for x in (tp, fn, tn, fp))
     positives, negatives = tp + fn, tn + fp
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -67,11 +59,9 @@ def _rates(tp, fn, tn, fp) -> dict[str, np.ndarray]:
 
 
 def threshold_grid(scores: np.ndarray, grid: str) -> np.ndarray:
-    """The thresholds a tuning protocol tries, in the order the reference code tries them.
-
-    numpy's percentiles interpolate as ``a + (b - a) * t``, which overflows (inf, NaN) when two neighbouring
-    scores lie more than the float maximum apart (about -1e308 and 1e308); those few are interpolated as
-    ``a + d * t + d * t`` with ``d = b / 2 - a / 2``, which stays between ``a`` and ``b``."""
+    """The thresholds a tuning protocol tries, in the reference code's order. numpy's ``a + (b - a) * t`` overflows
+    when neighbouring scores lie more than the float maximum apart (about -1e308 and 1e308); those few are
+    interpolated as ``a + d * t + d * t`` with ``d = b / 2 - a / 2``, which stays between ``a`` and ``b``."""
     if grid != "percentile":
         return FIXED_GRID.copy()
     scores = np.asarray(scores, dtype=np.float64)
@@ -105,9 +95,6 @@ def tune_threshold(scores: np.ndarray, labels: np.ndarray, grid: str = "percenti
     bacc = balanced_accuracies(scores, labels, thresholds)
     best = np.flatnonzero(bacc == bacc.max())
     return float(thresholds[best[-1] if TIES[grid] == "later" else best[0]])
-
-
-# --- the protocol --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -192,9 +179,6 @@ def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
                     unseen_dataset=(o.unseen_dataset or "error") if name == "tune-on-val" else None)
 
 
-# --- results -------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class DatasetResult:
     """One metric on one dataset: the threshold and where it came from, the class counts and the statistics."""
@@ -274,13 +258,11 @@ class BenchmarkReport(Tabular):
                    else ""))
 
     def _title(self) -> str:
-        if self.protocol.name == "fixed":
-            short = f"threshold fixed at {self.protocol.threshold:g}"
-        elif self.protocol.name == "tune-on-val":
-            short = f"threshold tuned on {self.protocol.tune_split}, {self.protocol.grid} grid"
-        else:
-            short = f"threshold tuned on the same split, {self.protocol.grid} grid, OPTIMISTIC"
-        return f"{self.benchmark} · {self.protocol.judged} · {short}"
+        p = self.protocol
+        short = (f"threshold fixed at {p.threshold:g}" if p.name == "fixed"
+                 else f"threshold tuned on {p.tune_split}, {p.grid} grid" if p.name == "tune-on-val"
+                 else f"threshold tuned on the same split, {p.grid} grid, OPTIMISTIC")
+        return f"{self.benchmark} · {p.judged} · {short}"
 
     def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
         """A per-dataset table: per metric its datasets, then the mean; ``long`` (the CSV's) names the metric in each
@@ -349,9 +331,6 @@ class BenchmarkReport(Tabular):
         return pd.DataFrame(rows)
 
 
-# --- the computation -----------------------------------------------------------------------------
-
-
 def _confusion_rates(positive: np.ndarray, starts: np.ndarray, weights: np.ndarray, supported: np.ndarray
                      ) -> dict[str, np.ndarray]:
     """Statistics per dataset (b, G) for many row weightings at once: rows sorted by dataset (``starts`` the first
@@ -385,14 +364,9 @@ def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported
 def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], splits: Sequence[str | None] | None = None,
               keys: Sequence[Any] | None = None, *, benchmark_name: str = "benchmark",
               settings: BenchmarkSettings) -> BenchmarkReport:
-    """Judge metrics on a labelled benchmark under a named threshold protocol.
-
-    ``scores`` maps a metric name to its scores of the rows; ``labels`` are 0/1 (1 = supported/consistent);
-    ``datasets`` name each row's dataset; ``splits`` each row's split (None: no split); ``keys`` an identity of each
-    row's (grounding, generation) pair, to warn about rows in both the tuning and the judged split. Every metric
-    scores the same rows. ``baseline``: one metric name or a list (the CLI's repeatable ``--baseline``); markers say
-    which of them a metric beats (default: every other metric). docs/benchmarks.md describes the protocols.
-    """
+    """Judge metrics (name -> scores of the same rows) under a named threshold protocol: ``labels`` 0/1 (1 =
+    supported); per row its dataset, split (None: none) and ``keys`` (a (grounding, generation) identity, to warn of
+    rows in both tuning and judged splits). ``baseline``: the metric names markers compare with (default: all)."""
     o, baselines = settings, settings.baseline or ()
     if not isinstance(scores, dict) or not scores:
         raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")

@@ -1,8 +1,6 @@
-"""Faithfulness benchmarks read as released: LLM-AggreFact, AggreFact, the SummaC benchmark and TRUE.
-
-Each layout is declared once in :data:`learned_metrics.layouts.LAYOUTS`; a scored file keeps every column of the
-benchmark and adds ``score``, so the file ``score faithfulness`` read is the file read here. docs/benchmarks.md
-lists the layouts, where a row's dataset and split come from, and the label words accepted.
+"""Faithfulness benchmarks read as released: LLM-AggreFact, AggreFact, the SummaC benchmark and TRUE (layouts in
+:data:`learned_metrics.layouts.LAYOUTS`). A scored file keeps every column of the benchmark and adds ``score``, so
+the file ``score faithfulness`` read is the file read here; docs/benchmarks.md lists the layouts and label words.
 """
 
 from __future__ import annotations
@@ -72,17 +70,6 @@ class BenchmarkRows:
     notes: list[str] = field(default_factory=list)
 
 
-def _layout_of(path: Path, columns: list[Any], layout: str) -> Layout:
-    if layout != "auto":
-        return LAYOUTS[layout]
-    found = recognize(columns)
-    if found is None:
-        expected = "; ".join(f"{known.name} ({', '.join(known.columns)})" for known in LAYOUTS.values())
-        raise UserError(f"not a known benchmark layout (columns: {', '.join(map(str, columns)) or 'none'}); "
-                        f"expected {expected}", path=path)
-    return found
-
-
 def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
                 on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
     """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
@@ -90,7 +77,11 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     (:func:`~.rows.read_scored`), the fields read and the layout."""
     files = scored_files(source)
     columns = list(check_columns(files[0], (), "benchmark"))  # the header, for the layout
-    found = _layout_of(files[0], columns, layout)
+    found = recognize(columns) if layout == "auto" else LAYOUTS[layout]
+    if found is None:
+        expected = "; ".join(f"{known.name} ({', '.join(known.columns)})" for known in LAYOUTS.values())
+        raise UserError(f"not a known benchmark layout (columns: {', '.join(map(str, columns)) or 'none'}); "
+                        f"expected {expected}", path=files[0])
     fields = list(dict.fromkeys(fields))
     if published:
         if found.key != "aggrefact":
@@ -155,12 +146,9 @@ def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[s
 def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = None, *,
                    score_fields: Sequence[str] = ("score",), layout: str = "auto", group_field: str | None = None,
                    on_missing: str = "error", sota: bool = False, published_scores: bool = False) -> BenchmarkRows:
-    """Scored benchmark files, one path (file or folder) per metric, each with its score field.
-
+    """Scored benchmark files, one path (file or folder) per metric, all holding the same rows in the same order.
     ``published_scores`` adds every ``<Metric>_score`` column of the first path (AggreFact) as a metric named
-    ``<Metric>``; ``sota`` keeps AggreFact's SOTA subset. All paths must hold the same rows in the same order (the
-    same benchmark scored by every metric): labels, datasets and splits are compared row by row.
-    """
+    ``<Metric>``; ``sota`` keeps AggreFact's SOTA subset."""
     check(on_missing=on_missing, layout=layout, sota=sota, published_scores=published_scores)
     if not metrics:
         raise UserError("give at least one --metric")

@@ -44,9 +44,6 @@ class ScoreGrid:
     notes: list[str] = field(default_factory=list)
 
 
-# --- human and metric files ------------------------------------------------------------------
-
-
 def read_human_scores(path: str | Path, score_field: str, keys: KeyFields = KeyFields(), *, fmt: str = "rows",
                       on_missing: str = "error") -> CellScores:
     """Human scores per key, averaged over annotator rows (``fmt="rows"``) or SummEval experts."""
@@ -108,9 +105,6 @@ def read_metric_scores(path: str | Path, score_field: str, keys: KeyFields = Key
     return keyed_cells([(path, iter_rows(path))], score_field, keys, on_missing=on_missing)
 
 
-# --- alignment -------------------------------------------------------------------------------
-
-
 def key_grid(values: dict[Key, float], docs: Sequence[str] | None = None,
              systems: Sequence[str] | None = None) -> np.ndarray:
     """(documents x systems) from scores keyed by (document, system), NaN where absent; documents and systems in
@@ -142,8 +136,7 @@ def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = K
 
 
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
-    """Display names for metric files: given names (in their order: a set is refused), else file stems (made
-    unique)."""
+    """Display names for metric files: given names (in their order: a set is refused), else unique file stems."""
     names = distinct_names(names, len(paths), inputs="metric file")
     if names is not None:
         return names
@@ -169,9 +162,6 @@ def load_grid(human_path: str | Path, metric_paths: Sequence[str | Path], *, hum
     metrics = {name: read_metric_scores(path, score_field, keys, on_missing=on_missing)
                for name, path, score_field in zip(wanted, metric_paths, fields, strict=True)}
     return align(human, metrics, keys, on_missing=on_missing)
-
-
-# --- AUC and shuffle-test files --------------------------------------------------------------
 
 
 def read_labelled_scores(path: str | Path, score_field: str = "score", label_field: str = "label",

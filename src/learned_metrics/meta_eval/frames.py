@@ -1,9 +1,6 @@
-"""Notebook inputs: long-format DataFrames, and matrices whose axes are named rather than guessed.
-
-nlpstats and others use (systems x inputs) where every statistic here takes (documents x systems): a matrix passed
-that way round would silently give a "system-level" correlation over documents, so the API names the axes. Long
-frames (``doc_id``, ``system_id``, a score column) need none; they are read as files are (:func:`~.rows.keyed_cells`:
-the human frame's annotator rows averaged, one row per key in a metric frame).
+"""Notebook inputs: long-format DataFrames, and matrices whose axes are named rather than guessed: nlpstats and
+others use (systems x inputs) where every statistic here takes (documents x systems), and a matrix passed that way
+round would silently give a "system-level" correlation over documents. Long frames are read as files are.
 """
 
 from __future__ import annotations
@@ -53,8 +50,12 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
     frames = [is_long_frame(value) for _, value in named]
     if any(frames) and not all(frames):
         raise UserError(f"give every input as a long DataFrame ({DOC}, {SYSTEM}, score) or every one as a matrix")
-    if all(frames):
-        grids, docs, systems = _frames_to_grids(named, annotators)
+    if all(frames):  # the one keyed-row reader: a key given twice is refused, only human annotator rows averaged
+        cells = [keyed_cells([(name, numbered_rows(frame[[DOC, SYSTEM, column]]))], column,
+                             average=annotators and not i, nan_absent=True)
+                 for i, (name, frame) in enumerate(named) for column in [_score_column(frame, name)]]
+        docs, systems = (list(dict.fromkeys(key[k] for cell in cells for key in cell.rows)) for k in (0, 1))
+        grids = [key_grid(cell.values, docs, systems) for cell in cells]
     else:
         if axes not in AXES:
             raise UserError(f"axes must be one of {AXES}, got {axes!r}")
@@ -71,23 +72,7 @@ def labelled_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x
     for (name, _), grid in zip(named[1:], grids[1:], strict=True):
         if grid.shape != grids[0].shape:
             raise UserError(f"{name}: shape {grid.shape} differs from the human matrix {grids[0].shape}")
-    if metrics:
-        present = ~np.isnan(grids[0])
-        for grid in grids[1:]:
-            present &= ~np.isnan(grid)
-        if not present.any():
-            raise UserError("no (document, system) cell has both a human and a metric score (empty or disjoint "
-                            "inputs)")
+    if metrics and not (~np.isnan(np.stack(grids))).all(axis=0).any():
+        raise UserError("no (document, system) cell has both a human and a metric score (empty or disjoint inputs)")
     return grids[0], dict(zip(metrics, grids[1:], strict=True)), docs, systems
 
-
-def _frames_to_grids(frames: list[tuple[str, Any]], annotators: bool = True
-                     ) -> tuple[list[np.ndarray], list[str], list[str]]:
-    """Each long frame through the one keyed-row reader (:func:`~.rows.keyed_cells`): a key given twice is refused
-    naming both rows, only the human frame's annotator rows are averaged; a NaN row is absent, not averaged in."""
-    cells = [keyed_cells([(name, numbered_rows(frame[[DOC, SYSTEM, column]]))], column, average=annotators and not i,
-                         nan_absent=True)
-             for i, (name, frame) in enumerate(frames) for column in [_score_column(frame, name)]]
-    docs = list(dict.fromkeys(key[0] for cell in cells for key in cell.rows))
-    systems = list(dict.fromkeys(key[1] for cell in cells for key in cell.rows))
-    return [key_grid(cell.values, docs, systems) for cell in cells], docs, systems

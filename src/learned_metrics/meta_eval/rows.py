@@ -1,8 +1,6 @@
 """Row identity, declared once: how rows of scored inputs are named, paired and deduplicated. Every reader of
-scored rows goes through here, so a statistic never pairs rows by where they sit: pandas inputs by label
-(:func:`by_index`), distinct metric names (:func:`distinct_names`), rows of two metrics paired only when their keys
-and texts agree (:func:`check_paired`), a row present twice per ``--on-missing`` (:func:`duplicates`), rows keyed by
-(document, system) read by :func:`keyed_cells` and paired by :func:`shared_keys`.
+scored rows goes through here, so a statistic never pairs rows by where they sit: pandas inputs by label, metric
+names distinct, rows of two metrics paired only when their keys and texts agree, duplicates per ``--on-missing``.
 """
 
 from __future__ import annotations
@@ -39,9 +37,6 @@ def distinct_names(names: Any, count: int, *, inputs: str = "metric input") -> l
     return names
 
 
-# --- pandas inputs ---------------------------------------------------------------------------------------------------
-
-
 DOC, SYSTEM = "doc_id", "system_id"
 
 
@@ -49,11 +44,6 @@ def is_long_frame(obj: Any) -> bool:
     """A long DataFrame: one row per (document, system), keyed by its ``doc_id`` and ``system_id`` columns."""
     columns = getattr(obj, "columns", None)
     return columns is not None and DOC in columns and SYSTEM in columns
-
-
-def _labelled(value: Any) -> bool:
-    """A pandas Series or wide DataFrame (a long frame is keyed by its doc_id/system_id columns instead)."""
-    return hasattr(value, "index") and hasattr(value, "reindex") and not is_long_frame(value)
 
 
 def _axes(value: Any) -> list[tuple[str, Any]]:
@@ -64,8 +54,9 @@ def by_index(*named: tuple[str, Any]) -> list[Any]:
     """The values, pandas ones aligned to the first pandas one by their index (and columns, for two DataFrames),
     never by position (that would compare different rows with exit 0); a duplicate label or label sets that differ
     are refused naming both arguments."""
-    values = [value for _, value in named]
-    labelled = [i for i, value in enumerate(values) if value is not None and _labelled(value)]
+    values = [value for _, value in named]  # pandas Series and wide DataFrames; a long frame is keyed by its columns
+    labelled = [i for i, value in enumerate(values)
+                if hasattr(value, "index") and hasattr(value, "reindex") and not is_long_frame(value)]
     for i in labelled:
         for axis, labels in _axes(values[i]):
             if not labels.is_unique:
@@ -77,22 +68,16 @@ def by_index(*named: tuple[str, Any]) -> list[Any]:
     first = labelled[0]
     reference = dict(_axes(values[first]))
     for i in labelled[1:]:
-        wanted = {}
+        wanted = {axis: reference[axis] for axis, _ in _axes(values[i]) if axis in reference}
         for axis, labels in _axes(values[i]):
-            if axis not in reference:
-                continue
-            if set(labels) != set(reference[axis]):
-                extra = [v for v in labels if v not in set(reference[axis])] or \
-                    [v for v in reference[axis] if v not in set(labels)]
+            if axis in wanted and set(labels) != set(wanted[axis]):
+                extra = [v for v in labels if v not in set(wanted[axis])] or \
+                    [v for v in wanted[axis] if v not in set(labels)]
                 raise UserError(f"{named[first][0]} and {named[i][0]}: their pandas {axis} hold different labels "
                                 f"({extra[0]!r} is in one only); pandas inputs are paired by label, never by "
                                 "position: give both the same labels")
-            wanted[axis] = reference[axis]
         values[i] = values[i].reindex(**wanted)
     return values
-
-
-# --- rows read from files --------------------------------------------------------------------------------------------
 
 
 def text_digest(text: Any) -> bytes:
@@ -102,10 +87,9 @@ def text_digest(text: Any) -> bytes:
 
 @dataclass
 class ScoredRows:
-    """Rows of one scored input, a column per role: label (None = missing), group (dataset/corpus), split, system
-    (model; None: the rows name none), the digests of the document and of the generated text (named by
-    ``text_fields``), the values of each score field (None = missing), where each row came from (file, row number)
-    and notes on rows left out."""
+    """Rows of one scored input, a column per role: label, group (dataset/corpus), split, system (None: the rows
+    name none), the digests of the two ``text_fields``, each score field's values (None = missing), where each row
+    came from (file, row number) and notes on rows left out."""
 
     path: str
     text_fields: tuple[str, str] | None
@@ -155,12 +139,9 @@ def read_scored(files: Iterable[tuple[Any, str | None]], score_fields: str | Seq
                 on_missing: str | None = None, label: Callable[..., int | None] | None = None,
                 extra: Callable[[dict[str, Any], Any, int], None] | None = None,
                 records: Iterable[tuple[int, dict[str, Any]]] | None = None) -> ScoredRows:
-    """The one reader of scored rows, each value checked in one order naming file, row and field. A file's rows
-    belong to its corpus when one is given, else to ``group_field``'s value, else to ``all``; a text field named ''
-    has no digest; no ``label_field``: no label. ``on_missing``: a missing label or score is refused under "error"
-    and None under "drop" (default: refused as a missing field); ``label(value, path=, row=, field=)`` parses a
-    label (default 0/1); ``extra(row, path, row_number)`` reads what one analysis adds; ``records``: the numbered
-    rows of an in-memory input (a DataFrame's), its one entry in ``files`` only naming it."""
+    """The one reader of scored rows, each value checked naming file, row and field; a row's group is its file's
+    corpus, else ``group_field``'s value, else ``all``. ``label`` parses a label (default 0/1), ``extra`` reads what
+    one analysis adds; ``records``: an in-memory input's numbered rows (its one ``files`` entry only names it)."""
     fields = [score_fields] if isinstance(score_fields, str) else list(score_fields)
     out = ScoredRows("", text_fields, systems=[] if system_field else None, values={f: [] for f in fields},
                      roles=roles)
@@ -252,9 +233,6 @@ def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing dr
     notes = [f"dropped {int((~keep).sum())} duplicated row(s) ({len(copies)} row(s) present more than once, every "
              "copy left out)"] if copies else []
     return keep, notes
-
-
-# --- rows keyed by (document, system) --------------------------------------------------------------------------------
 
 
 Key = tuple[str, str]
