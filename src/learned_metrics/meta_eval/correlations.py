@@ -1,9 +1,7 @@
-"""The five correlation statistics (``tau_sys``, ``tau_sum``, ``tau_pair``, ``acc_pair``, ``tau_intra``; defined in
-docs/meta_eval.md) with bootstrap or Fisher-z confidence intervals.
-
-Scores are (documents x systems) matrices, NaN where a summary is absent. Every statistic is evaluated for a whole
-block of resamples at once from count weights (:mod:`.kendall`); a per-group correlation that is undefined (constant
-human or metric scores) is left out of the mean and counted in ``skipped``."""
+"""The five correlation statistics (docs/meta_eval.md) with bootstrap or Fisher-z CIs, on (documents x systems)
+matrices (NaN = absent summary). Each is evaluated for a whole block of resamples at once from count weights
+(:mod:`.kendall`); an undefined per-group correlation (constant scores) is left out of the mean, counted in
+``skipped``."""
 
 from __future__ import annotations
 
@@ -95,11 +93,9 @@ def _weighted_group_mean(values: np.ndarray, group_weights: np.ndarray, present:
 
 
 class StatisticsEngine:
-    """Everything the statistics need that depends only on the scores, built once.
-
-    ``metric`` and ``human`` are (C, D, S): C copies of the documents x systems grid (1 for the bootstrap; 2 for the
-    permutation test, where a 0/1 weight picks metric A's or B's score per cell); ``valid`` marks cells that exist.
-    :meth:`evaluate` takes document counts ``u`` (R, D), system counts ``v`` (R, S), cell selections ``q``."""
+    """What the statistics need that depends only on the scores, built once: ``metric`` and ``human`` are (C, D, S),
+    C copies of the grid (2 in the permutation test: a 0/1 weight picks A's or B's score per cell); :meth:`evaluate`
+    takes document counts ``u`` (R, D), system counts ``v`` (R, S) and cell selections ``q``."""
 
     def __init__(self, metric: np.ndarray, human: np.ndarray, valid: np.ndarray, coefficient: str,
                  stats: Sequence[str]):
@@ -202,12 +198,8 @@ def fisher_interval(r: float | None, n: int | None, coefficient: str,
 @takes(CorrelationSettings)
 def correlations(human: object, metric: object, *, axes: str = "documents x systems",
                  settings: CorrelationSettings) -> CorrelationReport:
-    """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics.
-
-    ``human`` and ``metric`` are matrices with the named ``axes`` (or long DataFrames with ``doc_id``,
-    ``system_id`` and a score, see :mod:`.frames`); a NaN in either marks an absent summary. ``resample`` picks
-    what the bootstrap draws with replacement: ``systems``, ``documents`` or ``both`` (default, BOOT-BOTH).
-    """
+    """Point estimates and percentile-bootstrap (or Fisher-z) CIs of the chosen statistics; ``human`` and ``metric``
+    are matrices with the named ``axes`` (NaN = absent summary) or long DataFrames (:mod:`.frames`)."""
     o = settings
     human_grid, grids = input_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]

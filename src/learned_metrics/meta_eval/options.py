@@ -1,10 +1,7 @@
 """Every meta-evaluation option, declared once as a field of a settings class: the ``meta-eval`` flags, the API
-keywords with their defaults and parsing, the JSON ``settings`` block and the captions' words.
-
-Shared parts make one class per analysis (an API function takes its fields through :func:`takes`) and one per
-command (the analysis plus how its files are read), so a name means one thing with one default everywhere (why:
-docs/meta_eval.md "Significance defaults"). Importable without numpy, so ``--help`` stays fast.
-"""
+keywords with their defaults and parsing, the JSON ``settings`` block and the captions' words. One class per analysis
+and one per command, from shared parts, so a name means one thing everywhere (docs/meta_eval.md "Significance
+defaults"). Importable without numpy, so ``--help`` stays fast."""
 
 from __future__ import annotations
 
@@ -29,11 +26,6 @@ COEFFICIENT_NAMES = {"kendall": ("Kendall tau-b", "tau", r"\tau"), "pearson": ("
                      "spearman": ("Spearman rho", "rho", r"\rho")}
 
 
-def split_list(text: str | None) -> list[str] | None:
-    """``a,b , c`` -> ``["a", "b", "c"]`` (None stays None)."""
-    return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
-
-
 def baseline_names(value: str | Sequence[str] | None, among: Sequence[str] | None = None,
                    what: str = "metrics") -> tuple[str, ...]:
     """``--baseline``/``baseline=``: what the others are compared against, the same in ``report``, ``benchmark`` and
@@ -53,22 +45,13 @@ def baseline_names(value: str | Sequence[str] | None, among: Sequence[str] | Non
     return tuple(names)
 
 
-def _fields() -> dict[str, Any]:
-    """Every declared field by name, the general declaration first (``systems``' 0 permutations is its own)."""
-    found: dict[str, Any] = {}
-    for cls in (ReportCommand, BenchmarkCommand, ConfoundersCommand, ShuffleTestCommand, SystemLevelCommand,
-                AucCommand, SystemsCommand, CompareCommand):
-        for spec in fields(cls):
-            found.setdefault(spec.name, spec)
-    return found
-
-
 def check(**values: Any) -> None:
-    """Each value refused as its field's declaration refuses it, for the readers and statistics below the analyses
-    that take one option of a command (``on_missing``, ``seed``, ``layout``)."""
-    declared = _fields()
+    """Each value refused as its field's declaration refuses it (the general declaration first: ``systems``' 0
+    permutations is its own), for the readers and statistics below the analyses that take one command option."""
+    commands = (ReportCommand, BenchmarkCommand, ConfoundersCommand, ShuffleTestCommand, SystemLevelCommand,
+                AucCommand, SystemsCommand, CompareCommand)
     for name, value in values.items():
-        parse_setting(declared[name], value, True)
+        parse_setting(next(spec for cls in commands for spec in fields(cls) if spec.name == name), value, True)
 
 
 def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -91,12 +74,11 @@ def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., A
                 settings = dataclasses.replace(settings, **given)
             return function(*args, settings=settings, **keywords)
 
-        signature = inspect.signature(function)
+        signature, keyword = inspect.signature(function), inspect.Parameter.KEYWORD_ONLY
         own = [p for p in signature.parameters.values() if p.name != "settings"]
-        keyword = inspect.Parameter.KEYWORD_ONLY
         extra = [inspect.Parameter(spec.name, keyword, default=spec.default, annotation=spec.type)
                  for spec in fields(cls) if spec.name not in signature.parameters]
-        settings = inspect.Parameter("settings", inspect.Parameter.KEYWORD_ONLY, default=None)
+        settings = inspect.Parameter("settings", keyword, default=None)
         wrapper.__signature__ = signature.replace(parameters=[*own, *extra, settings])  # type: ignore[attr-defined]
         return wrapper
 
@@ -129,11 +111,6 @@ def resolution_sentence(family: int, permutations: int, correction: str, alpha: 
     """:func:`resolution_note` as a caption's closing sentence (' Note: ....'), '' when a marker can appear."""
     note = resolution_note(family, permutations, correction, alpha)
     return f" {label}: {note}." if note else ""
-
-
-# --- the settings of each analysis: shared parts, one class per analysis, one per command ---------------------
-# Every class is a :class:`~learned_metrics.settings.Settings`: its fields are the CLI flags (``add_arguments``), the
-# API keywords (:func:`takes`), the JSON ``settings`` block (``to_json``) and what the captions say.
 
 
 @dataclass(frozen=True)
@@ -339,9 +316,6 @@ class BenchmarkSettings(Resampling, Permutations, Significance):
                                          "or global = the threshold tuned on the whole --tune-split, said in a note",
                                          choices=("error", "global"), noun="--unseen-dataset")
     baseline: tuple[str, ...] | None = BASELINE
-
-
-# --- the commands: an analysis's settings and how its files are read ------------------------------------------
 
 
 def field_name(default: str | None, help: str) -> Any:

@@ -87,12 +87,6 @@ def swap_masks(n_docs: int, n_systems: int, permutations: int, mode: str = "cell
         yield np.broadcast_to(bits, (size, n_docs, n_systems)).astype(np.float64)
 
 
-def percentiles_for(confidence: float) -> tuple[float, float]:
-    """The two percentiles of a central interval: 0.95 -> (2.5, 97.5)."""
-    tail = (1 - confidence) / 2 * 100
-    return tail, 100 - tail
-
-
 @dataclass(frozen=True)
 class Interval:
     """A percentile interval and how many resamples it rests on."""
@@ -115,7 +109,8 @@ def percentile_interval(samples: np.ndarray, percentiles: tuple[float, float] = 
 
 def interval(samples: np.ndarray, confidence: float) -> Interval:
     """The central ``confidence`` percentile interval of the defined resamples (0.95: 2.5 to 97.5)."""
-    return percentile_interval(samples, percentiles_for(confidence))
+    tail = (1 - confidence) / 2 * 100
+    return percentile_interval(samples, (tail, 100 - tail))
 
 
 @dataclass(frozen=True)
@@ -138,8 +133,7 @@ class Estimate:
         return {f"{prefix}{name}": value for name, value in ci_columns(self.to_json()).items()}
 
     def to_frame(self):
-        """One row: the estimate as :meth:`to_row` (``value``, ``ci_low``, ``ci_high`` as floats, NaN when
-        undefined), for notebooks."""
+        """One row, as :meth:`to_row` with ``value``, ``ci_low``, ``ci_high`` as floats (NaN when undefined)."""
         return records_frame([self.to_json()]).astype({name: float for name in ("value", "ci_low", "ci_high")})
 
 

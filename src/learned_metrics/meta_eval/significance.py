@@ -1,8 +1,6 @@
 """Does metric A correlate better with the human scores than metric B? Permutation, paired bootstrap and Williams
-tests per statistic (definitions and references in docs/meta_eval.md, ``meta-eval compare``).
-
-Both metrics are standardized so their scores can trade places; they stay fixed values, and a permutation is a 0/1
-weight choosing A's or B's copy of each cell, so all permutations of a block are evaluated at once."""
+tests per statistic (docs/meta_eval.md, ``meta-eval compare``). Both metrics are standardized so their scores can
+trade places; a permutation is a 0/1 weight choosing A's or B's copy of each cell, so a block is evaluated at once."""
 
 from __future__ import annotations
 
@@ -15,6 +13,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
+from learned_metrics.meta_eval.kendall import tau_b_from_sums
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence, takes
 from learned_metrics.meta_eval.resampling import (
@@ -148,10 +147,9 @@ def _standardized(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray
     return valid, standardize(np.where(valid, metric_a, np.nan)), standardize(np.where(valid, metric_b, np.nan))
 
 
-def _pair_engine(human: np.ndarray, standardized: tuple[np.ndarray, np.ndarray, np.ndarray], coefficient: str,
+def _pair_engine(human: np.ndarray, valid: np.ndarray, a: np.ndarray, b: np.ndarray, coefficient: str,
                  stats: Sequence[str]) -> StatisticsEngine:
     """One engine over both metrics (copy 0 = A, copy 1 = B), on the cells all three have (``_standardized``)."""
-    valid, a, b = standardized
     return StatisticsEngine(np.stack([a, b]), np.stack([human, human]), np.stack([valid, valid]), coefficient, stats)
 
 
@@ -205,13 +203,7 @@ class SwappedPooledKendall:
     def tau(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """tau-b for every row of 0/1 choices ``z`` (R, m) and for its complement; NaN where a side is constant."""
         signs, ties = self._values(self.signs, z), self._values(self.ties, z)
-        return tuple(self._tau_b(s, t) for s, t in zip(signs, ties, strict=True))
-
-    def _tau_b(self, numerator: np.ndarray, x_ties: np.ndarray) -> np.ndarray:
-        untied_x = self.pairs - x_ties
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = numerator / np.sqrt(untied_x * self.untied_y)
-        return np.where((untied_x > 0) & (self.untied_y > 0), tau, np.nan)
+        return tuple(tau_b_from_sums(s, self.pairs - t, self.untied_y) for s, t in zip(signs, ties, strict=True))
 
 
 def permutation_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
@@ -228,12 +220,12 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
                      ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """r(A,H) and r(B,H) per statistic (standardizing changes no correlation), and delta on every permutation;
     Kendall's ``tau_sum`` of at most ``MAX_CELLS`` cells through :class:`SwappedPooledKendall`, the rest the engine."""
-    standardized = valid, a, b = _standardized(human, metric_a, metric_b)
+    valid, a, b = _standardized(human, metric_a, metric_b)
     pooled = None
     if coefficient == "kendall" and "tau_sum" in stats and valid.sum() <= SwappedPooledKendall.MAX_CELLS:
         pooled = SwappedPooledKendall(a[valid], b[valid], human[valid])
     engine_stats = [name for name in stats if not (pooled is not None and name == "tau_sum")]
-    engine = _pair_engine(human, standardized, coefficient, engine_stats)
+    engine = _pair_engine(human, valid, a, b, coefficient, engine_stats)
     n_docs, n_systems = human.shape
     value_a = _point(engine, n_docs, n_systems, KEEP_A) if engine_stats else {}
     value_b = _point(engine, n_docs, n_systems, 1 - KEEP_A) if engine_stats else {}
@@ -257,7 +249,7 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
 def bootstrap_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,
                      stats: Sequence[str], resamples: int, resample: str, seed: int) -> dict[str, np.ndarray]:
     """delta* = r*(A,H) - r*(B,H) on paired bootstrap resamples: the same documents/systems drawn for A and B."""
-    engine = _pair_engine(human, _standardized(human, metric_a, metric_b), coefficient, stats)
+    engine = _pair_engine(human, *_standardized(human, metric_a, metric_b), coefficient, stats)
     return bootstrap_distribution(engine, *human.shape, resamples, resample, seed, contrast=KEEP_A)
 
 
@@ -267,11 +259,9 @@ def permutation_p(observed: float, deltas: np.ndarray, alternative: str = "great
     defined = deltas[~np.isnan(deltas)]
     if math.isnan(observed):
         return None, int(deltas.size - defined.size)
-    # A tiny tolerance keeps permutations that reproduce the observed delta up to rounding counted as >=.
     if alternative == "two-sided":
-        exceed = int((np.abs(defined) >= abs(observed) - 1e-12).sum())
-    else:
-        exceed = int((defined >= observed - 1e-12).sum())
+        defined, observed = np.abs(defined), abs(observed)
+    exceed = int((defined >= observed - 1e-12).sum())  # the tolerance: a delta* equal to delta up to rounding counts
     return (1 + exceed) / (1 + defined.size), int(deltas.size - defined.size)
 
 
@@ -286,14 +276,9 @@ def bootstrap_p(observed: float, deltas: np.ndarray, alternative: str = "greater
 @takes(ComparisonSettings)
 def compare(human: object, metrics: dict[str, object], *, axes: str = "documents x systems",
             settings: ComparisonSettings) -> ComparisonReport:
-    """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic.
-
-    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent); both
-    directions of a pair come from the same draws. ``correction`` adjusts each test's p-values over one statistic's
-    comparisons (ordered pairs when one-sided, unordered when two-sided) into ``p_adjusted``. The pairs run on
-    ``workers`` processes; results do not depend on it.
-    """
-    options = settings
+    """Permutation, paired bootstrap and Williams tests for every ordered pair of metrics, per statistic, both
+    directions from the same draws; ``correction`` adjusts each test's p-values over one statistic's comparisons
+    (ordered pairs one-sided, unordered two-sided) into ``p_adjusted``. ``workers`` changes no result."""
     if len(metrics) < 2:
         raise UserError(f"compare needs at least two metrics, got {len(metrics)}")
     human_grid, grids = input_grids(human, metrics, axes)
@@ -301,14 +286,14 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     for name in names:
         standardize(grids[name])  # a constant metric: one clear error before any work
-    results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], options) for a, b in pairs], options.workers)
-    comparisons: dict[str, list[Comparison]] = {name: [] for name in options.stats}
+    results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], settings) for a, b in pairs], settings.workers)
+    comparisons: dict[str, list[Comparison]] = {name: [] for name in settings.stats}
     for (name_a, name_b), pair in zip(pairs, results, strict=True):
-        for statistic in options.stats:
-            comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, options))
-    if options.correction != "none":
-        comparisons = {name: _corrected(items, options) for name, items in comparisons.items()}
-    return ComparisonReport(comparisons, options)
+        for statistic in settings.stats:
+            comparisons[statistic].extend(_both_directions(statistic, name_a, name_b, pair, settings))
+    if settings.correction != "none":
+        comparisons = {name: _corrected(items, settings) for name, items in comparisons.items()}
+    return ComparisonReport(comparisons, settings)
 
 
 def _corrected(items: list[Comparison], options: ComparisonSettings) -> list[Comparison]:

@@ -25,9 +25,8 @@ from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, r
 from learned_metrics.meta_eval.resampling import (
     ci_columns,
     drawn_counts,
+    interval,
     none_if_nan,
-    percentile_interval,
-    percentiles_for,
     single_threaded_blas,
     swap_masks,
 )
@@ -322,7 +321,7 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
             continue
         d = diffs[shared[:, k], k]
         delta = float(d.mean())
-        ci = percentile_interval(boot[:, k], percentiles_for(o.confidence)).ci if o.resamples else None
+        ci = interval(boot[:, k], o.confidence).ci if o.resamples else None
         wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
         p = {"bootstrap": _sides(bootstrap_p, boot[:, k], delta) if o.resamples else dict.fromkeys(SIDES),
              "permutation": _sides(_permutation_p, perm[:, k], delta) if o.permutations else dict.fromkeys(SIDES),
@@ -380,7 +379,7 @@ def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np
     rank = {systems[j]: r for r, j in enumerate(order, start=1)}
     out = []
     for r, j in enumerate(order, start=1):
-        ci = percentile_interval(boot[:, j], percentiles_for(confidence)).ci if counts[j] >= 2 else None
+        ci = interval(boot[:, j], confidence).ci if counts[j] >= 2 else None
         out.append(SystemResult(r, systems[j], float(means[j]), ci, int(counts[j]),
                                 sorted(beaten[systems[j]], key=rank.__getitem__)))
     return out

@@ -18,7 +18,6 @@ examples:
 
 {common.TRUE_FORMAT_HELP}"""
 
-
 COMMAND = common.Command(
     "auc", help="ROC AUC per corpus and their unweighted mean, with bootstrap CIs (faithfulness)",
     description="ROC AUC of scores against binary labels (1 = faithful/consistent) per group, their unweighted "

@@ -39,7 +39,6 @@ examples:
 
 See docs/benchmarks.md for the layouts, where the files come from and a full run."""
 
-
 COMMAND = common.Command(
     "benchmark", epilog=EPILOG,
     help="faithfulness benchmarks (LLM-AggreFact, AggreFact, SummaC, TRUE) under a named threshold protocol",

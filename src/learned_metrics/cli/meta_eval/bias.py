@@ -10,7 +10,6 @@ from learned_metrics.meta_eval.options import BiasMatrixCommand
 
 SETTINGS = BiasMatrixCommand
 
-
 COMMAND = common.Command(
     "bias-matrix", help="tau+/tau- per pair of systems: where does the metric get the human order wrong?",
     description="Systems ordered by mean human score (best first). Cell (row a, column b): over same-document "
@@ -26,7 +25,7 @@ def run(args: argparse.Namespace, settings: BiasMatrixCommand) -> int:
     from learned_metrics.meta_eval.bias import bias_matrix
     from learned_metrics.render.figures import plot_bias_matrix
 
-    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
+    grid = common.load_grid(args, settings)
     matrix = bias_matrix(grid.human, next(iter(grid.metrics.values())), grid.systems)
     return common.finish(args, matrix, notes=grid.notes, plots={"plot": lambda path: plot_bias_matrix(matrix, path)},
                   width=max(80, 14 + 8 * (len(matrix.systems) + 1)))

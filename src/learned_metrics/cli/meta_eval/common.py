@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from learned_metrics import validate
 from learned_metrics.errors import UserError
-from learned_metrics.meta_eval.options import STATISTICS, OutputStyle, split_list, statistic_label
+from learned_metrics.meta_eval.options import STATISTICS, OutputStyle, statistic_label
 from learned_metrics.outputs import input_path, inputs_of
 
 # Every file a meta-eval command can write: destination in ``args`` -> option.
@@ -99,7 +100,7 @@ def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int
 
 def metric_names(settings: Any) -> list[str] | None:
     """``--names a,b``: the metrics' display names, or None for the file stems."""
-    return split_list(settings.names) if settings.names else None
+    return list(validate.ordered(settings.names, "--names")) if settings.names else None
 
 
 def score_fields(settings: Any) -> list[str]:
@@ -107,15 +108,17 @@ def score_fields(settings: Any) -> list[str]:
     return list(settings.metric_field or ["score"])
 
 
-def load_grid(args: argparse.Namespace, settings: Any, metric_paths: Sequence[str], metric_fields: Sequence[str],
-              names: Sequence[str] | None = None):
-    """The human file and the metric files as one (documents x systems) grid, one line per problem."""
+def load_grid(args: argparse.Namespace, settings: Any):
+    """The human file and the metric file(s) (``--metric`` once, or repeated) as one (documents x systems) grid, one
+    line per problem."""
     from learned_metrics.meta_eval.data import KeyFields
     from learned_metrics.meta_eval.data import load_grid as load
 
-    return load(args.human, list(metric_paths), human_field=settings.human_field, metric_fields=list(metric_fields),
+    many = isinstance(args.metric, list)
+    return load(args.human, args.metric if many else [args.metric], human_field=settings.human_field,
+                metric_fields=score_fields(settings) if many else [settings.metric_field],
                 keys=KeyFields(settings.doc_field, settings.system_field), human_format=settings.human_format,
-                on_missing=settings.on_missing, names=names)
+                on_missing=settings.on_missing, names=metric_names(settings) if many else None)
 
 
 def check_command_outputs(args: argparse.Namespace) -> None:
@@ -124,15 +127,9 @@ def check_command_outputs(args: argparse.Namespace) -> None:
     from learned_metrics.outputs import check_outputs, file_output
     from learned_metrics.render.figures import check_plot_path
 
-    outputs = []
-    for dest, option in OUTPUTS.items():
-        path = getattr(args, dest, None)
-        if path is None:
-            continue
-        if dest in PLOTS:
-            check_plot_path(path)
-        outputs.append(file_output(path, option))
-    check_outputs(outputs, inputs=inputs_of(args))
+    paths = {dest: getattr(args, dest) for dest in OUTPUTS if getattr(args, dest, None) is not None}
+    check_outputs([file_output(check_plot_path(path) if dest in PLOTS else path, OUTPUTS[dest])
+                   for dest, path in paths.items()], inputs=inputs_of(args))
 
 
 def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[dict[str, Any]]:

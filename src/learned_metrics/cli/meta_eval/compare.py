@@ -18,7 +18,6 @@ For every ordered pair of metrics (A, B) and statistic: p-values for 'A correlat
                      delta}) / (1 + k), k = --resamples (Berg-Kirkpatrick et al. 2012; Deutsch et al. 2021)
   Williams' test     the parametric alternative (n = items of one correlation; not defined for acc_pair)"""
 
-
 COMMAND = common.Command(
     "compare", help="is metric A significantly better than B? (permutation, paired bootstrap and Williams tests)",
     description=DESCRIPTION, inputs=common.grid_inputs(many_metrics=True),
@@ -32,6 +31,5 @@ def run(args: argparse.Namespace, settings: CompareCommand) -> int:
     from learned_metrics.meta_eval.significance import compare
 
     common.require(len(args.metric) >= 2, "compare needs at least two --metric files")
-    grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
-    report = compare(grid.human, grid.metrics, settings=settings)
-    return common.finish(args, report, notes=grid.notes)
+    grid = common.load_grid(args, settings)
+    return common.finish(args, compare(grid.human, grid.metrics, settings=settings), notes=grid.notes)

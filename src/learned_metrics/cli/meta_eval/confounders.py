@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from learned_metrics import validate
 from learned_metrics.cli.meta_eval import common
-from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, split_list
+from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings
 
 SETTINGS = ConfoundersCommand
 
@@ -36,7 +37,6 @@ examples:
       --human-field expert    # no grounding: overlap is not computed
 """
 
-
 COMMAND = common.Command(
     "confounders", help="correlate metric scores and human labels with text proxies (length, overlap, first "
     "person, ...)", description="Why does a metric work? Kendall tau-b (with bootstrap CIs and p-values) of every "
@@ -56,11 +56,11 @@ def run(args: argparse.Namespace, s: ConfoundersCommand) -> int:
     from learned_metrics.meta_eval.confounders import ConfounderFields, analyse, check_proxy_names, read_confounder_rows
 
     generation = s.generation_field or ("generated_text" if s.format == "true" else "generation")
-    names = tuple(split_list(s.names)) if s.names else None
-    fields = ConfounderFields(metrics=tuple(common.score_fields(s)), names=names, generation=generation,
+    fields = ConfounderFields(metrics=tuple(common.score_fields(s)), generation=generation,
+                              names=validate.ordered(s.names, "--names") if s.names else None,
                               human=None if args.no_human else s.human_field, grounding=s.grounding_field or None,
                               proxy_fields=tuple(args.proxy_field), label=s.label_field)
-    proxies = split_list(s.proxies)
+    proxies = None if s.proxies is None else list(validate.ordered(s.proxies, "--proxies"))
     fields.metric_names()
     check_proxy_names(proxies, fields.proxy_fields)
     data = read_confounder_rows(args.input, fields, proxies=proxies, by_label=args.by_label, splitter=s.splitter,

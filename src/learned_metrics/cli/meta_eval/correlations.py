@@ -29,7 +29,6 @@ example:
       --metric examples/meta_eval/metric_good.jsonl --json out/correlations.json
 """
 
-
 COMMAND = common.Command(
     "correlations", help="tau_sys, tau_sum, tau_pair, acc_pair, tau_intra with bootstrap 95%% CIs",
     description="Correlation of a metric with human judgements at five levels, with percentile bootstrap "
@@ -41,6 +40,6 @@ COMMAND = common.Command(
 def run(args: argparse.Namespace, settings: CorrelationsCommand) -> int:
     from learned_metrics.meta_eval.correlations import correlations
 
-    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
+    grid = common.load_grid(args, settings)
     report = correlations(grid.human, next(iter(grid.metrics.values())), settings=settings)
     return common.finish(args, report, notes=grid.notes)

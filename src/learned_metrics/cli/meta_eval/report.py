@@ -23,7 +23,6 @@ example (TRUE-style AUC table, one folder of scored TRUE files per metric):
 
 {common.TRUE_FORMAT_HELP}"""
 
-
 COMMAND = common.Command(
     "report", help="the paper table: many metrics x statistics, CIs, best in bold, significance markers",
     description="One table for a paper: rows are metrics, columns the statistics, each cell the value with "
@@ -45,9 +44,9 @@ def run(args: argparse.Namespace, settings: ReportCommand) -> int:
     common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
     from learned_metrics.meta_eval.report import correlation_report
 
-    grid = common.load_grid(args, settings, args.metric, common.score_fields(settings), common.metric_names(settings))
-    table = correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings))
-    return common.finish(args, table, notes=grid.notes)
+    grid = common.load_grid(args, settings)
+    return common.finish(args, correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings)),
+                         notes=grid.notes)
 
 
 def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:

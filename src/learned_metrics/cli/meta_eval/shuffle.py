@@ -24,7 +24,6 @@ the merged ranges. Each bucket has its own 95% CI from the same pair-id resample
 ticks naming each bucket's range and the comparisons per bucket written under each point.
 """
 
-
 COMMAND = common.Command(
     "shuffle-test", help="accuracy that originals outscore their shuffled copies (coherence)",
     description="Shuffle test: how often a coherence measure scores an original text above a shuffled one.",

@@ -25,7 +25,6 @@ example:
       --delta-band 0 0.1 --delta-band 0.1 0.3 --delta-band 0.3 inf
 """
 
-
 COMMAND = common.Command(
     "system-level", help="realistic system-level correlation: metric over the full test set, pairs of close "
     "systems", description="System-level correlation as it is used in practice: the metric's system scores "
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace, settings: SystemLevelCommand) -> int:
     from learned_metrics.meta_eval.data import KeyFields, read_metric_scores
     from learned_metrics.meta_eval.system_level import full_set_grid, realistic_system_level
 
-    grid = common.load_grid(args, settings, [args.metric], [settings.metric_field])
+    grid = common.load_grid(args, settings)
     notes = list(grid.notes)
     full = None
     if args.metric_full:

@@ -36,7 +36,6 @@ examples:
   learned-metrics meta-eval systems --input scored.jsonl --system-field system --doc-field id --baseline base
 """
 
-
 COMMAND = common.Command(
     "systems", help="rank systems by a metric's scores; paired bootstrap/permutation/t tests between them",
     description="Compare systems scored on the same documents, with any metric: mean score per system with a "
