@@ -63,8 +63,7 @@ class LineProgress(ProgressBar):
         super().__init__()
         self.every_seconds = every_seconds
         self._enabled = True
-        self._started = 0.0
-        self._last = 0.0
+        self._started = self._last = 0.0
         self._rows = 0
 
     def disable(self) -> None:
@@ -97,15 +96,12 @@ class LineProgress(ProgressBar):
     def _print(self, trainer: Any, now: float) -> None:
         elapsed = now - self._started
         loss = trainer.callback_metrics.get("train/loss")
-        parts = [position(trainer)]
-        if loss is not None:
-            parts.append(f"loss {float(loss):.4f}")
-        parts.append(human_rate(self._rows, elapsed))
         done, total = self._fraction(trainer)
-        if total:
-            parts.append(f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}")
-        parts.append(f"elapsed {human_duration(elapsed)}")
-        log.info(" · ".join(parts))
+        parts = [position(trainer), f"loss {float(loss):.4f}" if loss is not None else "",
+                 human_rate(self._rows, elapsed),
+                 f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}" if total else "",
+                 f"elapsed {human_duration(elapsed)}"]
+        log.info(" · ".join(part for part in parts if part))
 
     @staticmethod
     def _fraction(trainer: Any) -> tuple[float, float]:

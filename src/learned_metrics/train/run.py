@@ -1,10 +1,10 @@
 """The training run, top to bottom: ``python train.py experiment=NAME`` composes the config and calls :func:`train`,
 whose numbered steps (check, build, fit, best, export, report) docs/architecture.md's "Train path" describes: every
-check comes before anything is built, and the export is the best checkpoint file, written as ``export`` writes it.
-"""
+check comes before anything is built, and the export is the best checkpoint file, written as ``export`` writes it."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import logging
 import subprocess
@@ -15,6 +15,7 @@ from typing import Any
 import lightning as L
 from hydra.utils import instantiate
 from lightning.pytorch import Callback
+from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
 from learned_metrics.boundary import is_main_process
@@ -31,8 +32,6 @@ from learned_metrics.train.logs import tidy_logging
 from learned_metrics.validate import flag
 
 log = logging.getLogger(__name__)
-
-_VERSIONED_PACKAGES = ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core")
 
 
 def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
@@ -60,10 +59,9 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     L.seed_everything(cfg.seed, workers=True)
 
     # 2. build
-    resolved = OmegaConf.to_container(cfg, resolve=True)
     model = instantiate(cfg.model)
     startup.lap("model")  # with the checks before it
-    record = RunRecord(output_dir, cfg, resolved)
+    record = RunRecord(output_dir, cfg, OmegaConf.to_container(cfg, resolve=True))
     callbacks = [*_instantiate_all(cfg.get("callbacks")), record, StartUpReport(startup), ValidationRecord()]
     loggers = _instantiate_all(cfg.get("logger"))
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
@@ -72,7 +70,10 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
     trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=not allow_pickle)
 
     # 4. best (memory-mapped: every rank reads whether it holds its validation metrics)
-    best_path = _best_checkpoint_path(callbacks)
+    monitored = next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
+    best_path = (monitored.best_model_path if monitored is not None else None) or None
+    if best_path is None:
+        log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
     best_checkpoint = load_checkpoint(best_path, allow_pickle) if best_path else None
     results = _evaluate(trainer, model, datamodule, best_path, best_checkpoint, bool(cfg.get("test")), not allow_pickle)
     metrics = {name: value for split in results.values() for name, value in split.items()}
@@ -81,7 +82,7 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
         # 5. export: the best checkpoint file itself, as `learned-metrics export` reads it
         best_model = model_from_checkpoint(best_checkpoint, best_path) if best_checkpoint else model.model
         export_dir = output_dir / "export"
-        card = {**record.card, "selection": selection_record(callbacks, best_checkpoint)}
+        card = {**record.card, "selection": selection_record(monitored, best_checkpoint)}
         write_export(best_model, output_dir / TOKENIZER_FOLDER, card, export_dir, best_path, results=results,
                      overwrite=True)  # a run resumed in place replaces its own earlier export
         # 6. report
@@ -96,9 +97,8 @@ def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
 
 
 class StartUpReport(Callback):
-    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the sanity check
-    (when on) and the first step with the trainer's own set-up, after the phases ``train.py`` and :func:`train`
-    timed."""
+    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the sanity check (when
+    on) and the first step with the trainer's own set-up, after the phases ``train.py`` and :func:`train` timed."""
 
     def __init__(self, startup: StartUp):
         self.startup = startup
@@ -165,25 +165,9 @@ class RunRecord(Callback):
             datamodule.tokenizer.save_pretrained(tmp)
 
 
-def _monitored(callbacks: list[Any]) -> Any:
-    """The ModelCheckpoint that selects the best weights (None: no monitored metric)."""
-    from lightning.pytorch.callbacks import ModelCheckpoint
-
-    return next((cb for cb in callbacks if isinstance(cb, ModelCheckpoint) and cb.monitor), None)
-
-
-def _best_checkpoint_path(callbacks: list[Any]) -> str | None:
-    monitored = _monitored(callbacks)
-    if monitored is None or not monitored.best_model_path:
-        log.warning("no best checkpoint (the monitored metric was never computed): exporting the final weights")
-        return None
-    return monitored.best_model_path
-
-
-def selection_record(callbacks: list[Any], best_checkpoint: dict[str, Any] | None) -> dict[str, Any]:
+def selection_record(monitored: ModelCheckpoint | None, best_checkpoint: dict[str, Any] | None) -> dict[str, Any]:
     """What chose the exported weights, for the card: the monitored metric, its mode, the best value and the
     optimizer step of that checkpoint (``monitor`` None: no validation ran, the final weights)."""
-    monitored = _monitored(callbacks)
     if monitored is None or best_checkpoint is None or monitored.best_model_score is None:
         return {"monitor": None, "mode": None, "best_value": None, "step": None, "note": "final weights"}
     return {"monitor": monitored.monitor, "mode": monitored.mode, "best_value": float(monitored.best_model_score),
@@ -271,7 +255,7 @@ def _git_commit() -> str | None:
 def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:
     """What is needed to reproduce a run: commit, versions, resolved config, data report."""
     versions = {}
-    for name in _VERSIONED_PACKAGES:
+    for name in ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core"):
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -283,12 +267,9 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str,
 def _link_latest(output_dir: Path) -> None:
     """``checkpoints/<experiment>/latest`` -> the newest run, for scripts and the README."""
     link = output_dir.parent / "latest"
-    try:
-        if link.is_symlink() or link.exists():
-            link.unlink()
+    with contextlib.suppress(OSError):
+        link.unlink(missing_ok=True)
         link.symlink_to(output_dir.name)
-    except OSError:
-        pass
 
 
 def optimized_metric_value(cfg: DictConfig, metrics: dict[str, float]) -> float | None:

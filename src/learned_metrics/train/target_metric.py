@@ -1,9 +1,6 @@
-"""Validation on the score a metric is judged by: BAcc and ROC AUC on a faithfulness benchmark, shuffle accuracy.
-
-The model being trained scores the rows through ``learned-metrics score``'s scorer, and ``meta-eval``'s own
-functions judge the scores (no resamples: a validation metric), so what a checkpoint or sweep optimises is what the
-metric is later judged by. The options are a settings object each, filled by ``conf/callbacks`` and parsed once; the
-benchmark is read and checked when the callback is built, before any training.
+"""Validation on what a metric is judged by (BAcc and ROC AUC on a faithfulness benchmark, shuffle accuracy): the
+model being trained scores rows through ``learned-metrics score``'s scorer and ``meta-eval``'s own functions judge
+them, so a checkpoint or sweep optimises what the metric is later judged by. The benchmark is checked before training.
 """
 
 from __future__ import annotations
@@ -145,10 +142,9 @@ def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> l
 
 
 class FaithfulnessValidation(Callback):
-    """After every validation (not the sanity check): the model scores the benchmark rows (any layout ``meta-eval
-    benchmark`` reads) and logs ``val/faithfulness_auc``/``_bacc`` (means over datasets), the same per dataset
-    (``.../<dataset>``, sanitised; no AUC for a one-class dataset), ``val/faithfulness_seconds`` and ``_time_share``
-    (of the run's wall time). ``options``: the keywords of :class:`FaithfulnessValidationSettings`."""
+    """After every validation but the sanity check, logs ``val/faithfulness_auc``/``_bacc`` (means over datasets; per
+    dataset as ``.../<dataset>``, no AUC for a one-class one), ``_seconds`` and ``_time_share`` (of the run's wall
+    time) on the benchmark rows. ``options``: the keywords of :class:`FaithfulnessValidationSettings`."""
 
     def __init__(self, benchmark: str | Path, **options: Any):
         self.settings = FaithfulnessValidationSettings.from_keywords(**options)
@@ -229,12 +225,9 @@ def _unique_names(datasets: list[str]) -> dict[str, str]:
     """Dataset -> logged name; two datasets that sanitise alike get ``_2``, ``_3``."""
     out: dict[str, str] = {}
     for name in datasets:
-        base = candidate = logged_name(name)
-        count = 1
-        while candidate in out.values():  # a handful of datasets: no set needed
-            count += 1
-            candidate = f"{base}_{count}"
-        out[name] = candidate
+        base = logged_name(name)
+        candidates = (base, *(f"{base}_{count}" for count in range(2, len(datasets) + 2)))
+        out[name] = next(candidate for candidate in candidates if candidate not in out.values())
     return out
 
 
@@ -249,8 +242,6 @@ def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: st
                         f"(faithfulness) models; this run trains a {metric_kind} model")
     return FaithfulnessValidation(benchmark, **options)
 
-
-# -- coherence: the paper's shuffle accuracy ----------------------------------------------------------------
 
 SHUFFLE_METRIC = "val/shuffle_acc"
 
@@ -310,13 +301,10 @@ def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
         docs = [d for i, d in enumerate(docs) if i in keep]
     rows = [i for d in docs for i in by_doc[d]]
     column = list(split["text"])
-    texts = [column[i] for i in rows]
-    position = {row: k for k, row in enumerate(rows)}
     is_original = np.array([labels[i] == coherent for i in rows])
     pair_of = np.array([k for k, d in enumerate(docs) for _ in by_doc[d]])
-    original_row = {k: position[next(i for i in by_doc[d] if labels[i] == coherent)] for k, d in enumerate(docs)}
-    original_of = np.array([original_row[k] for k in pair_of])
-    return texts, is_original, pair_of, original_of
+    # rows are grouped by document, one original each: the k-th original is document k's
+    return [column[i] for i in rows], is_original, pair_of, np.flatnonzero(is_original)[pair_of]
 
 
 def shuffle_validation(metric_kind: str = "coherence", **options: Any) -> ShuffleValidation | None:
