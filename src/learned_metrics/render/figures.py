@@ -1,8 +1,6 @@
-"""Figures for papers: bias matrix, score histograms by label, ROC curves, shuffle accuracy by length gap.
-
-matplotlib runs on Agg (no display on servers and CI), imported only when a plot is asked for. ``plot_*`` write
-.png, .pdf or .svg by suffix, checked before drawing, through a temporary file so a failed plot leaves nothing;
-``*_figure`` return the figure, for notebooks. Names are drawn literally (:func:`literal_text`), never as mathtext.
+"""Figures for papers: bias matrix, score histograms by label, ROC curves, shuffle accuracy by length gap. matplotlib
+(Agg) is imported only when a plot is asked for; ``plot_*`` write .png, .pdf or .svg by suffix, checked before drawing,
+through a temporary file; ``*_figure`` return the figure, for notebooks. Names are drawn literally, never as mathtext.
 """
 
 from __future__ import annotations
@@ -69,15 +67,12 @@ def _save(path: str | Path, draw: Callable[[], Any]) -> Path:
     """The figure ``draw`` makes, written to ``path``: its type is checked before any drawing."""
     path = check_plot_path(path)
     fig = draw()
-    plt = _pyplot()
-    import matplotlib
-
     try:
         # TrueType (42) instead of Type 3 fonts in PDF/PS: what conference checks (ACL, IEEE PDF eXpress) require
-        with atomic_file(path) as tmp, matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, **_LITERAL}):
+        with atomic_file(path) as tmp, _pyplot().rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, **_LITERAL}):
             fig.savefig(tmp, format=path.suffix.lower().lstrip("."), dpi=150, bbox_inches="tight")
     finally:
-        plt.close(fig)
+        _pyplot().close(fig)
     return path
 
 
@@ -90,12 +85,8 @@ _SCORE_LABELS = {("faithfulness", "e-c"): SCORE_LABEL, ("faithfulness", "e"): "S
 def score_axis_label(provenance: dict | None, field: str = "score") -> str:
     """What a histogram's x axis calls the scores: the metric and mode the file's provenance records (our scored
     files), else the field's name (any other metric's scores, whose scale we do not know)."""
-    if provenance and field == "score":
-        label = _SCORE_LABELS.get((provenance.get("metric"), provenance.get("mode")))
-        if label:
-            return label
-    return f"Score ('{field}' field)"
-
+    known = provenance and field == "score" and _SCORE_LABELS.get((provenance.get("metric"), provenance.get("mode")))
+    return known or f"Score ('{field}' field)"
 
 
 def plot_bias_matrix(matrix: Any, path: str | Path, title: str | None = None) -> Path:
@@ -120,13 +111,10 @@ def bias_matrix_figure(matrix: Any, title: str | None = None) -> Any:
                         linewidths=0.5)
     ax.set_xticks(range(n), matrix.systems, rotation=90)
     ax.set_yticks(range(n), matrix.systems)
-    ax.set_xlim(-0.5, n - 0.5)
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.set_aspect("equal")
+    ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5), aspect="equal")
     ax.grid(True, color="0.92", linewidth=0.5)
-    ax.set_axisbelow(True)
-    ax.set_xlabel("Other system (columns; best mean human score first)")
-    ax.set_ylabel("Human-preferred system (rows; same order)")
+    ax.set(axisbelow=True, xlabel="Other system (columns; best mean human score first)",
+           ylabel="Human-preferred system (rows; same order)")
     bar = fig.colorbar(points, ax=ax, fraction=0.046, pad=0.04)
     bar.set_label("Metric agreement, 2 × accuracy − 1\n(τ+ above the diagonal, τ− below)")
     ax.set_title(title or f"Metric agreement per system pair\n(circle area ∝ pairs, largest {int(biggest):,})")
@@ -137,12 +125,6 @@ def _rows_of_each_group(groups: list[str]) -> list[tuple[str, np.ndarray]]:
     """(group name, row mask) in order of first appearance."""
     groups_arr = np.asarray(groups)
     return [(name, groups_arr == name) for name in dict.fromkeys(groups)]
-
-
-def _grid_shape(panels: int) -> tuple[int, int]:
-    """(rows, columns) for ``panels`` panels: up to 3 in one row, else a near-square grid at most 4 wide."""
-    columns = panels if panels <= 3 else min(4, math.ceil(math.sqrt(panels)))
-    return math.ceil(panels / columns), columns
 
 
 CLASSES = ((1, "faithful", "tab:blue"), (0, "unfaithful", "tab:red"))
@@ -182,7 +164,8 @@ def score_histogram_figure(scores: np.ndarray, labels: np.ndarray, groups: list[
 
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
     panels = _rows_of_each_group(groups)
-    n_rows, columns = _grid_shape(len(panels))
+    columns = len(panels) if len(panels) <= 3 else min(4, math.ceil(math.sqrt(len(panels))))  # near-square beyond 3
+    n_rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(n_rows, columns, figsize=(4.2 * columns, 3.0 * n_rows + 0.6), squeeze=False,
                              layout="constrained")
     bins = histogram_edges(scores)
@@ -216,8 +199,7 @@ def score_histogram_figure(scores: np.ndarray, labels: np.ndarray, groups: list[
 def plot_score_histograms(scores: np.ndarray, labels: np.ndarray, groups: list[str], path: str | Path,
                           aucs: dict[str, float | None] | None = None, *, score_label: str = SCORE_LABEL) -> Path:
     """One panel per group: score densities of label 1 (faithful) vs label 0 (unfaithful), class counts and AUC
-    in the panel title, the same x-range everywhere, one legend beside the panels; written as .png, .pdf or .svg
-    by the suffix of ``path``."""
+    in the panel title, the same x-range everywhere, one legend beside the panels."""
     return _save(path, lambda: score_histogram_figure(scores, labels, groups, aucs, score_label=score_label))
 
 
@@ -237,12 +219,9 @@ def roc_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
         auc = (aucs or {}).get(name)
         lines += ax.plot(fpr, tpr, linewidth=1.5)
         names.append(name if auc is None else f"{name} (AUC {auc:.3f})")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.01)
-    ax.set_aspect("equal")
-    ax.set_xlabel("False positive rate (share of unfaithful rows accepted)")
-    ax.set_ylabel("True positive rate (share of faithful rows accepted)")
-    ax.set_title("ROC curves by corpus")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal", title="ROC curves by corpus",
+           xlabel="False positive rate (share of unfaithful rows accepted)",
+           ylabel="True positive rate (share of faithful rows accepted)")
     # beside the axes: a curve below the diagonal (AUC < 0.5) runs through the lower right corner
     # labels given with their lines: matplotlib would hide a group whose name starts with "_"
     ax.legend(lines, names, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
@@ -311,13 +290,11 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
         ax.annotate(label, (gap, y), ha="center", va="center", fontsize=6.5, color="0.35")
     ax.axhline(0.5, color="0.4", linestyle="--", linewidth=1)
     ax.axhline(0, color="0.8", linewidth=0.8)
-    ax.set_ylim(-0.13, 1.04)
-    ax.set_yticks(np.linspace(0, 1, 6))
-    ax.set_xlim(-215, 215)
+    ax.set(ylim=(-0.13, 1.04), yticks=np.linspace(0, 1, 6), xlim=(-215, 215))
     ax.set_xticks(gaps, [bucket_range_label(b) for b in buckets], rotation=45, ha="right",
                   rotation_mode="anchor", fontsize=7)
-    ax.set_xlabel("Length gap, original minus other document (characters); ends clamped at ±200")
-    ax.set_ylabel("Accuracy (share of pairs)")
+    ax.set(xlabel="Length gap, original minus other document (characters); ends clamped at ±200",
+           ylabel="Accuracy (share of pairs)")
     resamples = getattr(report, "resamples", 0)
     handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2,
                       label="Accuracy, 95% bootstrap CI" if resamples else "Accuracy (no CIs: 0 resamples)"),

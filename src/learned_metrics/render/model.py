@@ -76,9 +76,7 @@ class Table:
 def caption_text(table: Table, *, shows_bold: bool) -> str:
     """The caption as one format writes it: "Bold: <what bold means>." is added only where the format shows bold
     (Markdown, LaTeX, a terminal with styles), never in plain terminal output (a pipe, a log) or a JSON caption."""
-    if shows_bold and table.bold:
-        return f"{table.caption} Bold: {table.bold}.".strip()
-    return table.caption
+    return f"{table.caption} Bold: {table.bold}.".strip() if shows_bold and table.bold else table.caption
 
 
 def pick(tables: Sequence[Table], key: str | None) -> Table:
@@ -98,8 +96,8 @@ PERCENT_DIGITS = 1
 def in_percent(table: Table) -> Table:
     """The table as the leaderboards and papers print rates: every ``share`` column (value and interval) x 100
     with one decimal, the caption saying so. Tables without such columns come back unchanged."""
-    shares = [i for i, column in enumerate(table.columns) if column.share and column.kind in ("number", "estimate",
-                                                                                                "ci")]
+    numeric = [i for i, c in enumerate(table.columns) if c.kind in ("number", "estimate", "ci")]
+    shares = [i for i in numeric if table.columns[i].share]
     if not shares:
         return table
 
@@ -109,7 +107,5 @@ def in_percent(table: Table) -> Table:
 
     columns = [replace(c, digits=PERCENT_DIGITS) if i in shares else c for i, c in enumerate(table.columns)]
     rows = [[scaled(cell) if i in shares else cell for i, cell in enumerate(row)] for row in table.rows]
-    numeric = [i for i, c in enumerate(table.columns) if c.kind in ("number", "estimate", "ci")]
     which = "Values" if shares == numeric else ", ".join(table.columns[i].heading for i in shares)
-    caption = f"{table.caption} {which} in percent.".strip()
-    return replace(table, columns=columns, rows=rows, caption=caption)
+    return replace(table, columns=columns, rows=rows, caption=f"{table.caption} {which} in percent.".strip())

@@ -19,8 +19,7 @@ def console(*, stderr: bool = False, width: int | None = None):
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    if width is None and not stream.isatty():
-        width = PIPE_WIDTH
+    width = PIPE_WIDTH if width is None and not stream.isatty() else width
     return Console(file=_Shown(stream), highlight=False, width=width, soft_wrap=False)
 
 

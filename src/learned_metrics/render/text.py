@@ -49,22 +49,24 @@ def interval_text(column: Column, cell: Cell) -> str | None:
 
 @dataclass(frozen=True)
 class _Style:
-    """How one text format marks a cell: escaping, numbers, bold, superscript marks, a small detail."""
+    """How one text format marks a cell: escaping, numbers, bold, superscript marks, a small detail, the interval of
+    an estimate after its value (None: the table renderer places it)."""
 
     text: Callable[[str], str]
     number: Callable[[str], str]
     bold: str
     marks: str
     detail: str
+    interval: str | None = None
 
 
-MARKDOWN = _Style(markdown_escape, str, "**{}**", "<sup>{}</sup>", " ({})")
+MARKDOWN = _Style(markdown_escape, str, "**{}**", "<sup>{}</sup>", " ({})", " {}")
 LATEX = _Style(latex_escape, latex_number, r"\textbf{{{}}}", "$^{{{}}}$", r" {{\scriptsize ({})}}")
 
 
 def _styled_cell(style: _Style, column: Column, cell: Cell) -> str:
-    """The cell's text in one format: escaped or with its numbers typeset, bold, marks and detail as the format
-    writes them (the interval of an estimate is placed by the table renderer)."""
+    """The cell's text in one format: escaped or with its numbers typeset, bold, marks, detail and interval as the
+    format writes them."""
     text = cell_text(column, cell)
     text = style.text(text) if column.text else style.number(text)
     if cell.bold and text:
@@ -73,12 +75,8 @@ def _styled_cell(style: _Style, column: Column, cell: Cell) -> str:
         text += style.marks.format(",".join(cell.marks))
     if cell.detail:
         text += style.detail.format(style.text(cell.detail))
-    return text
-
-
-def _markdown_cell(column: Column, cell: Cell) -> str:
-    interval = interval_text(column, cell)
-    return _styled_cell(MARKDOWN, column, cell) + (f" {interval}" if interval else "")
+    interval = interval_text(column, cell) if style.interval else None
+    return text + style.interval.format(interval) if interval else text
 
 
 def markdown_table(table: Table) -> str:
@@ -88,8 +86,8 @@ def markdown_table(table: Table) -> str:
     for index, row in enumerate(table.rows):
         if index in table.groups:
             lines.append(f"| **{markdown_escape(table.groups[index])}** |" + " |" * (len(table.columns) - 1))
-        lines.append("| " + " | ".join(_markdown_cell(c, cell) for c, cell in zip(table.columns, row, strict=True))
-                     + " |")
+        cells = (_styled_cell(MARKDOWN, c, cell) for c, cell in zip(table.columns, row, strict=True))
+        lines.append("| " + " | ".join(cells) + " |")
     caption = caption_text(table, shows_bold=True)
     if caption:
         lines += ["", " ".join(caption.splitlines())]
