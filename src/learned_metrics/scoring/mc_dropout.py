@@ -1,19 +1,13 @@
-"""Monte-Carlo dropout: K independent stochastic passes, run as few batched forwards.
-
-MC mode puts *every* module in train mode, as in training, except the layers whose train mode changes state
-(running statistics): several architectures apply attention dropout through the attention module's own
-``training`` flag, so switching on only the ``nn.Dropout`` modules would silently leave it off (docs/scoring.md,
-"Monte-Carlo dropout").
-
-The masks of a row's pass are drawn from the seed, the row's own token ids and the pass index
-(:class:`KeyedDropout`), not from a stream shared by the batch: a row gets the same MC score whichever rows share
-its batch, whichever process or Ray actor scores it and however often it is retried. Rows of one batch have equal
-lengths, so a row's masks have the same shapes in every batch.
+"""Monte-Carlo dropout: K stochastic passes as few batched forwards, every module in train mode except stateful
+norms (attention dropout often reads the module's own ``training`` flag; docs/scoring.md, "Monte-Carlo dropout").
+A row's masks come from the seed, its own token ids and the pass (:class:`KeyedDropout`): the same MC score
+whichever rows share its batch, whichever process or Ray actor scores it and however often it is retried.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 from collections.abc import Iterator
 
@@ -28,11 +22,6 @@ def _keep_mask(draws: np.ndarray, p: float) -> torch.Tensor:
     """Bernoulli(1 - p) keep mask scaled by 1/(1 - p) from uint32 draws (the threshold is p in units of 2^-32)."""
     threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
     return torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
-
-
-def _apply(x: torch.Tensor, mask: torch.Tensor, inplace: bool) -> torch.Tensor:
-    mask = mask.view(x.shape).to(device=x.device, dtype=x.dtype)
-    return x.mul_(mask) if inplace else x * mask
 
 
 def _derived_seed(*words: int) -> int:
@@ -72,10 +61,9 @@ def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
 
 
 class KeyedDropout:
-    """Dropout whose masks come from (seed, row key, pass): one generator per stacked copy of a row, so a row's
-    masks do not depend on its batch. A dropout input whose first dimension is the batch (or a multiple of it, as
-    ``(batch x heads, ...)``) is masked block by block; one shared by the whole batch (DeBERTa's relative-position
-    embeddings) gets a mask of the pass alone, so such models run one pass per forward (:attr:`shared`)."""
+    """Dropout whose masks come from (seed, row key, pass), one generator per stacked copy of a row. An input shared
+    by the whole batch (DeBERTa's relative-position embeddings) gets a mask of the pass alone, so such models run one
+    pass per forward (:attr:`shared`)."""
 
     def __init__(self, seed: int):
         self.seed = seed
@@ -84,17 +72,16 @@ class KeyedDropout:
         self.shared: set[int] = set()  # ids of the modules whose dropout input is shared by the batch
         self.batched: set[int] = set()
         self._probing: dict[int, list[int]] | None = None
-        self._generators: dict[str, list] = {}
-        self._shared_generators: dict[str, object] = {}
+        self._generators: dict[tuple[bool, str], list] = {}
 
     def start(self, keys: list[int], passes: range) -> None:
         """Blocks of the next forward: copy-major, as ``Tensor.repeat`` stacks them."""
         self.blocks = [_derived_seed(self.seed, key & (2**64 - 1), key >> 64, step) for step in passes for key in keys]
         self.shared_seed = _derived_seed(self.seed, 2**32, passes.start)
-        self._generators, self._shared_generators = {}, {}
+        self._generators = {}
 
-    def __call__(self, x: torch.Tensor, p: float, inplace: bool = False, module: nn.Module | None = None
-                 ) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor, p: float, inplace: bool = False,
+                 module: nn.Module | None = None) -> torch.Tensor:
         if self._probing is not None:
             self._probing.setdefault(id(module), []).append(x.shape[0] if x.dim() else 0)
             return x
@@ -102,25 +89,17 @@ class KeyedDropout:
             return x
         if p >= 1.0:
             return x.zero_() if inplace else torch.zeros_like(x)
-        if module is not None and id(module) in self.shared:
-            return _apply(x, self._shared_mask(x, p), inplace)
-        n = len(self.blocks)
-        if x.dim() == 0 or x.shape[0] % n:
+        shared = module is not None and id(module) in self.shared
+        if not shared and (x.dim() == 0 or x.shape[0] % len(self.blocks)):
             raise RuntimeError(f"MC dropout: a dropout input of shape {tuple(x.shape)} is neither per row nor shared "
                                "by the batch")
-        return _apply(x, self._block_masks(x, p, n), inplace)
-
-    def _block_masks(self, x: torch.Tensor, p: float, n: int) -> torch.Tensor:
-        generators = self._generators.get(str(x.device))
+        key = (shared, str(x.device))
+        generators = self._generators.get(key)
         if generators is None:  # made once per forward: every dropout call continues each block's own stream
-            generators = self._generators[str(x.device)] = [_generator(seed, x.device) for seed in self.blocks]
-        return _masks(x, p, generators)
-
-    def _shared_mask(self, x: torch.Tensor, p: float) -> torch.Tensor:
-        generator = self._shared_generators.get(str(x.device))
-        if generator is None:
-            generator = self._shared_generators[str(x.device)] = _generator(self.shared_seed, x.device)
-        return _masks(x, p, [generator])
+            seeds = [self.shared_seed] if shared else self.blocks
+            generators = self._generators[key] = [_generator(seed, x.device) for seed in seeds]
+        mask = _masks(x, p, generators).view(x.shape).to(device=x.device, dtype=x.dtype)
+        return x.mul_(mask) if inplace else x * mask
 
     def probe(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
         """Which dropout inputs are per row: two tiny forwards, of one row and of two, record each module's first
@@ -135,13 +114,6 @@ class KeyedDropout:
         for module, firsts in seen[0].items():
             doubled = [2 * a == b for a, b in zip(firsts, seen[1].get(module, []), strict=False)]
             (self.batched if doubled and all(doubled) else self.shared).add(module)
-
-
-def _dropout_forward(module: nn.Dropout, masks: KeyedDropout):
-    def forward(x: torch.Tensor) -> torch.Tensor:
-        return masks(x, module.p, module.inplace, module)
-
-    return forward
 
 
 def _attention_with_keyed_dropout(original, masks: KeyedDropout):
@@ -174,7 +146,7 @@ def _own_masks(model: nn.Module, masks: KeyedDropout) -> Iterator[None]:
     """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from ``masks``."""
     patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
     for module in patched:
-        module.forward = _dropout_forward(module, masks)
+        module.forward = functools.partial(masks, p=module.p, inplace=module.inplace, module=module)
     mapping = compat.attention_functions()
     original = mapping.get("sdpa")
     if original is not None:
@@ -214,9 +186,8 @@ def copies_per_forward(passes: int, rows: int, width: int, max_tokens: int) -> i
 def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int, max_tokens: int,
                    masks: KeyedDropout | None = None) -> torch.Tensor:
     """Class probabilities ``(passes, rows, classes)`` in float64; one pass = one full stochastic forward (the caller
-    sets the mode: in eval mode every pass is the same, so it asks for ``passes=1``). With ``masks`` the batch's
-    rows have equal lengths, and the passes are grouped by the width alone, so a row's masks do not depend on its
-    batch."""
+    sets the mode). With ``masks`` the rows have equal lengths and passes are grouped by the width alone, so a row's
+    masks do not depend on its batch."""
     rows, width = batch["input_ids"].shape
     keys = None
     if masks is None:
