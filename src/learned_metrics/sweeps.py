@@ -249,8 +249,7 @@ def describe(sweep: Sweep, shown: int = 3) -> list[str]:
     """A summary line and the commands the agent would start for the first checked settings."""
     import shlex
 
-    size = sweep.grid_size()
-    runs = f"{size} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
+    runs = f"{sweep.grid_size()} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
     combos = representative_combinations(sweep)
     head = f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}"
     lines = [f"{head}; {len(combos)} composition(s) checked; e.g."]

@@ -12,7 +12,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from learned_metrics.errors import UserError
-from learned_metrics.labels import METRIC_KINDS, id2label_for, resolve_label_ids
+from learned_metrics.labels import METRIC_KINDS, resolve_label_ids
 from learned_metrics.safety import check_model_folder, load_classifier, load_config
 from learned_metrics.validate import flag
 
@@ -31,7 +31,7 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
         if sorted(head_labels) != sorted(required):
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
-            labels = id2label_for(head_labels)
+            labels = dict(enumerate(head_labels))
             return load_classifier(folder, allow_pickle=allow_pickle, flag=option, num_labels=len(labels),
                                    id2label=labels, label2id={v: k for k, v in labels.items()},
                                    ignore_mismatched_sizes=True)

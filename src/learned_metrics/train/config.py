@@ -44,8 +44,7 @@ def if_set(value: object, then: object, otherwise: object) -> object:
 
 def register_resolvers() -> None:
     """Idempotent: safe to call from train.py, tests and notebooks."""
-    resolvers = (("package_model_dir", package_model_dir), ("auto_precision", auto_precision), ("mul", multiply),
-                 ("if_set", if_set))
-    for name, fn in resolvers:
+    for name, fn in (("package_model_dir", package_model_dir), ("auto_precision", auto_precision), ("mul", multiply),
+                     ("if_set", if_set)):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

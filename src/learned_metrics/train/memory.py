@@ -19,12 +19,9 @@ def pin_mmap_threshold(mib: float) -> bool:
     """Fix glibc's mmap threshold at ``mib`` MiB for this process; False where glibc is absent."""
     name = ctypes.util.find_library("c")
     try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
+        return bool(name) and bool(ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, int(mib * 2**20)))
     except (OSError, AttributeError):
-        mallopt = None
-    if mallopt is None:
         return False
-    return bool(mallopt(M_MMAP_THRESHOLD, int(mib * 2**20)))
 
 
 class PinMmapThreshold(Callback):

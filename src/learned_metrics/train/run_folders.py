@@ -4,6 +4,7 @@ Only small files are read (card, ``csv/metrics.csv``, checkpoint *names*), never
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -76,10 +77,8 @@ def _monitor(config: dict[str, Any]) -> tuple[str | None, str | None]:
 def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
     """Start time: the timestamp folder name, else when ``run_info.json`` was written, else the export."""
     for name in (run_dir.name, run_dir.parent.name.removeprefix("multirun_")):
-        try:
+        with contextlib.suppress(ValueError):
             return datetime.strptime(name, TIMESTAMP_FORMAT)
-        except ValueError:
-            continue
     info = run_dir / "run_info.json"
     if info.is_file():
         return datetime.fromtimestamp(info.stat().st_mtime)
@@ -89,16 +88,12 @@ def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
         return None
 
 
-def _step_of(checkpoint_name: str | None) -> int | None:
-    match = _STEP.search(Path(checkpoint_name).name) if checkpoint_name else None
+def _best_step(run_dir: Path, card: dict[str, Any]) -> int | None:
+    """The optimizer step in the name of the exported checkpoint, else of the last ``best*.ckpt``."""
+    name = _text(card.get("source_checkpoint")) or max((p.name for p in (run_dir / "checkpoints").glob("best*.ckpt")),
+                                                        default=None)
+    match = _STEP.search(Path(name).name) if name else None
     return int(match.group(1)) if match else None
-
-
-def _best_checkpoint_name(run_dir: Path, card: dict[str, Any]) -> str | None:
-    if _text(card.get("source_checkpoint")):
-        return card["source_checkpoint"]
-    names = sorted(p.name for p in (run_dir / "checkpoints").glob("best*.ckpt"))
-    return names[-1] if names else None
 
 
 def best_from_metrics_csv(path: Path, metric: str, mode: str | None) -> float | None:
@@ -134,7 +129,7 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
                   date=date.isoformat(sep=" ", timespec="minutes") if date else None,
                   git_commit=_text(info.get("git_commit")),
                   seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None, metric=metric,
-                  mode=mode, best=best, best_source=source, best_step=_step_of(_best_checkpoint_name(run_dir, card)),
+                  mode=mode, best=best, best_source=source, best_step=_best_step(run_dir, card),
                   export=(run_dir / "export" / "learned_metric.json").is_file(), validation=validation)
 
 
