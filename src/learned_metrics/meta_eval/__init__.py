@@ -1,15 +1,6 @@
-"""Meta-evaluation: judge a metric's scores against human judgements.
-
-The Python API mirrors ``learned-metrics meta-eval``; inputs are numpy arrays (documents x systems, NaN = absent
-summary) or files via :func:`load_grid`, results are dataclasses with ``to_json()``::
-
-    from learned_metrics.meta_eval import load_grid, correlations
-    grid = load_grid("human.jsonl", ["metric.jsonl"])
-    report = correlations(grid.human, grid.metrics["metric"], resamples=1000, seed=0)
-    report.stats["tau_pair"].value, report.stats["tau_pair"].ci
-
-Names are loaded on first use (PEP 562), so a command's ``--help`` loads no analysis, numpy or scipy.
-"""
+"""Meta-evaluation: judge a metric's scores against human judgements. The Python API mirrors ``learned-metrics
+meta-eval``: arrays (documents x systems, NaN = absent) or files via :func:`load_grid` in, dataclasses with
+``to_json()`` out (docs/meta_eval.md). Names load on first use (PEP 562): a command's ``--help`` loads no numpy."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples: :class:`FixedGroups`
-when the values are fixed and the weights vary (bootstrap counts, permutation choices), :func:`rowwise_correlation`
-when the values change per resample (per-system means). A correlation is undefined (NaN) when either side is
-constant among the items with weight; callers skip such groups and count them."""
+when the values are fixed and the weights vary, :func:`rowwise_correlation` when the values change per resample.
+A correlation is undefined (NaN) when either side is constant among the items with weight."""
 
 from __future__ import annotations
 
@@ -66,7 +65,10 @@ class FixedGroups:
 
     def _tau_b_by_expansion(self, weights: np.ndarray) -> np.ndarray:
         """Large groups: repeat each item by its weight and let scipy's O(m log m) tau-b count."""
-        kendalltau = _plain_kendalltau()
+        from scipy import stats as scipy_stats  # imported here: scipy.stats costs ~1 s at CLI start-up
+
+        # scipy's tau-b without its NaN/axis-policy wrapper, which doubles the O(m log m) count (no NaN here)
+        kendalltau = getattr(scipy_stats.kendalltau, "__wrapped__", scipy_stats.kendalltau)
         out = np.full(weights.shape[:2], np.nan)
         counts = weights.astype(np.int64)
         for r, g in np.ndindex(*out.shape):
@@ -84,14 +86,6 @@ class FixedGroups:
         return agreeing / 2, self.ties_y.untied_pairs(weights) / 2, total * (total - 1) / 2
 
 
-def _plain_kendalltau():
-    """scipy's tau-b without its NaN/axis-policy wrapper, which costs twice the O(m log m) count on the thousands of
-    calls of a permutation test (the inputs here never hold NaN); the public function if scipy has no wrapper."""
-    from scipy import stats as scipy_stats  # imported here: scipy.stats costs ~1 s at CLI start-up
-
-    return getattr(scipy_stats.kendalltau, "__wrapped__", scipy_stats.kendalltau)
-
-
 def _snap(values: np.ndarray) -> np.ndarray:
     """Round per-resample values to 12 significant digits of the row's largest magnitude: means equal in exact
     arithmetic can differ in the last bit by summation order; rounding keeps them tied, as a direct computation."""
@@ -103,8 +97,7 @@ def _snap(values: np.ndarray) -> np.ndarray:
 
 def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
     """Correlation per resample when values differ per resample: (R, m) each -> (R,), NaN where undefined."""
-    # The pair arrays are rows * m**2: cap them at a few million entries (many systems stay in memory).
-    rows = max(1, _ROWWISE_ENTRIES // max(1, x.shape[1] ** 2))
+    rows = max(1, _ROWWISE_ENTRIES // max(1, x.shape[1] ** 2))  # pair arrays are rows * m**2: a few million entries
     parts = [_rowwise_block(x[i : i + rows], y[i : i + rows], weights[i : i + rows], coefficient)
              for i in range(0, x.shape[0], rows)]
     return np.concatenate(parts) if parts else np.empty(0)

@@ -1,9 +1,6 @@
-"""Weighted Kendall tau-b for many groups and many resamples at once.
-
-A resample drawing an item k times is the item with weight k, and a permutation is a 0/1 weight on two copies, so
-every resample is a weighted tau-b over fixed values: the concordance sum is a quadratic form ``w^T A w`` with one
-sign matrix per group (one matrix product per block of resamples), the tie corrections need only each tie class's
-total weight. Weights are non-negative integers, so the sums are exact (in float32 while below 2**24)."""
+"""Weighted Kendall tau-b for many groups and resamples at once: a resample (or a permutation's 0/1 choice) is an
+integer weight per item, so the concordance sum is a quadratic form ``w^T A w`` with one sign matrix per group and
+the tie corrections need each tie class's total weight; integer sums are exact (in float32 while below 2**24)."""
 
 from __future__ import annotations
 
@@ -16,10 +13,8 @@ import numpy as np
 if TYPE_CHECKING:
     from scipy import sparse
 
-# float32 represents every integer below 2**24 exactly.
 _FLOAT32_EXACT = 2**24
-# Sign matrices up to this size are built once and kept; larger ones are rebuilt in column blocks.
-_CACHE_BYTES = 256 * 2**20
+_CACHE_BYTES = 256 * 2**20  # sign matrices up to this size are built once and kept, larger ones in column blocks
 _BLOCK_BYTES = 32 * 2**20
 
 
@@ -72,12 +67,9 @@ class TieClasses:
     def midranks(self, weights: np.ndarray) -> np.ndarray:
         """Average rank of every item in its group's expanded data, as scipy's ``rankdata`` gives: (R, G, m)."""
         class_weights = self.totals(weights)
-        running = np.cumsum(class_weights, axis=1)
-        before_class = running - class_weights
-        before_group = before_class[:, self.group_starts]
-        below = before_class - before_group[:, self.class_group]
-        mid = below + (class_weights + 1) / 2
-        return mid[:, self.class_of_item]
+        before_class = np.cumsum(class_weights, axis=1) - class_weights
+        below = before_class - before_class[:, self.group_starts][:, self.class_group]
+        return (below + (class_weights + 1) / 2)[:, self.class_of_item]
 
 
 class SignProducts:
@@ -92,8 +84,8 @@ class SignProducts:
         self._block_cols = max(1, _BLOCK_BYTES // max(1, n_groups * m * 8))
 
     def _block(self, cols: slice, dtype: type) -> np.ndarray:
-        sx = np.sign(self.x[:, :, None] - self.x[:, None, cols])
-        product = sx * np.sign(self.y[:, :, None] - self.y[:, None, cols])
+        x, y = self.x, self.y
+        product = np.sign(x[:, :, None] - x[:, None, cols]) * np.sign(y[:, :, None] - y[:, None, cols])
         return (np.abs(product) if self.strict else product).astype(dtype)
 
     def _blocks(self, dtype: type) -> Iterator[tuple[slice, np.ndarray]]:
@@ -123,8 +115,7 @@ def tau_b_from_sums(concordance: np.ndarray, untied_x: np.ndarray, untied_y: np.
     """tau-b = (C - D) / sqrt(untied_x * untied_y); NaN where a side is constant (undefined)."""
     denominator = untied_x * untied_y
     with np.errstate(invalid="ignore", divide="ignore"):
-        tau = concordance / np.sqrt(denominator)
-    return np.where(denominator > 0, np.clip(tau, -1.0, 1.0), np.nan)
+        return np.where(denominator > 0, np.clip(concordance / np.sqrt(denominator), -1.0, 1.0), np.nan)
 
 
 def rowwise_sign_sums(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:

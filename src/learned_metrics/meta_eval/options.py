@@ -34,8 +34,7 @@ def baseline_names(value: str | Sequence[str] | None, among: Sequence[str] | Non
     if value is None:
         return ()
     names = (value,) if isinstance(value, str) else value
-    if isinstance(names, (set, frozenset)) or not isinstance(names, Sequence) \
-            or not all(isinstance(name, str) and name for name in names):
+    if not isinstance(names, Sequence) or not all(isinstance(name, str) and name for name in names):
         raise UserError(f"--baseline: expected a name or a list of names, got {value!r:.80}")
     if len(set(names)) != len(names):
         raise UserError(f"--baseline names a metric or system twice: {list(names)}")

@@ -196,9 +196,7 @@ class SwappedPooledKendall:
         zq = (quadratic @ z.T.astype(np.float32)).T if not isinstance(quadratic, np.ndarray) else (
             z.astype(np.float32) @ quadratic)  # Q is symmetric: Q z' is (z Q)'
         zqz = np.einsum("rm,rm->r", np.asarray(zq, dtype=np.float64), z)
-        at_z = constant + z @ linear + zqz
-        at_complement = constant + (1 - z) @ linear + total - 2 * (z @ row_sums) + zqz
-        return at_z, at_complement
+        return constant + z @ linear + zqz, constant + (1 - z) @ linear + total - 2 * (z @ row_sums) + zqz
 
     def tau(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """tau-b for every row of 0/1 choices ``z`` (R, m) and for its complement; NaN where a side is constant."""

@@ -1,6 +1,5 @@
 """``learned-metrics meta-eval ...``: one module per subcommand (:data:`SUBCOMMANDS`), each with its ``SETTINGS``
-class, its ``COMMAND`` declaration and ``run(args, settings)`` (docs/architecture.md: how to add one).
-"""
+class, its ``COMMAND`` declaration and ``run(args, settings)`` (docs/architecture.md: how to add one)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``learned-metrics meta-eval bias-matrix``: for which pairs of systems does the metric get the human order
-wrong?"""
+"""``learned-metrics meta-eval bias-matrix``: for which system pairs does the metric get the human order wrong?"""
 
 from __future__ import annotations
 

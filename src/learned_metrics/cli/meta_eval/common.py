@@ -1,6 +1,5 @@
 """What every ``meta-eval`` command shares: flags from its settings class, inputs declared by type, outputs checked
-before any work and written as one staged set with the JSON's ``settings`` block. Nothing here knows an analysis.
-"""
+before any work and written as one staged set with the JSON's ``settings`` block. Nothing here knows an analysis."""
 
 from __future__ import annotations
 
@@ -91,10 +90,15 @@ def add_command(commands: Any, module: Any) -> None:
 
 
 def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int]) -> int:
-    """Every command's order: its settings parsed, every output checked, then ``run`` reads, computes and
-    :func:`finish`-es, so no error follows a long computation."""
+    """Every command's order: its settings parsed, every output checked against every input (so no error follows a
+    long computation, no output lands on, in or around an input), then ``run`` reads, computes and :func:`finish`-es."""
+    from learned_metrics.outputs import check_outputs, file_output
+    from learned_metrics.render.figures import check_plot_path
+
     settings = args.settings_class.from_arguments(args)
-    check_command_outputs(args)
+    paths = {dest: getattr(args, dest) for dest in OUTPUTS if getattr(args, dest, None) is not None}
+    check_outputs([file_output(check_plot_path(path) if dest in PLOTS else path, OUTPUTS[dest])
+                   for dest, path in paths.items()], inputs=inputs_of(args))
     return run(args, settings)
 
 
@@ -119,17 +123,6 @@ def load_grid(args: argparse.Namespace, settings: Any):
                 metric_fields=score_fields(settings) if many else [settings.metric_field],
                 keys=KeyFields(settings.doc_field, settings.system_field), human_format=settings.human_format,
                 on_missing=settings.on_missing, names=metric_names(settings) if many else None)
-
-
-def check_command_outputs(args: argparse.Namespace) -> None:
-    """Every output of the command, checked against every input before any work, so an error never follows a
-    long computation and no output lands on, in or around something the command reads."""
-    from learned_metrics.outputs import check_outputs, file_output
-    from learned_metrics.render.figures import check_plot_path
-
-    paths = {dest: getattr(args, dest) for dest in OUTPUTS if getattr(args, dest, None) is not None}
-    check_outputs([file_output(check_plot_path(path) if dest in PLOTS else path, OUTPUTS[dest])
-                   for dest, path in paths.items()], inputs=inputs_of(args))
 
 
 def describe_inputs(args: argparse.Namespace, *, hashed: bool = True) -> list[dict[str, Any]]:
