@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,14 +21,15 @@ from learned_metrics.meta_eval.report import (
     PairedAucTest,
     ReportCell,
     ReportTable,
+    baseline_names,
     marked_table,
     paired_auc_test,
     paired_result,
     swap_blocks,
 )
-from learned_metrics.meta_eval.resampling import Estimate, ci_columns, estimate_from, mean_estimate, row_weights
+from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, row_weights
 from learned_metrics.meta_eval.rows import by_index
-from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.render import Cell, Column, Table, Tabular, pick, table_frame
 from learned_metrics.validate import numbers, renamed_keywords
 
 PERCENTILES = np.arange(0, 100, 0.2)  # SummaC's grid: 0, 0.2, ..., 99.8
@@ -290,12 +291,9 @@ class BenchmarkReport(Tabular):
 
     def tables(self) -> list[Table]:
         """report's marked tables, then per dataset its threshold, BAcc and AUC, and the unsupported class's P/R/F1."""
-        tables = []
-        for key, report in self.marked.items():
-            table = report.tables()[0]
-            table.key, table.heading = key, table.title
-            tables.append(table)
-        return [*tables, self._table("per_dataset", ("bacc", "auc"), "balanced accuracy (BAcc) and ROC AUC"),
+        marked = [replace(table, key=key, heading=table.title) for key, report in self.marked.items()
+                  for table in report.tables()[:1]]
+        return [*marked, self._table("per_dataset", ("bacc", "auc"), "balanced accuracy (BAcc) and ROC AUC"),
                 self._table("unsupported", ("precision", "recall", "f1"), "precision, recall and F1 of the unsupported "
                             "class (label 0, predicted when score <= threshold)", title=" · unsupported class")]
 
@@ -314,21 +312,9 @@ class BenchmarkReport(Tabular):
         out.update(notes=self.notes, warnings=self.warnings, settings=self.record)
         return out
 
-    def to_frame(self):
-        """One row per (metric, dataset), then the mean: threshold, counts and every statistic with its CI."""
-        import pandas as pd
-
-        def stats(estimates: dict[str, Estimate]) -> dict[str, Any]:
-            return {f"{s}_{k}": v for s in STATISTICS for k, v in ci_columns(estimates[s].to_json()).items()
-                    if k in ("value", "ci_low", "ci_high")}
-
-        rows = []
-        for name, result in self.results.items():
-            rows += [{"metric": name, "dataset": d.dataset, "threshold": d.threshold, "tuned_on": d.tuned_on,
-                      "rows": d.rows, "positives": d.positives, "negatives": d.negatives, **stats(d.stats)}
-                     for d in result.datasets]
-            rows.append({"metric": name, "dataset": MEAN_COLUMN, **stats(result.mean)})
-        return pd.DataFrame(rows)
+    def to_frame(self, key: str | None = None):
+        """The CSV's long table (one row per metric and dataset, then its mean; every statistic with its CI)."""
+        return table_frame(pick(self.csv_tables(), key))
 
 
 def _confusion_rates(positive: np.ndarray, starts: np.ndarray, weights: np.ndarray, supported: np.ndarray
@@ -367,7 +353,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     """Judge metrics (name -> scores of the same rows) under a named threshold protocol: ``labels`` 0/1 (1 =
     supported); per row its dataset, split (None: none) and ``keys`` (a (grounding, generation) identity, to warn of
     rows in both tuning and judged splits). ``baseline``: the metric names markers compare with (default: all)."""
-    o, baselines = settings, settings.baseline or ()
+    o = settings
     if not isinstance(scores, dict) or not scores:
         raise UserError("scores must be a mapping of metric name -> scores, with at least one metric")
     labels, datasets, splits, keys, *columns = by_index(
@@ -390,9 +376,7 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     splits = list(splits) if splits is not None else [None] * n
     if len(datasets) != n or len(splits) != n or (keys is not None and len(keys) != n):
         raise UserError(f"datasets, splits and keys need one value per row ({n})")
-    unknown = [b for b in baselines if b not in values]
-    if unknown:
-        raise UserError(f"--baseline {unknown[0]!r} is not one of the metrics ({', '.join(values)})")
+    baselines = baseline_names(o.baseline, list(values))
     protocol = _protocol(o, splits)
     notes: list[str] = []
     warnings: list[str] = []
@@ -487,18 +471,17 @@ def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, data
                 names: list[str]) -> tuple[np.ndarray, list[str], list[int | None], list[bool]]:
     """Per dataset (in ``names`` order): the threshold, where it was tuned, on how many rows, and whether it is the
     global fallback of a dataset without tuning rows."""
-    k = len(names)
-    if protocol.name == "fixed":
-        return np.full(k, protocol.threshold), ["fixed"] * k, [None] * k, [False] * k
     split = protocol.tune_split if protocol.name == "tune-on-val" else protocol.judged
 
     @functools.cache  # tuned once, for the global scope or the first dataset that falls back to it
     def global_threshold() -> float:
         return tune_threshold(scores[tuning], labels[tuning], protocol.grid)
 
-    if protocol.scope == "global":
-        return np.full(k, global_threshold()), [f"{split}, all datasets"] * k, [int(tuning.sum())] * k, [False] * k
-    def per_dataset(name: str) -> tuple[float, str, int, bool]:
+    def per_dataset(name: str) -> tuple[float, str, int | None, bool]:
+        if protocol.name == "fixed":
+            return protocol.threshold, "fixed", None, False
+        if protocol.scope == "global":
+            return global_threshold(), f"{split}, all datasets", int(tuning.sum()), False
         members = tuning & (datasets == name)
         if members.any():
             return tune_threshold(scores[members], labels[members], protocol.grid), split, int(members.sum()), False

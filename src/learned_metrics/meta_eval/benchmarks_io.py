@@ -135,9 +135,6 @@ def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[s
     names = []
     for path, stem, name in zip(paths, stems, fields, strict=True):
         same = [i for i, s in enumerate(stems) if s == stem]
-        if len(same) == 1:
-            names.append(stem)
-            continue
         label = f"{Path(path).parent.name}/{stem}" if len({str(paths[i]) for i in same}) > 1 else stem
         names.append(label if len({fields[i] for i in same}) == 1 else f"{label}:{name}")
     return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]

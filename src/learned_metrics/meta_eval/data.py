@@ -183,10 +183,7 @@ def true_corpus(path: str | Path) -> str:
     ``qags_c.csv`` -> ``qags_c``)."""
     stem = Path(path).stem
     name = stem.removesuffix("_download")
-    for split in TRUE_SPLITS:
-        if name.endswith(split) and len(name) > len(split):
-            return name[: -len(split)]
-    return name or stem
+    return next((name[: -len(s)] for s in TRUE_SPLITS if name.endswith(s) and len(name) > len(s)), name or stem)
 
 
 def scored_files(source: str | Path) -> list[Path]:
@@ -231,10 +228,9 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
                         group_field: str | None = None, system_field: str | None = None,
                         fmt: str = "rows", on_missing: str = "error") -> dict[str, ScoredRows]:
-    """Labelled scores per metric; a source is a scored file, or a folder of scored corpora (one file per corpus).
-    ``fmt="rows"``: the corpus is the file name inside a folder unless ``group_field`` names a column; ``"true"``:
-    TRUE files (their columns checked up front), the corpus :func:`true_corpus` of the file name, for one file too;
-    their rows carry their texts, so a row present twice follows ``on_missing`` (:func:`~.rows.duplicates`)."""
+    """Labelled scores per metric from scored files or folders of them (one file per corpus, the corpus its name
+    unless ``group_field`` names a column). ``fmt="true"``: TRUE files, the corpus :func:`true_corpus` of the file
+    name even for one file; their rows carry texts, so a row present twice follows ``on_missing``."""
     check(format=fmt, on_missing=on_missing)
     if fmt == "true" and group_field:
         raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")

@@ -42,8 +42,7 @@ DOC, SYSTEM = "doc_id", "system_id"
 
 def is_long_frame(obj: Any) -> bool:
     """A long DataFrame: one row per (document, system), keyed by its ``doc_id`` and ``system_id`` columns."""
-    columns = getattr(obj, "columns", None)
-    return columns is not None and DOC in columns and SYSTEM in columns
+    return all(name in getattr(obj, "columns", ()) for name in (DOC, SYSTEM))
 
 
 def _axes(value: Any) -> list[tuple[str, Any]]:
@@ -228,8 +227,7 @@ def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing dr
         else:
             first_at[identity] = i
     keep = np.ones(len(rows), dtype=bool)
-    for indices in copies.values():
-        keep[indices] = False
+    keep[[i for indices in copies.values() for i in indices]] = False
     notes = [f"dropped {int((~keep).sum())} duplicated row(s) ({len(copies)} row(s) present more than once, every "
              "copy left out)"] if copies else []
     return keep, notes
@@ -269,15 +267,13 @@ def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, An
     source or across sources) and a missing/NaN score (unless ``nan_absent``: a frame's NaN is an absent judgement)
     follow ``on_missing``: refused naming both rows, or every copy left out with a note."""
     check(on_missing=on_missing)
-    sums: dict[Key, float] = {}
-    counts: dict[Key, int] = {}
+    scored: dict[Key, list[float]] = {}
     first: dict[Key, tuple[object, int]] = {}
     duplicated: set[Key] = set()
-    total = missing = 0
+    missing = 0
     path: object = None
     for path, rows in sources:
         for row_number, row in rows:
-            total += 1
             key = (row_key(row, keys.doc, path=path, row_number=row_number),
                    row_key(row, keys.system, path=path, row_number=row_number))
             value = row_number_value(row, score_field, path=path, row_number=row_number)
@@ -297,18 +293,18 @@ def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, An
                     raise nan_error(path, row_number, score_field)
                 missing += 1
                 continue
-            sums[key] = sums.get(key, 0.0) + value
-            counts[key] = counts.get(key, 0) + 1
-    values = {key: sums[key] / counts[key] for key in sums if key not in duplicated}
+            scored.setdefault(key, []).append(value)
+    values = {key: sum(scores, 0.0) / len(scores) for key, scores in scored.items() if key not in duplicated}
     name = "human" if average else Path(str(path)).name
     cells = CellScores(str(path), values, {key: row for key, (_, row) in first.items()})
     if missing and not nan_absent:
         cells.notes.append(f"{name}: dropped {missing} row(s) with a missing/NaN '{score_field}'")
     if duplicated:
         cells.notes.append(f"{name}: dropped {len(duplicated)} duplicated key(s) (every copy left out)")
-    if average and counts and max(counts.values()) > 1:
-        low, high = min(counts.values()), max(counts.values())
-        cells.notes.append(f"human: averaged {total - missing} rows into {len(counts)} (document, system) cells "
+    sizes = [len(scores) for scores in scored.values()]
+    if average and sizes and max(sizes) > 1:
+        low, high = min(sizes), max(sizes)
+        cells.notes.append(f"human: averaged {sum(sizes)} rows into {len(sizes)} (document, system) cells "
                            f"({low if low == high else f'{low}-{high}'} rows per cell)")
     return cells
 
