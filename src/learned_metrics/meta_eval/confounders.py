@@ -1,11 +1,7 @@
 """Why does a metric work? Correlate its scores (and the human labels) with simple text proxies (length, overlap
 with the grounding, first-person pronouns, numeric fields) that can make a metric look good for the wrong reason
 (the faithfulness thesis' Tables 5.5, 5.10 and 5.11). Proxies, statistics and the sign-aligned Williams test:
-docs/meta_eval.md, ``meta-eval confounders``.
-
-Williams' test takes |tau(P, X)|, which is the same as replacing X by sign(tau(P, X)) * X, so tau(A, B) is flipped
-by the same signs: the three values stay the correlations of one triple of variables (|tau(A, B)| would be wrong
-when exactly one metric goes against the proxy)."""
+docs/meta_eval.md, ``meta-eval confounders``."""
 
 from __future__ import annotations
 
@@ -40,9 +36,6 @@ HUMAN = "human"
 ALL_ROWS = "all"
 LABEL_SCOPES = ("label=1", "label=0")
 MIN_ROWS = 3  # fewer rows give no meaningful tau or p-value
-
-
-# --- reading rows ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -175,9 +168,6 @@ def read_confounder_rows(path: str | Path, fields: ConfounderFields = Confounder
                       first_person=first_person)
 
 
-# --- statistics ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class ProxyCorrelation:
     """tau-b of one score column with one proxy in one scope; ``tau.skipped`` = rows without the proxy."""
@@ -207,9 +197,6 @@ class WilliamsTest:
     p: float | None
     p_adjusted: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def _tau_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float | None]:
     """scipy's tau-b and its p-value; NaN/None when fewer than 3 rows or a side is constant."""
@@ -235,14 +222,6 @@ def bootstrap_taus(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> n
     return np.concatenate(parts)
 
 
-def _scope_masks(data: ConfounderData) -> dict[str, np.ndarray]:
-    n = len(next(iter(data.scores.values())))
-    masks = {ALL_ROWS: np.ones(n, dtype=bool)}
-    if data.labels is not None:
-        masks.update(zip(LABEL_SCOPES, (data.labels == 1, data.labels == 0), strict=True))
-    return masks
-
-
 def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, o: ConfounderSettings
                         ) -> list[ProxyCorrelation]:
     columns = list(data.scores) if scope == ALL_ROWS else data.metrics
@@ -259,34 +238,29 @@ def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, o: C
     return out
 
 
-def _sign(value: float) -> float:
-    return -1.0 if value < 0 else 1.0
-
-
 def williams_tests(data: ConfounderData, scope: str, rows: np.ndarray) -> list[WilliamsTest]:
-    """Every ordered metric pair (A, B) and proxy: one-sided Williams p for |tau(B, P)| > |tau(A, P)|."""
+    """Every ordered metric pair (A, B) and proxy: one-sided Williams p for |tau(B, P)| > |tau(A, P)|. |tau(P, X)| is
+    tau(P, sign(tau(P, X)) * X), so tau(A, B) takes the same signs: the three stay the correlations of one triple."""
     tests = []
     for proxy, values in data.proxies.items():
         used = rows & ~np.isnan(values)
         taus = {m: _tau_and_p(data.scores[m][used], values[used])[0] for m in data.metrics}
         for a, b in itertools.permutations(data.metrics, 2):
             tau_ab = _tau_and_p(data.scores[a][used], data.scores[b][used])[0]
-            p = williams_p(abs(taus[b]), abs(taus[a]), _sign(taus[a]) * _sign(taus[b]) * tau_ab, int(used.sum()))
+            signs = -1.0 if (taus[a] < 0) != (taus[b] < 0) else 1.0
+            p = williams_p(abs(taus[b]), abs(taus[a]), signs * tau_ab, int(used.sum()))
             tests.append(WilliamsTest(scope, proxy, a, b, none_if_nan(taus[a]), none_if_nan(taus[b]),
                                       none_if_nan(tau_ab), int(used.sum()), p, p))
     return tests
-
-
-def _corrected(tests: list[WilliamsTest], correction: str) -> list[WilliamsTest]:
-    adjusted = adjust_p_values([t.p for t in tests], correction)
-    return [replace(t, p_adjusted=p) for t, p in zip(tests, adjusted, strict=True)]
 
 
 @takes(ConfounderSettings)
 def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> ConfounderReport:
     """Correlations with every proxy per scope (all rows; label 1 and 0 when the data carry labels) and the
     Williams tests between every ordered pair of metrics."""
-    masks = _scope_masks(data)
+    masks = {ALL_ROWS: np.ones(len(next(iter(data.scores.values()))), dtype=bool)}
+    if data.labels is not None:
+        masks.update(zip(LABEL_SCOPES, (data.labels == 1, data.labels == 0), strict=True))
     correlations: list[ProxyCorrelation] = []
     tests: list[WilliamsTest] = []
     notes = list(data.notes)
@@ -297,10 +271,11 @@ def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> Confounder
         tests += williams_tests(data, scope, rows)
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
+    adjusted = adjust_p_values([t.p for t in tests], settings.correction)
     return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
                             {(c.scope, c.column, c.proxy): c for c in correlations},
-                            _corrected(tests, settings.correction), notes, settings.to_json(),
-                            {scope: int(rows.sum()) for scope, rows in masks.items()})
+                            [replace(t, p_adjusted=p) for t, p in zip(tests, adjusted, strict=True)], notes,
+                            settings.to_json(), {scope: int(rows.sum()) for scope, rows in masks.items()})
 
 
 @takes(ConfounderSettings)
@@ -310,12 +285,9 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
                 proxies: Sequence[str] | None = None, by_label: bool = False, label_field: str = "label",
                 splitter: str = ConfoundersCommand.splitter, first_person: str = ConfoundersCommand.first_person,
                 settings: ConfounderSettings) -> ConfounderReport:
-    """Correlate every metric (and the human column) with text proxies: ``learned-metrics meta-eval confounders``.
-
-    ``data``: a pandas DataFrame, a mapping of column -> values, or a list of row dicts, holding the fields named
-    here (defaults: the output of ``learned-metrics score faithfulness``). ``proxies=None`` takes every built-in
-    proxy the data allow; ``first_person``: ``"all"`` counts every first-person pronoun, ``"i"`` the word I only.
-    """
+    """``meta-eval confounders`` on a DataFrame, a mapping of column -> values or a list of row dicts (defaults: the
+    fields ``score faithfulness`` writes). ``proxies=None``: every built-in proxy the data allow; ``first_person``:
+    ``"all"`` counts every first-person pronoun, ``"i"`` the word I only."""
     names = None if names is None else ordered(names, "names", also="--names")
     fields = ConfounderFields(tuple(metric_fields), names or None, human_field, generation_field,
                               grounding_field, tuple(proxy_fields), label_field)
@@ -324,9 +296,6 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
     report = analyse(parsed, settings=settings)
     report.settings["first_person"] = first_person
     return report
-
-
-# --- the report ------------------------------------------------------------------------------
 
 SCOPE_TITLES = {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "label 0 rows"}
 
@@ -365,7 +334,7 @@ class ConfounderReport(Tabular):
         scopes = {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json() for proxy in self.proxies}
                           for column in self.columns_of(scope)} for scope in self.scopes}
         return {"proxies": self.proxies, "columns": self.columns, "rows": self.rows, "scopes": scopes,
-                "williams": [t.to_json() for t in self.tests], "notes": self.notes, "settings": self.settings}
+                "williams": [asdict(t) for t in self.tests], "notes": self.notes, "settings": self.settings}
 
     def to_frame(self):
         """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out (the CSV's long table)."""
@@ -375,7 +344,7 @@ class ConfounderReport(Tabular):
         """One row per Williams test (scope, proxy, metric A, metric B)."""
         import pandas as pd
 
-        return pd.DataFrame([t.to_json() for t in self.tests], columns=list(WilliamsTest.__dataclass_fields__))
+        return pd.DataFrame([asdict(t) for t in self.tests], columns=list(WilliamsTest.__dataclass_fields__))
 
     def tables(self) -> list[Table]:
         """tau-b of every score column with every proxy, scopes as row groups (key ``correlations``), and the
@@ -392,18 +361,14 @@ class ConfounderReport(Tabular):
         out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],
                      rows, title=title, caption=self.caption, key="correlations", groups=groups)]
         if self.tests:
-            correction = self.settings["correction"]
-            scopes = self.scopes != [ALL_ROWS]
-            columns = [Column("scope", kind="text")] if scopes else []
-            columns += [Column("proxy", kind="text"), Column("metric_a", "A", kind="text"),
-                        Column("metric_b", "B", kind="text"), Column("tau_a", "tau(A)", latex=r"$\tau(A)$"),
-                        Column("tau_b", "tau(B)", latex=r"$\tau(B)$"), Column("tau_ab", "tau(A,B)",
-                                                                            latex=r"$\tau(A,B)$"),
-                        Column("n", kind="count"), Column("p", kind="p")]
-            if correction != "none":
-                columns.append(Column("p_adjusted", f"p {correction}", kind="p"))
-            tests = [[*([t.scope] if scopes else []), t.proxy, t.metric_a, t.metric_b, t.tau_a, t.tau_b, t.tau_ab,
-                      t.n, t.p, *([t.p_adjusted] if correction != "none" else [])] for t in self.tests]
+            correction, taus = self.settings["correction"], (("tau_a", "A"), ("tau_b", "B"), ("tau_ab", "A,B"))
+            columns = [Column("scope", kind="text"), Column("proxy", kind="text"), Column("metric_a", "A", kind="text"),
+                       Column("metric_b", "B", kind="text"), *(Column(key, f"tau({of})", latex=rf"$\tau({of})$")
+                                                               for key, of in taus), Column("n", kind="count"),
+                       Column("p", kind="p"), Column("p_adjusted", f"p {correction}", kind="p")]
+            columns = [c for c in columns if not (c.key == "scope" and self.scopes == [ALL_ROWS]
+                                                  or c.key == "p_adjusted" and correction == "none")]
+            tests = [[getattr(t, c.key) for c in columns] for t in self.tests]  # the columns are WilliamsTest's fields
             out.append(Table(columns, tests, title="Williams: H1 = A depends less on the proxy than B (|tau(B)| > "
                              "|tau(A)|), one-sided", heading="Williams tests", key="williams",
                              caption="Williams' test, one-sided: A depends less on the proxy than B (|tau(B)| > "

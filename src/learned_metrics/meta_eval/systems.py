@@ -1,11 +1,7 @@
 """Which system is better, and is the difference real? Per-system means and paired tests on any metric's scores,
-as ``comet-compare`` answers it for MT (the statistics and the correction's family: docs/meta_eval.md,
-``meta-eval systems``).
-
-One bootstrap serves everything: a resample redraws the N documents with replacement, and every system mean and
-pair difference runs over the drawn documents it has, so a pair's two systems always see the same documents. Draws
-are one matrix product per block for all systems or all pairs (a pair's differences are 0 on the documents it does
-not share)."""
+as ``comet-compare`` answers it for MT (docs/meta_eval.md, ``meta-eval systems``). One bootstrap of the documents
+serves every system mean and pair difference, so a pair's two systems always see the same documents (one matrix
+product per block; a pair's differences are 0 on the documents it does not share)."""
 
 from __future__ import annotations
 
@@ -39,9 +35,6 @@ TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired boo
 SIDES = ("greater", "less", "two-sided")
 
 
-# --- inputs ------------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class SystemScores:
     """Scores on a (documents x systems) grid, NaN where a system did not score a document: from files
@@ -60,8 +53,7 @@ def read_system_scores(paths: Sequence[str | Path], score_field: str = "score", 
     (:func:`~.rows.keyed_cells`); a file without the document key says why it is needed."""
     paths = [paths] if isinstance(paths, (str, Path)) else paths
     try:
-        return _grid(keyed_cells([(path, iter_rows(path)) for path in paths], score_field, keys,
-                                 on_missing=on_missing))
+        return _grid(keyed_cells([(path, iter_rows(path)) for path in paths], score_field, keys, on_missing=on_missing))
     except UserError as exc:
         if exc.field != keys.doc or not exc.detail.startswith("missing field"):
             raise
@@ -96,9 +88,6 @@ def _grid(cells: CellScores) -> SystemScores:
     values = cells.values
     return SystemScores(list(dict.fromkeys(k[0] for k in values)), list(dict.fromkeys(k[1] for k in values)),
                         key_grid(values), cells.notes)
-
-
-# --- results -----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -206,25 +195,26 @@ class SystemComparison(Tabular):
         return [ranking, pairs]
 
 
-# --- statistics --------------------------------------------------------------------------------------------------
-
-
 @renamed_keywords(doc="doc_field", system="system_field", score="score_field")
 @takes(SystemsSettings)
 def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None, doc_field: str = "doc_id",
                     system_field: str = "system_id", score_field: str = "score",
                     settings: SystemsSettings) -> SystemComparison:
-    """Rank systems by mean score and test every pair (or every system against each ``baseline``: one name or a
-    list, the CLI's repeatable ``--baseline``) on shared documents.
-
-    ``scores``: a :class:`SystemScores`, or a long DataFrame with the columns ``doc_field``, ``system_field`` and
-    ``score_field`` (the old ``doc=``, ``system=``, ``score=`` still work this release, with a DeprecationWarning).
-    ``resamples``/``permutations``: 0 skips the bootstrap/permutation statistics (not for the chosen ``test``).
-    """
+    """Rank systems by mean score and test every pair (or every system against each ``baseline``, one name or a list)
+    on shared documents. ``scores``: a :class:`SystemScores` or a long DataFrame with the columns ``doc_field``,
+    ``system_field`` and ``score_field``; 0 ``resamples``/``permutations`` skips that statistic (not the ``test``'s)."""
     o = settings
     data = _as_system_scores(scores, doc_field, system_field, score_field)
     baseline = baseline_names(baseline)
-    _check_settings(data, baseline, o)
+    if len(data.systems) < 2:
+        found = f" ({data.systems[0]!r})" if data.systems else ""
+        raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
+                        "--system-field")
+    distinct(data.systems, "system names", "each system's scores are one column of the grid")
+    baseline_names(baseline, data.systems, "systems")
+    if (o.test == "bootstrap" and o.resamples < 1) or (o.test == "permutation" and o.permutations < 1):
+        count = "--resamples" if o.test == "bootstrap" else "--permutations"
+        raise UserError(f"the {TEST_NAMES[o.test]} decides significance: {count} must be >= 1")
     present = ~np.isnan(data.grid)
     filled = np.where(present, data.grid, 0.0)
     means = filled.sum(axis=0) / present.sum(axis=0)
@@ -256,18 +246,6 @@ def _as_system_scores(scores: Any, doc: str, system: str, score: str) -> SystemS
         return system_scores_from_frame(scores, doc_field=doc, system_field=system, score_field=score)
     raise UserError(f"scores must be a SystemScores or a long DataFrame ({doc}, {system}, {score}), "
                     f"got {type(scores).__name__}")
-
-
-def _check_settings(data: SystemScores, baseline: tuple[str, ...], o: SystemsSettings) -> None:
-    if len(data.systems) < 2:
-        found = f" ({data.systems[0]!r})" if data.systems else ""
-        raise UserError(f"comparing systems needs at least two, found {len(data.systems)}{found}; check "
-                        "--system-field")
-    distinct(data.systems, "system names", "each system's scores are one column of the grid")
-    baseline_names(baseline, data.systems, "systems")
-    if (o.test == "bootstrap" and o.resamples < 1) or (o.test == "permutation" and o.permutations < 1):
-        count = "--resamples" if o.test == "bootstrap" else "--permutations"
-        raise UserError(f"the {TEST_NAMES[o.test]} decides significance: {count} must be >= 1")
 
 
 def _oriented_pairs(data: SystemScores, order: list[int], baseline: tuple[str, ...]) -> list[tuple[int, int]]:
