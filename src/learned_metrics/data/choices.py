@@ -1,7 +1,6 @@
 """What the data-prep commands offer, declared once: source forms, hub ids, ANLI phrase lists and positions, and
-the settings object of each build, whose fields are the CLI flags, the API keywords and the checks.
-
-No ``datasets`` or numpy: the ``prep`` parsers read these to build their ``--help`` at once.
+the settings object of each build, whose fields are the CLI flags, the API keywords and the checks. No ``datasets``
+or numpy: the ``prep`` parsers read these to build their ``--help`` at once.
 """
 
 from __future__ import annotations

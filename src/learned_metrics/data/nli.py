@@ -120,11 +120,11 @@ def _by_name(items: tuple[str, ...] | None, what: str, names: list[str]) -> dict
     return found
 
 
-def _seeded_split(premise: str, seed: int, val: float, test: float) -> str:
+def _seeded_split(premise: str, s: NliSettings) -> str:
     """The split of an unsplit source's row, drawn from its premise and the seed (same premise, same split)."""
-    digest = hashlib.blake2b(f"{seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{s.seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
     u = int.from_bytes(digest, "big") / 2**64
-    return "test" if u < test else "validation" if u < test + val else "train"
+    return "test" if u < s.test_fraction else "validation" if u < s.test_fraction + s.val_fraction else "train"
 
 
 def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
@@ -157,8 +157,7 @@ def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     return name
 
 
-def read_source(source: Source, work: Path, seed: int, val: float, test: float,
-                tag: str = "0") -> tuple[dict[str, datasets.Dataset], dict[str, Any]]:
+def read_source(source: Source, work: Path, tag: str = "0") -> tuple[dict[str, datasets.Dataset], dict[str, Any]]:
     """A source's rows in :data:`FEATURES`, per split; and what was read (files, rows, unlabelled rows dropped)."""
     s = source.settings
     parts = location_parts(source.location, NLI_SOURCES, s.label_field, source.name)
@@ -185,7 +184,7 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
                     raise UserError(f"split {value!r} is none of train, dev/validation, test", path=part.where,
                                     row=number, field=s.split_field)
             else:
-                split = part.split or _seeded_split(premise, seed, val, test)
+                split = part.split or _seeded_split(premise, s)
             uid = validate.row_key(row, s.id_field, **at) if s.id_field else f"{Path(part.where).name}:{number}"
             writer.add(split, {"premise": premise, "hypothesis": hypothesis, "label": label, "source": source.name,
                                "uid": f"{source.name}:{uid}", "augmented": False, "phrase": None})
@@ -197,15 +196,11 @@ def read_source(source: Source, work: Path, seed: int, val: float, test: float,
                     "parts": [p.where for p in parts], "rows_read": dict(read), "dropped_unlabelled": unlabelled}
 
 
-def _rng(seed: int, *names: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(int.from_bytes(hashlib.blake2b(n.encode(), digest_size=4).digest(), "big")
-                                          for n in names)])
-
-
-def cap_and_weight(ds: datasets.Dataset, split: str, source: Source, seed: int) -> datasets.Dataset:
+def cap_and_weight(ds: datasets.Dataset, split: str, source: Source) -> datasets.Dataset:
     """At most ``cap`` rows (seeded sample, order kept); training rows times ``weight`` (whole copies, then a
     seeded sample for the fraction)."""
-    rng = _rng(seed, source.name, split)
+    names = [int.from_bytes(hashlib.blake2b(n.encode(), digest_size=4).digest(), "big") for n in (source.name, split)]
+    rng = np.random.default_rng([source.settings.seed, *names])
     if source.cap is not None and len(ds) > source.cap:
         ds = ds.select(np.sort(rng.choice(len(ds), source.cap, replace=False)))
     if split != "train" or source.weight == 1.0:
@@ -263,10 +258,10 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
         per_split: dict[str, list[datasets.Dataset]] = {}
         read = []
         for index, source in enumerate(parsed):
-            splits, info = read_source(source, work, s.seed, s.val_fraction, s.test_fraction, str(index))
+            splits, info = read_source(source, work, str(index))
             read.append(info)
             for split, ds in splits.items():
-                per_split.setdefault(split, []).append(cap_and_weight(ds, split, source, s.seed))
+                per_split.setdefault(split, []).append(cap_and_weight(ds, split, source))
         merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLIT_ORDER
                   if split in per_split}
         merged, dropped = shared_pairs(merged, s.shared_pairs)

@@ -1,7 +1,6 @@
-"""Negatives for the shuffle task: distinct sentence permutations of a document.
-
-A negative must be a non-identity permutation *whose text differs from the original*: with repeated sentences a
-non-identity permutation can reproduce the original text exactly, which would put the same text under both labels.
+"""Negatives for the shuffle task: distinct sentence permutations of a document whose *text differs from the
+original*: with repeated sentences a non-identity permutation can reproduce the original text exactly, which would
+put the same text under both labels.
 """
 
 from __future__ import annotations

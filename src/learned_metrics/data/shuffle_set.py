@@ -274,7 +274,14 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
         docs, splits_from = read_documents(source, s)
     if s.max_docs_per_split:
         docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split))) for k, v in docs.items()})
-    _check_documents_per_split(docs, s.val_fraction, s.test_fraction)
+    empty = next((name for name, split in docs.items() if len(split) == 0), None)
+    if empty is not None:  # a saved set with an empty split cannot be trained on
+        total = sum(len(split) for split in docs.values())
+        option, value = {"validation": ("--val-fraction", s.val_fraction),
+                         "test": ("--test-fraction", s.test_fraction)}.get(empty, (None, None))
+        why = (f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}" if option else
+               f"the other splits took all {total} document(s); add documents or lower the fractions")
+        raise UserError(f"split '{empty}' would have no documents: {why}")
 
     features = datasets.Features({"doc_id": datasets.Value("string"), "text": datasets.Value("string"),
                                   "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))})
@@ -292,18 +299,6 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
                             "'newline' needs one sentence per line)")
     save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
     return report
-
-
-def _check_documents_per_split(docs, val_fraction: float, test_fraction: float) -> None:
-    """Every split must get documents; a saved set with an empty split cannot be trained on."""
-    total = sum(len(split) for split in docs.values())
-    fractions = {"validation": ("--val-fraction", val_fraction), "test": ("--test-fraction", test_fraction)}
-    empty = next((name for name, split in docs.items() if len(split) == 0), None)
-    if empty is not None:
-        option, value = fractions.get(empty, (None, None))
-        why = (f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}" if option else
-               f"the other splits took all {total} document(s); add documents or lower the fractions")
-        raise UserError(f"split '{empty}' would have no documents: {why}")
 
 
 def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:

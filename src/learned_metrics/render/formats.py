@@ -1,24 +1,21 @@
-"""How numbers, intervals, p-values and names are written in every table and every format.
-
-One place, so a CI or a p-value reads the same in ``correlations``, ``report``, ``systems``, ``confounders``,
-the scoring summary and the training table, in the terminal, Markdown, LaTeX and CSV.
+"""How numbers, intervals, p-values and names are written in every table and every format: one place, so a CI or a
+p-value reads the same in every command (meta-eval, the scoring summary, the training table), in the terminal,
+Markdown, LaTeX and CSV.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from learned_metrics.io import display_text
+from learned_metrics.validate import is_missing
 
 MISSING = "—"
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
     """A table cell's number: fixed digits, an em dash when undefined (None or NaN); never ``-0.00``."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return MISSING
-    return f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0 turns a rounded -0.0 into 0.0
+    return MISSING if is_missing(value) else f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0: never -0.0
 
 
 def format_ci(ci: Sequence[float] | None, digits: int = 3) -> str:
@@ -28,9 +25,7 @@ def format_ci(ci: Sequence[float] | None, digits: int = 3) -> str:
 
 def format_p(p: float | None) -> str:
     """A p-value, the same in every table: 4 decimals, scientific below 1e-4, an em dash when undefined."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return MISSING
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    return MISSING if is_missing(p) else f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def format_count(value: int | None) -> str:
@@ -39,7 +34,7 @@ def format_count(value: int | None) -> str:
 
 def plain_number(value: float | None) -> str:
     """A CSV cell: full precision (6 significant digits), empty when undefined."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_missing(value):
         return ""
     return f"{value + 0.0:.6g}" if isinstance(value, float) else str(value)  # + 0.0: never "-0"
 

@@ -1,7 +1,6 @@
-"""The file renderers of the table model: Markdown, LaTeX (booktabs), CSV and JSON, one of each.
-
-Names are escaped per format and written as :func:`learned_metrics.io.display_text` says when they are not UTF-8;
-LaTeX numbers carry a real minus sign, and a table too wide for one column of a two-column paper is ``table*``.
+"""The file renderers of the table model, one each: Markdown, LaTeX (booktabs), CSV and JSON. Names are escaped per
+format and written as :func:`learned_metrics.io.display_text` says when they are not UTF-8; LaTeX numbers carry a
+real minus sign, and a table too wide for one column of a two-column paper is ``table*``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Tokenization with truncation: the one path by which training and scoring turn text into token ids.
-
-A row longer than ``max_length`` is cut the way the paper trains: the premise only for pairs, the end for single
-texts; a pair whose hypothesis alone does not fit falls back to cutting the longer side and is flagged.
+"""Tokenization with truncation, the one path from text to token ids for training and scoring: a row longer than
+``max_length`` is cut the way the paper trains (the premise only for pairs, the end for single texts); a pair whose
+hypothesis alone does not fit falls back to cutting the longer side and is flagged.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from dataclasses import dataclass, field
 
 from learned_metrics.errors import UserError
 from learned_metrics.validate import int_at_least
-
-_LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 
 @dataclass
@@ -64,7 +61,7 @@ def _cut(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, 
 def tokenize(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_length: int) -> Tokenized:
     """Token ids of texts (or premise/hypothesis pairs), truncated as described above, no padding."""
     if hasattr(tokenizer, "deprecation_warnings"):  # we truncate ourselves; the length warning is noise
-        tokenizer.deprecation_warnings[_LONG_INPUT_WARNING] = True
+        tokenizer.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
     texts = [list(first)] if second is None else [list(first), list(second)]
     full = dict(tokenizer(*texts, truncation=False))
     n_rows = len(texts[0])

@@ -1,8 +1,6 @@
-"""Text proxies a metric may follow for the wrong reason: length, overlap with the grounding, first person.
-
-Computed from plain text without a model, for ``meta-eval confounders`` (:mod:`learned_metrics.meta_eval.confounders`)
-and for anyone who wants them per row. Tokens are runs of letters/digits with an inner apostrophe kept
-(``don't``, ``o'clock``); first-person pronouns are matched case-insensitively and word-bounded.
+"""Text proxies a metric may follow for the wrong reason (length, overlap with the grounding, first person), from
+plain text without a model, for ``meta-eval confounders`` and per row. Tokens are runs of letters/digits with an
+inner apostrophe kept (``don't``); first-person pronouns are matched case-insensitively and word-bounded.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from learned_metrics.errors import UserError
+from learned_metrics.text.sentences import get_splitter
 
 PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
 FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
@@ -48,8 +47,6 @@ def overlap_share(generation: str, grounding: str) -> float:
 def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
                  splitter: str = "pysbd", first_person: str = "all") -> dict[str, float]:
     """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
-    from learned_metrics.text.sentences import get_splitter
-
     unknown = [proxy for proxy in proxies if proxy not in PROXIES]
     if unknown:
         raise UserError(f"unknown proxy '{unknown[0]}', expected one of: {', '.join(PROXIES)}")
