@@ -38,11 +38,6 @@ class Sweep:
     command: list[str]
     config: dict[str, Any] = field(repr=False)
 
-    @property
-    def mode(self) -> str:
-        """``max``/``min``: the ModelCheckpoint mode matching the sweep's goal."""
-        return GOALS[self.goal]
-
     def fixed_overrides(self) -> list[str]:
         """Overrides the command adds to every run (``logger=wandb``, ``hydra.run.dir=...``)."""
         return [part for part in self.command if not _is_macro(part)]
@@ -173,14 +168,21 @@ def _representative_values(spec: dict[str, Any]) -> list[Any]:
 
 
 def check_overrides(sweep: Sweep, *, conf_dir: str | Path | None = None) -> None:
-    """Compose the config for each representative combination; one line per problem."""
+    """Compose the config for each representative combination, one line per problem; the sweep must optimise what
+    the run keeps: the checkpoint monitor, in the same direction."""
+    from omegaconf import OmegaConf
+
     conf = _conf_dir(sweep.path, conf_dir)
     for params in representative_combinations(sweep, conf):
+        overrides = format_overrides(params)
         try:
-            cfg = compose_config(conf, [*format_overrides(params), *sweep.fixed_overrides()])
+            cfg = compose_config(conf, [*overrides, *sweep.fixed_overrides()])
         except UserError as exc:
-            raise UserError(f"{' '.join(format_overrides(params))}: {exc.detail}", path=sweep.path) from None
-        _check_metric_matches_monitor(sweep, cfg, params)
+            raise UserError(f"{' '.join(overrides)}: {exc.detail}", path=sweep.path) from None
+        monitor, mode = (OmegaConf.select(cfg, f"callbacks.model_checkpoint.{key}") for key in ("monitor", "mode"))
+        if monitor != sweep.metric or mode != GOALS[sweep.goal]:
+            raise UserError(f"metric {sweep.metric} ({sweep.goal}) differs from the checkpoint monitor {monitor} "
+                            f"({mode}) with {' '.join(overrides)}", path=sweep.path, field="metric")
 
 
 def _conf_dir(sweep_path: Path, conf_dir: str | Path | None) -> Path:
@@ -210,17 +212,6 @@ def compose_config(conf_dir: Path, overrides: Sequence[str]):
         raise UserError(f"does not compose: {message}") from None
     finally:
         GlobalHydra.instance().clear()
-
-
-def _check_metric_matches_monitor(sweep: Sweep, cfg, params: dict[str, Any]) -> None:
-    """The sweep must optimise what the run keeps: the checkpoint monitor, in the same direction."""
-    from omegaconf import OmegaConf
-
-    monitor = OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor")
-    mode = OmegaConf.select(cfg, "callbacks.model_checkpoint.mode")
-    if monitor != sweep.metric or mode != sweep.mode:
-        raise UserError(f"metric {sweep.metric} ({sweep.goal}) differs from the checkpoint monitor {monitor} ({mode}) "
-                        f"with {' '.join(format_overrides(params))}", path=sweep.path, field="metric")
 
 
 def format_overrides(params: dict[str, Any]) -> list[str]:

@@ -92,8 +92,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         return load_report(self.path)
 
     def prepare_data(self) -> None:
-        """Build the set on first use (none to build: :meth:`setup` refuses the missing set); a file lock lets parallel
-        runs (sweep agents) build it once."""
+        """Build the set on first use, once under a file lock for parallel runs (no builder: :meth:`setup` refuses)."""
         if self.path.exists() or self.builder is None:
             return
         from filelock import FileLock

@@ -22,23 +22,18 @@ NOISE = ("💡 Tip", "Loading `train_dataloader` to estimate number of stepping 
          "was configured so validation will run at the end of the training epoch")
 
 
-class _DropNoise(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not any(fragment in message for fragment in NOISE)
+def _not_noise(record: logging.LogRecord) -> bool:
+    return not any(fragment in record.getMessage() for fragment in NOISE)
 
 
 def tidy_logging() -> None:
-    """One console line per record (Hydra's handler), without Lightning's advertising; no per-item
-    progress bars of ``datasets``/``transformers`` in logs. Idempotent."""
+    """One console line per record (Hydra's handler), no Lightning tips, no progress bars in log files; idempotent."""
     lightning_logger = logging.getLogger("lightning")
     for handler in list(lightning_logger.handlers):
         if type(handler) is logging.StreamHandler:
             lightning_logger.removeHandler(handler)
     for name in ("lightning", "lightning.pytorch", "lightning.fabric", "lightning.pytorch.utilities.rank_zero"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, _DropNoise) for f in logger.filters):
-            logger.addFilter(_DropNoise())
+        logging.getLogger(name).addFilter(_not_noise)  # added once: addFilter skips a filter already there
     warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")  # inside Lightning, not ours
     if not sys.stderr.isatty():  # a bar redrawn a hundred times is a hundred lines in a log file
         from datasets.utils import logging as datasets_logging

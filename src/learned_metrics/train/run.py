@@ -206,7 +206,8 @@ def _instantiate_all(group: DictConfig | None) -> list[Any]:
 
 
 def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
-    """``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file."""
+    """``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file. Checked as ``export``
+    checks it (memory-mapped): a text file, a truncated archive or a pickle is one line, not a traceback from fit()."""
     if not ckpt_path:
         return None
     if ckpt_path == "last":
@@ -215,8 +216,6 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
         if not candidates:
             raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
         ckpt_path = str(candidates[-1])
-    # the same checks as `learned-metrics export` (memory-mapped, so cheap): a text file, a truncated
-    # archive or a pickle of Python objects is one line here instead of a traceback from inside fit()
     load_checkpoint(ckpt_path, allow_pickle=_allow_pickle(cfg))
     return str(ckpt_path)
 
