@@ -24,8 +24,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def is_main_process() -> bool:
     """Rank 0, or not distributed. ``RANK`` comes from torchrun/accelerate, ``LOCAL_RANK`` alone from the
     processes Lightning's DDP launcher starts; every process meets the same error, only rank 0 reports it."""
-    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0"
-    return rank.strip() == "0"
+    return (os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0").strip() == "0"
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -56,32 +55,6 @@ def _human_bytes(count: int) -> str:
         if count < 1000:
             return f"{count:,.1f} {unit}"
     return f"{count / 1000:,.1f} TB"
-
-
-def _flush_standard_output() -> None:
-    """Write what is buffered for standard output now, while a failure is still one line."""
-    from learned_metrics.io import STDIO, writing
-
-    if sys.stdout is not None:
-        with writing(STDIO):
-            sys.stdout.flush()
-
-
-def _drop_standard_output() -> None:
-    """After a failed write, what standard output still buffers would fail again when the interpreter exits
-    (``Exception ignored ... [Errno 28]``, exit 120): point it at /dev/null instead."""
-    stream = sys.stdout
-    if stream is None:
-        return
-    try:
-        stream.flush()
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, stream.fileno())
-            finally:
-                os.close(devnull)
 
 
 def exit_on_stop_signals(prog: str) -> None:
@@ -129,15 +102,28 @@ def report(prog: str, message: str) -> None:
 
 def run_command(prog: str, fn: Callable[[], Any]) -> int:
     """Run ``fn`` and turn every failure a user can meet into one line and an exit code."""
+    from learned_metrics.io import STDIO, writing
+
     try:
         with stop_signals_raise():
             result = fn()
-            _flush_standard_output()
+            if sys.stdout is not None:  # what is buffered is written now, while a failure is still one line
+                with writing(STDIO):
+                    sys.stdout.flush()
     except UserError as exc:
         report(prog, str(exc))
         return EXIT_USER_ERROR
     except OSError as exc:
-        _drop_standard_output()
+        try:  # what stdout still buffers would fail again at exit ("Exception ignored ... [Errno 28]", exit 120)
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except (OSError, ValueError):  # so it goes to /dev/null instead
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    os.dup2(devnull, sys.stdout.fileno())
+                finally:
+                    os.close(devnull)
         report(prog, describe_os_error(exc))
         return EXIT_USER_ERROR
     except ModuleNotFoundError as exc:

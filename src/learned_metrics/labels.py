@@ -75,16 +75,9 @@ def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]
             raise UserError(f"model labels are ambiguous: two classes map to '{canon}' ({dict(id2label)})")
         found[canon] = int(idx)
     missing = [label for label in required if label not in found]
-    if missing and is_generic(id2label):
-        raise UserError(f"cannot resolve label(s) {missing} from the model's generic labels {dict(id2label)}: pass "
-                        "--label-order with its class names in index order as its model card states, e.g. "
-                        "--label-order entailment,neutral,contradiction")
     if missing:
-        raise UserError(f"cannot resolve label(s) {missing} from the model's id2label {dict(id2label)}; "
-                        "set config.id2label to names such as entailment/neutral/contradiction")
+        raise UserError(f"cannot resolve label(s) {missing} from the model's " + (
+            f"generic labels {dict(id2label)}: pass --label-order with its class names in index order as its model "
+            "card states, e.g. --label-order entailment,neutral,contradiction" if is_generic(id2label) else
+            f"id2label {dict(id2label)}; set config.id2label to names such as entailment/neutral/contradiction"))
     return {label: found[label] for label in required}
-
-
-def id2label_for(labels: Sequence[str]) -> dict[int, str]:
-    """``["incoherent", "coherent"]`` -> ``{0: "incoherent", 1: "coherent"}``."""
-    return dict(enumerate(labels))

@@ -17,25 +17,19 @@ from urllib.parse import urlparse
 log = logging.getLogger(__name__)
 
 
-def wandb_reachable(timeout: float = 2.0) -> bool:
-    url = urlparse(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai"))
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname or "api.wandb.ai", port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 def resolve_wandb_mode(mode: str | None = None) -> str:
     """``online`` only when asked for and the server answers, else ``offline``/``disabled``."""
     mode = (mode or os.environ.get("WANDB_MODE") or "online").lower()
     if mode in ("offline", "disabled", "dryrun"):
         return "offline" if mode == "dryrun" else mode
-    if not wandb_reachable():
+    url = urlparse(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai"))
+    address = (url.hostname or "api.wandb.ai", url.port or (443 if url.scheme == "https" else 80))
+    try:
+        with socket.create_connection(address, timeout=2.0):  # a 2 s probe: offline wandb waits for its server
+            return "online"
+    except OSError:
         log.warning("wandb server unreachable: logging offline (sync later with `wandb sync`)")
         return "offline"
-    return "online"
 
 
 def wandb_logger(project: str = "learned-metrics", mode: str | None = None, **kwargs: Any):
@@ -52,32 +46,22 @@ def wandb_logger(project: str = "learned-metrics", mode: str | None = None, **kw
     return WandbLogger(project=project, mode=resolved, settings=settings, **kwargs)
 
 
-def objective_names(cfg) -> list[str]:
-    """Metrics a sweep may optimise: the checkpoint monitor and ``optimized_metric`` (if set)."""
-    from omegaconf import OmegaConf
-
-    names = [OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor"), OmegaConf.select(cfg, "optimized_metric")]
-    return list(dict.fromkeys(name for name in names if name))
-
-
 def log_sweep_objective(loggers: Iterable[Any], metrics: dict[str, float], cfg) -> dict[str, float]:
     """Write the best checkpoint's metrics into the wandb run summary (which holds the *last* logged value; the
     sweep must see the kept checkpoint's). Once, after its validation, on rank 0; returns what was written."""
-    objective = {name: float(metrics[name]) for name in objective_names(cfg) if name in metrics}
-    for run in _wandb_runs(loggers):
-        run.summary.update(objective)
+    from omegaconf import OmegaConf
+
+    # the metrics a sweep may optimise: the checkpoint monitor and ``optimized_metric`` (if set)
+    names = (OmegaConf.select(cfg, "callbacks.model_checkpoint.monitor"), OmegaConf.select(cfg, "optimized_metric"))
+    objective = {name: float(metrics[name]) for name in dict.fromkeys(names) if name and name in metrics}
+    if "wandb" in sys.modules:
+        from lightning.pytorch.loggers import WandbLogger
+        from lightning.pytorch.utilities import rank_zero_only
+
+        for logger in loggers if rank_zero_only.rank == 0 else ():
+            if isinstance(logger, WandbLogger):
+                logger.experiment.summary.update(objective)
     return objective
-
-
-def _wandb_runs(loggers: Iterable[Any]) -> list[Any]:
-    if "wandb" not in sys.modules:
-        return []
-    from lightning.pytorch.loggers import WandbLogger
-    from lightning.pytorch.utilities import rank_zero_only
-
-    if rank_zero_only.rank != 0:
-        return []
-    return [logger.experiment for logger in loggers if isinstance(logger, WandbLogger)]
 
 
 def finish_wandb(exit_code: int = 0) -> None:

@@ -7,8 +7,6 @@ import sys
 import time
 from typing import IO
 
-_PER_MINUTE, _PER_HOUR, _PER_DAY = 60.0, 3600.0, 86400.0
-
 
 class StartUp:
     """Seconds of each phase before the first row is scored or the first optimizer step, in the order they ended:
@@ -45,13 +43,10 @@ def human_duration(seconds: float) -> str:
 def human_rate(count: float, seconds: float, unit: str = "rows") -> str:
     """``count / seconds`` per second, minute, hour or day, the first that shows at least 1 (never ``0.0 rows/s``)."""
     per_second = count / max(seconds, 1e-9)
-    if per_second >= 1 or count == 0:
-        return f"{per_second:,.1f} {unit}/s"
-    if per_second * _PER_MINUTE >= 1:
-        return f"{per_second * _PER_MINUTE:,.1f} {unit}/min"
-    if per_second * _PER_HOUR >= 1:
-        return f"{per_second * _PER_HOUR:,.2f} {unit}/h"
-    return f"{per_second * _PER_DAY:,.2f} {unit}/day"
+    for factor, per, digits in ((1, "s", 1), (60, "min", 1), (3600, "h", 2)):
+        if per_second * factor >= 1 or count == 0:
+            return f"{per_second * factor:,.{digits}f} {unit}/{per}"
+    return f"{per_second * 86400:,.2f} {unit}/day"
 
 
 class RowProgress:
@@ -65,8 +60,7 @@ class RowProgress:
         self.enabled = enabled
         self.every_seconds = every_seconds
         self.stream = stream if stream is not None else sys.stderr
-        self.resumed = done
-        self.done = float(done)
+        self.skip(done)
         self._started = self._last = 0.0
         self._bar = None
         self._task = None

@@ -54,9 +54,7 @@ def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool =
     """Refuse a local model folder whose weights exist only as pickles, unless ``allow_pickle`` (Hub ids load with
     ``use_safetensors``, which fails the same way)."""
     model_dir = Path(name_or_path).expanduser()
-    if allow_pickle or not model_dir.is_dir():
-        return
-    pickled = any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
+    pickled = not allow_pickle and any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
     if pickled and not any(model_dir.glob("*.safetensors")):
         raise UserError("model weights exist only as a pickle (pytorch_model.bin), which can run arbitrary code when "
                         f"loaded; convert them to safetensors, or pass {flag} if you trust their origin",
@@ -91,9 +89,6 @@ class ModelFolder:
     tokenizer: bool  # its tokenizer files were required
     config: bool  # its config.json was required
 
-    def covers(self, *, need_tokenizer: bool, need_config: bool) -> bool:
-        return (self.tokenizer or not need_tokenizer) and (self.config or not need_config)
-
 
 def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_tokenizer: bool = True,
                        need_config: bool = True, what: str = "model") -> ModelFolder:
@@ -101,7 +96,7 @@ def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_token
     (``need_config=False``: a run's ``tokenizer/`` has no config.json). A Hub id passes (``trust_remote_code=False``).
     Returns the :class:`ModelFolder` to hand to the loaders; one already checked for as much is returned as it is."""
     if isinstance(model_dir, ModelFolder):
-        if model_dir.covers(need_tokenizer=need_tokenizer, need_config=need_config):
+        if (model_dir.tokenizer or not need_tokenizer) and (model_dir.config or not need_config):
             return model_dir
         model_dir = model_dir.given
     folder = ModelFolder(check_source(model_dir, what), model_dir, need_tokenizer, need_config)
@@ -142,17 +137,12 @@ def load_tokenizer(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder.source, **kwargs, **NO_REMOTE_CODE)
         if hasattr(tokenizer, "deprecation_warnings"):
-            # "Token indices sequence length is longer than the specified maximum ...": we count tokens of whole
-            # texts on purpose (chunking, --granularity) and truncate ourselves (text.encoding), reporting it
-            # in our own words; marked as already shown so transformers never prints it.
-            tokenizer.deprecation_warnings[LONG_INPUT_WARNING] = True
+            # "Token indices sequence length is longer than the specified maximum ...": we count whole texts on
+            # purpose and truncate ourselves (text.encoding); marked as shown so transformers never prints it.
+            tokenizer.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
         return tokenizer
     except Exception as exc:  # OSError, ValueError ...; tokenizers raises plain Exceptions for a corrupt tokenizer.json
         raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
-
-
-# transformers' key for its one-time "sequence length is longer than the maximum" tokenizer warning
-LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 
 @contextlib.contextmanager

@@ -96,7 +96,8 @@ def die_with_parent(parent: int, forked_by_main_thread: bool = True) -> None:
     """In a child of ``parent``, at its start: end (SIGTERM) as soon as ``parent`` does. The kernel's death signal
     follows the forking thread, so a child forked by a helper thread (``multiprocess.Pool`` replacing workers) would
     die with that thread: it watches its parent instead."""
-    if not (forked_by_main_thread and _parent_death_signal(signal.SIGTERM)):
+    # prctl(PR_SET_PDEATHSIG): the kernel sends SIGTERM when the parent's forking thread ends (where there is prctl)
+    if not (forked_by_main_thread and _prctl is not None and _prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0):
         threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
     if os.getppid() != parent:  # the parent was gone before the kernel was asked to tell
         os._exit(128 + signal.SIGTERM)
@@ -125,7 +126,11 @@ def _after_fork_in_child() -> None:
     forked_by_main_thread = threading.get_ident() == _owner_main_thread
     parent = _owner_pid
     _owner_pid, _owner_main_thread = os.getpid(), threading.get_ident()  # for this child's own children
-    _stop_signals_end_the_process()
+    # SIGINT/SIGTERM back to the default action, so a stop ends the child whichever thread gets it: the inherited
+    # handler only sets a flag that a main thread blocked in the pool's queue lock never reads (terminate() hung).
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_DFL)
     die_with_parent(parent, forked_by_main_thread)
 
 
@@ -148,21 +153,6 @@ def _help_stuff_finish(inqueue: Any, task_handler: threading.Thread, size: int) 
 
 
 _help_stuff_finish._bounded = True  # type: ignore[attr-defined]
-
-
-def _stop_signals_end_the_process() -> None:
-    """In a forked child: SIGINT/SIGTERM back to the kernel's default action, so a stop ends it whichever thread
-    gets it. The inherited Python handler only sets a flag that a main thread blocked in the pool's queue lock never
-    reads, and ``terminate()`` then waited forever (Ctrl-C hung ``prep shuffle-set --num-proc 2`` one run in seven)."""
-    for signum in STOP_SIGNALS:
-        with contextlib.suppress(ValueError, OSError):
-            signal.signal(signum, signal.SIG_DFL)
-
-
-def _parent_death_signal(signum: int) -> bool:
-    """``prctl(PR_SET_PDEATHSIG, signum)``: the kernel sends ``signum`` when the parent's forking thread ends.
-    False where there is no such call."""
-    return _prctl is not None and _prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
 
 
 def _watch_parent(parent: int) -> None:
