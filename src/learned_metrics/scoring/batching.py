@@ -1,8 +1,7 @@
 """Tokenize once, batch by length under a token budget, pad per batch, restore input order.
 
-Inputs are sorted longest first (an out-of-memory error shows on the first batch, not after an hour) and padded
-only to their batch's longest row; token ids are stored flat as int32 with row offsets, so a 10,000-row chunk of
-long groundings costs megabytes, not the gigabytes of Python int lists.
+Longest first (an out-of-memory error shows on the first batch, not after an hour), padded to the batch's longest
+row; ids stored flat as int32 with row offsets: megabytes per 10,000 long rows, not gigabytes of Python lists.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ import torch
 from learned_metrics.scoring.mc_dropout import KeyedDropout, forward_passes
 from learned_metrics.text.encoding import tokenize
 
-# Tokenizer calls are made in slices of this many rows: fast tokenizers
-# parallelise inside a call, and the Python lists they return stay small.
+# Rows per tokenizer call: fast tokenizers parallelise inside a call, and the lists they return stay small.
 TOKENIZE_SLICE = 2048
 
 
@@ -126,20 +124,13 @@ class OutOfMemoryWarning(UserWarning):
     """A batch did not fit the device's memory: the token budget was halved and the batch retried."""
 
 
-def _free_device_memory(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-
-
 def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchSettings, device: torch.device,
                           progress: Callable[[int], None] | None = None, masks: KeyedDropout | None = None
                           ) -> np.ndarray:
     """Class probabilities of every pass, ``(passes, N, classes)``, rows in input order. Base batches get
     ``max_tokens / passes`` so the stacked MC copies fit one forward; out of device memory, ``settings.max_tokens``
     is halved (and kept by the caller) and the unscored rows batched again: only a single row can fail."""
-    n_rows = len(encoded)
-    num_labels = model.config.num_labels
-    out = np.zeros((passes, n_rows, num_labels), dtype=np.float64)
+    out = np.zeros((passes, len(encoded), model.config.num_labels), dtype=np.float64)
     pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows, masks is not None)
     with torch.inference_mode():
         while pending:
@@ -150,7 +141,8 @@ def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchS
                 probs = forward_passes(model, batch, passes, settings.max_tokens, masks)
             except torch.OutOfMemoryError:
                 del batch
-                _free_device_memory(device)
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
                 pending = _smaller_batches(encoded, [rows, *pending], settings, passes, masks is not None)
                 continue
             out[:, rows, :] = probs.cpu().numpy()

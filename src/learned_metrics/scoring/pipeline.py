@@ -1,9 +1,7 @@
 """Tokenization overlapped with the model forward, so the accelerator does not wait for the CPU.
 
-Rows are tokenized ahead of the model in background threads (the fast tokenizers' Rust encoder releases the GIL),
-through a bounded queue. The slices, and so the batches and MC dropout masks, depend on the inputs alone, never on
-how many workers tokenize: an overlapped run gives the bytes of a sequential one (docs/scoring.md, "Keeping the
-GPU busy", gives the plan step by step).
+Rows are tokenized ahead of the model in background threads (Rust encoders release the GIL). The slices, so the
+batches and MC masks, depend on the inputs alone, never on the workers: overlapped runs give sequential runs' bytes.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -36,10 +34,10 @@ MAX_AUTO_WORKERS = 4
 
 
 def tokenizer_workers(requested: int | None, device_type: str, torch_threads: int, processes: int = 1) -> int:
-    """Background tokenizer threads: ``requested`` if given (at most the cores available), else on a GPU the cores
-    less the one that drives it, on a CPU only the cores torch's threads leave free: a tokenizer thread sharing
-    torch's cores made a 2-core run up to 16% slower (bench/README.md). ``processes`` on one machine share them."""
-    if requested is not None:  # at most one per core: more only add threads (and tokenizer copies) that wait
+    """Background tokenizer threads: ``requested`` (at most one per core), else on a GPU the cores less the one that
+    drives it, on a CPU the cores torch's threads leave free (sharing them made a 2-core run up to 16% slower,
+    bench/README.md). ``processes`` on one machine share the cores."""
+    if requested is not None:
         return min(int_at_least(requested, 0, "tokenizer_workers"), available_cores())
     cores = available_cores() // max(1, processes)
     if device_type == "cpu":
@@ -59,12 +57,11 @@ class Timings:
     wall: float = 0.0
 
     def add(self, other: Timings) -> None:
-        for name in ("tokenize", "forward", "wait", "wall"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name, value in asdict(other).items():
+            setattr(self, name, getattr(self, name) + value)
 
     def to_json(self) -> dict[str, float]:
-        return {"tokenize_seconds": self.tokenize, "forward_seconds": self.forward, "wait_seconds": self.wait,
-                "wall_seconds": self.wall}
+        return {f"{name}_seconds": value for name, value in asdict(self).items()}
 
 
 def slice_sizes(total: int, rows: int = SLICE_ROWS, first: int = FIRST_SLICE_ROWS) -> list[int]:
@@ -118,9 +115,8 @@ def ordered_map(function: Callable[[T], R], items: Iterable[T], workers: int) ->
 
 
 class TokenizerCopies:
-    """One tokenizer per background thread. A fast tokenizer's settings (truncation) live in its Rust backend,
-    which refuses concurrent use ("Already borrowed"), so threads never share one. The first thread uses the
-    original (the caller does not tokenize while a stream runs); copies are made once and kept."""
+    """One tokenizer per background thread: a fast tokenizer's Rust backend refuses concurrent use ("Already
+    borrowed"). The first thread uses the original (the caller does not tokenize meanwhile); copies are kept."""
 
     def __init__(self, tokenizer: Any):
         self.original = tokenizer

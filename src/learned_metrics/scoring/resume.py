@@ -1,9 +1,7 @@
 """Resumable file scoring: every finished chunk is kept beside the output until the whole run is done.
 
-A run of hours must survive ``kill -9``, preemption and an out-of-memory kill, yet never mix two inputs or join a
-damaged part: each part's rows, size and SHA-256, and the hash of the input rows up to its end, are recorded in
-``progress.json``, and nothing in the folder is trusted (docs/scoring.md, "Resuming an interrupted run", says what
-is kept, checked and refused).
+A run must survive ``kill -9`` yet never mix two inputs or join a damaged part: each part's rows, size, SHA-256 and
+the input's hash up to its end are in ``progress.json``, and nothing in the folder is trusted (docs/scoring.md).
 """
 
 from __future__ import annotations
@@ -32,10 +30,6 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOTALS = ("rows", "truncated")
 
 
-def store_folder(output: Path) -> Path:
-    return output.with_name(f".{output.name}.lmresume")
-
-
 def files_stamp(path: str | os.PathLike) -> str:
     """Names, sizes and modification times of a file or of a folder's files: a retrained model is another model."""
     path = Path(path)
@@ -47,9 +41,6 @@ def files_stamp(path: str | os.PathLike) -> str:
         info = file.stat()
         digest.update(f"{file.name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
-
-
-# -- what a progress record must hold ---------------------------------------------------------------
 
 
 def _is_count(value: Any) -> bool:
@@ -86,10 +77,8 @@ def _totals(finished: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def progress_problem(data: Any) -> tuple[str, str] | None:
-    """``(field, what is wrong)`` for a progress record this module could not have written; None when it is sound.
-
-    The totals (``chunks``, ``rows``, ``truncated``, ``details``) must agree with the part records.
-    """
+    """``(field, what is wrong)`` for a progress record this module could not have written (its totals must agree
+    with the part records); None when it is sound."""
     if not isinstance(data, dict):
         return "progress.json", f"expected a JSON object, got {type(data).__name__}"
     if data.get("kind") != PROGRESS_KIND:
@@ -125,18 +114,16 @@ class ChunkStore:
 
     def __init__(self, output: Path, fmt: str, fingerprint: dict[str, Any]):
         self.output = output
-        self.folder = store_folder(output)
+        self.folder = output.with_name(f".{output.name}.lmresume")
         self.format = fmt
         self.fingerprint = fingerprint
         self.state: dict[str, Any] = {}
-        self.notes: list[str] = []  # what a resumed run should tell the user (parts scored again)
+        self.notes: list[str] = []  # parts a resumed run scores again
         self.resumed = False  # the state continues an earlier run's (its work is not this run's to throw away)
         self._lock = None
         self._schema = None  # Parquet: the columns of the parts so far, merged (each part keeps its own)
         self._created: list[Path] = []  # folders made for the output, removed again if nothing lands there
         self._part_name = re.compile(rf"part-\d{{6}}\.{re.escape(fmt)}(\.tmp)?")
-
-    # -- opening -------------------------------------------------------------------------------
 
     def open(self, *, resume: bool, restart: bool) -> dict[str, Any]:
         """Lock the folder and return the state to continue from (no finished part for a fresh start)."""
@@ -197,11 +184,9 @@ class ChunkStore:
                          "beginning", path=self.folder / PROGRESS_NAME, field=field)
 
     def _read_progress(self, *, resume: bool) -> dict[str, Any]:
-        """The earlier run's record, checked field by field ({} when there is none). With ``resume``, a record of
-        another run is refused as such (before its other fields are judged)."""
-        path = self.folder / PROGRESS_NAME
+        """The earlier run's record, checked ({} when none); with ``resume``, another run's is refused as such first."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = (self.folder / PROGRESS_NAME).read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as exc:
@@ -213,21 +198,17 @@ class ChunkStore:
         problem = progress_problem(data)
         if problem and problem[0] in ("progress.json", "kind", "fingerprint"):
             raise self._damaged(*problem)
-        if resume:
-            self._check_same_run(data)
-        if problem:
-            raise self._damaged(*problem)
-        return data
-
-    def _check_same_run(self, earlier: dict[str, Any]) -> None:
-        before = earlier["fingerprint"]
+        before = data["fingerprint"]
         changed = [key for key in sorted({*before, *self.fingerprint}) if before.get(key) != self.fingerprint.get(key)]
-        if changed:
+        if resume and changed:
             shown = "; ".join(f"{key}: {before.get(key)!r} then, {self.fingerprint.get(key)!r} now"
                               for key in changed[:3])
             self.close()
             raise UserError(f"cannot resume: the earlier run differs ({shown}); run the same command, or pass "
                             "--restart instead of --resume to score from the beginning", path=self.output)
+        if problem:
+            raise self._damaged(*problem)
+        return data
 
     def _check_parts(self) -> None:
         """Every recorded part against its record: a damaged one is removed (and its chunk scored again)."""
@@ -266,15 +247,11 @@ class ChunkStore:
             return data, "its bytes changed since it was written (SHA-256 differs)"
         return data, None
 
-    # -- saving --------------------------------------------------------------------------------
-
     def save(self, rows: list[dict[str, Any]], counters: dict[str, Any], index: int | None = None, *,
              first_row: int = 1) -> None:
-        """Keep chunk ``index``'s output rows (default: the next chunk), the part first, then its record.
-
-        ``counters``: the chunk's ``truncated``, ``details`` and ``input_sha256`` (input rows hashed up to its end),
-        and the run's ``fieldnames`` and ``replaced``. A Parquet field whose type cannot be merged with the parts
-        before is refused here, not after the last chunk."""
+        """Keep chunk ``index``'s rows (default: the next chunk), the part first, then its record; ``counters``: the
+        chunk's ``truncated``, ``details``, ``input_sha256`` and the run's ``fieldnames``, ``replaced``. A Parquet field
+        whose type cannot be merged with the parts before is refused here, not after the last chunk."""
         parts = self.state["parts"]
         index = len(parts) if index is None else index
         part = self.part_path(index)
@@ -282,9 +259,10 @@ class ChunkStore:
         table = schema = None
         if self.format == "parquet":
             table = parquet_table(rows, path=self.output, first_row=first_row)
-            before = self._parts_schema()
-            schema = table.schema if before is None else merge_schemas(
-                [before, table.schema], path=self.output, rows=rows, first_row=first_row)
+            if self._schema is None and self.finished():  # resuming: the kept parts' columns, read once
+                self._schema = self._merged_schema(sorted(self.finished()))
+            schema = table.schema if self._schema is None else merge_schemas(
+                [self._schema, table.schema], path=self.output, rows=rows, first_row=first_row)
         try:
             with writing(part):
                 handle = open_sink(tmp, self.format)
@@ -315,12 +293,6 @@ class ChunkStore:
                 self.state[key] = counters[key]
         self._write_progress()
 
-    def _parts_schema(self):
-        """Parquet: the merged columns of the finished parts (read from their footers once, when resuming)."""
-        if self._schema is None and self.finished():
-            self._schema = self._merged_schema(sorted(self.finished()))
-        return self._schema
-
     def _merged_schema(self, indices: list[int]):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -343,8 +315,6 @@ class ChunkStore:
         with writing(self.folder / PROGRESS_NAME):
             tmp.write_text(json.dumps(self.state, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, self.folder / PROGRESS_NAME)
-
-    # -- reading back and finishing ---------------------------------------------------------------
 
     def finished(self) -> set[int]:
         """Indices of the chunks whose parts are kept."""
@@ -372,9 +342,8 @@ class ChunkStore:
 
     def join_into(self, target: Path, fieldnames: list[str] | None, metadata: dict[str, str] | None = None,
                   chunks: int | None = None) -> None:
-        """Write parts ``0 .. chunks - 1`` (default: every recorded part), in order, into ``target`` (a temporary of
-        the output): header once, one footer (Parquet: with ``metadata`` in its schema metadata). Each part is
-        checked against its record first: a damaged part is never joined."""
+        """Parts ``0 .. chunks - 1`` (default: all), in order, into ``target`` (a temporary of the output): header once,
+        one footer (Parquet: ``metadata`` in its schema). Each part is checked first: a damaged one is never joined."""
         count = len(self.state["parts"]) if chunks is None else chunks
         parts = self.state["parts"][:count]
         needed = sum(record["bytes"] for record in parts if record is not None)  # about the output's size

@@ -1,9 +1,7 @@
 """Scoring a whole file: streamed in chunks, validated, sharded, resumable, written in input order.
 
-Memory is bounded by the chunk size, not the input: every row of a chunk is validated before anything of it is
-scored, each finished chunk is kept in a :class:`~learned_metrics.scoring.resume.ChunkStore` with the hash of the
-input rows up to its end (:func:`hash_rows`: a resumed run never joins another input's chunks, standard input
-included), and the chunks are joined into the output, with its provenance record, when all are scored.
+Memory is bounded by the chunk size; a chunk's rows are all validated before it is scored, and each finished chunk is
+kept in a :class:`~learned_metrics.scoring.resume.ChunkStore` with the input's hash up to its end (:func:`hash_rows`).
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ from learned_metrics.scoring.summary import ScoreCollector, ScoreSummary
 
 @dataclass
 class InputFields:
-    """Which fields of a row hold the inputs. Coherence: ``text_field`` or ``sentences_field``
-    (neither given: ``text`` if the first row has it, else ``sentences``)."""
+    """Which fields of a row hold the inputs (coherence, neither given: ``text`` if the first row has it, else
+    ``sentences``)."""
 
     kind: str
     text_field: str | None = None
@@ -121,21 +119,13 @@ class RunSummary:
 def hash_rows(digest, chunk: Sequence[tuple[int, dict[str, Any]]]) -> None:
     """Feed a chunk's rows to ``digest`` as they were read (field order and value types count, row numbers not)."""
     for _, row in chunk:
-        digest.update(json.dumps(row, ensure_ascii=False, default=_typed_repr).encode("utf-8", "surrogatepass"))
-        digest.update(b"\n")
-
-
-def _typed_repr(value: Any) -> str:
-    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
-
-
-def _shard(kwargs: dict[str, list], indices) -> dict[str, list]:
-    return {name: [values[i] for i in indices] for name, values in kwargs.items()}
+        text = json.dumps(row, ensure_ascii=False,
+                          default=lambda v: f"{type(v).__module__}.{type(v).__qualname__}:{v!r}")
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
 
 
 class _OutputRows:
-    """Builds output rows (input fields + score columns) and, for CSV, fixes the header from the first chunk (the
-    writer spells each value: :func:`learned_metrics.io.text_value`)."""
+    """Output rows (input fields + score columns); for CSV, the header fixed from the first chunk."""
 
     def __init__(self, csv_output: bool, fieldnames: list[str] | None = None, replaced: list[str] | None = None):
         self.csv = csv_output
@@ -163,8 +153,7 @@ class _OutputRows:
 
 @contextlib.contextmanager
 def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
-    """The file run reports truncation once at the end, not once per chunk; other warnings (an out-of-memory
-    retry) as one plain line each."""
+    """Truncation is reported once at the end, not per chunk; other warnings (an out-of-memory retry) as a line."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
         warnings.showwarning = lambda message, *_args, **_kwargs: say and say(f"warning: {message}")
@@ -173,9 +162,8 @@ def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
 
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
-    """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint. The
-    scoring settings are those of its provenance (``ScoringOptions.applying``): every field
-    of the scorer's resolved options not declared ``scores=False``, so a new option is in it without an edit here."""
+    """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint (the
+    settings as in provenance, ``ScoringOptions.applying``: a new option is in it without an edit here)."""
     stdin = is_stdio(input_path)
     return {"input": "-" if stdin else str(Path(input_path).resolve()),
             "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
@@ -218,17 +206,13 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     try:
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
                                 (in_format, out_format), say)
-    except UserError:
-        if store is not None and not store.resumed:
-            store.remove()  # a bad row or setting: the rerun must change it, so nothing here is worth keeping
-        elif store is not None:  # the interrupted run's work is not this run's to throw away
-            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart")
-        raise
-    except BaseException:
-        if store is not None and not store.state.get("chunks"):
+    except BaseException as error:
+        refused = isinstance(error, UserError)  # a bad row or setting: the rerun must change it
+        if store is not None and not (store.resumed if refused else store.state.get("chunks")):
             store.remove()
-        elif store is not None:
-            _keep_folder(store, say)  # interrupted: the finished chunks stay for --resume
+        elif store is not None:  # an interrupted run's work (this one's or an earlier one's) stays for --resume
+            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart"
+                         if refused else None)
         raise
     if record is not None:
         summary.provenance = provenance.finish(record, out_format, fields=asdict(fields))
@@ -248,11 +232,11 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     return summary
 
 
-def _keep_folder(store: ChunkStore, say: Callable[[str], None] | None,
-                 advice: str = "run the same command with --resume to continue") -> None:
+def _keep_folder(store: ChunkStore, say: Callable[[str], None] | None, advice: str | None = None) -> None:
     store.close()
     if say:
-        say(f"kept {store.state['rows']:,} scored rows in {store.folder}: {advice}")
+        say(f"kept {store.state['rows']:,} scored rows in {store.folder}: "
+            f"{advice or 'run the same command with --resume to continue'}")
 
 
 def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, run: FileRun, processes: Processes,
@@ -276,8 +260,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     chunks = 0
     writer_ctx = RowWriter(output_path, None, out_format) if streamed else contextlib.nullcontext()
     try:
-        # the next chunk is read and parsed while this one is scored (none ahead when tokenizing without workers:
-        # the sequential pipeline)
+        # the next chunk is read while this one is scored (none ahead without tokenizer workers: sequential)
         chunks_read = prefetch(iter_row_chunks(input_path, run.chunk_size, in_format),
                                depth=1 if scorer.tokenizer_workers else 0)
         with progress, writer_ctx as writer, _run_warnings(say), contextlib.closing(chunks_read):
@@ -306,17 +289,22 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 # per-row masks need no chunk seed; a compiled forward's stream does (a resumed run has no state)
                 seed = chunk_seed(base_seed, index) if scorer.compiled and base_seed is not None else None
                 advance = lambda n: progress.advance(n * processes.world)  # noqa: E731
-                part = scorer.score_validated(**_shard(kwargs, share), seed=seed, progress=advance,
-                                              details=run.details)
+                part = scorer.score_validated(**{name: [values[i] for i in share] for name, values in kwargs.items()},
+                                              seed=seed, progress=advance, details=run.details)
                 summary.timings.add(scorer.timings)
                 result = ScoreResult.merge(processes.gather((share, part)), len(chunk))
                 summary.add_counts(len(chunk), result.truncated, result.details)
                 summary.tokens += result.tokens
-                if processes.is_main:
+                if processes.is_main:  # into the resume store (with the chunk's record), or straight to standard output
                     rows = builder.build(chunk, result, input_path)
-                    _keep(rows, builder, store, writer, index, {
-                        "truncated": result.truncated, "details": result.details, "input_sha256": read.hexdigest()},
-                        first_row=summary.rows - len(chunk) + 1)
+                    if store is None and builder.csv and writer.sink.fieldnames is None:
+                        writer.sink.fieldnames = builder.fieldnames
+                    if store is None:
+                        writer.write(rows)
+                    else:
+                        store.save(rows, {"truncated": result.truncated, "details": result.details,
+                                          "input_sha256": read.hexdigest(), "fieldnames": builder.fieldnames,
+                                          "replaced": builder.replaced}, index, first_row=summary.rows - len(chunk) + 1)
                 collector.add(result.scores, systems)
             if finished and max(finished) >= chunks:
                 raise UserError(f"cannot resume: {_input_name(input_path)} ended after {summary.rows:,} rows, but "
@@ -333,15 +321,3 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
 
 def _input_name(path) -> str:
     return "standard input" if is_stdio(path) else str(path)
-
-
-def _keep(rows: list[dict], builder: _OutputRows, store: ChunkStore | None, writer, index: int,
-          counters: dict[str, Any], first_row: int) -> None:
-    """A finished chunk's rows: into the resume store (with the chunk's record), or straight to standard output."""
-    if store is not None:
-        store.save(rows, {**counters, "fieldnames": builder.fieldnames, "replaced": builder.replaced}, index,
-                   first_row=first_row)
-        return
-    if writer.sink.fieldnames is None and builder.csv:
-        writer.sink.fieldnames = builder.fieldnames
-    writer.write(rows)

@@ -1,14 +1,7 @@
-"""The Python API: ``load_scorer(...)`` and ``Scorer.score(...)``.
+"""The Python API: ``load_scorer(...)`` and ``Scorer.score(...)``, scores in input order whatever the batching.
 
-A scorer knows its metric kind, label ids, preprocessing and default mode from
-the export's ``learned_metric.json``; a plain transformers NLI folder (no card)
-is a faithfulness scorer with its labels resolved from ``id2label`` by name::
-
-    scorer = load_scorer("checkpoints/nli_anli_aug/latest/export", mc_samples=15)
-    result = scorer.score(groundings=[...], generations=[...])
-    result.scores, result.probabilities["entailment"], result.score_std
-
-Scores come back in input order whatever the internal batching.
+A scorer reads its kind, labels, preprocessing and default mode from the export's ``learned_metric.json``; a plain
+transformers NLI folder (no card) is a faithfulness scorer with labels resolved from ``id2label`` by name.
 """
 
 from __future__ import annotations
@@ -49,10 +42,8 @@ from learned_metrics.validate import flag, int_at_least, one_of, sentence_lists,
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
-# Default token budget per forward: (tokens at the reference hidden size, reference hidden size, floor,
-# ceiling). On CPU small batches win because activations stay in cache: a 384-wide encoder (MiniLM) scores
-# 12-25% more rows per CPU-second at 1,024 tokens than at 4,096, while a 32-wide one is bound by per-batch
-# overhead and wants 4,096. On GPU a model of hidden size 1,024 gets 32,768 tokens and smaller models more.
+# Default token budget per forward: (tokens at the reference hidden size, reference hidden size, floor, ceiling).
+# On CPU small batches stay in cache (MiniLM: 12-25% more rows/CPU-second at 1,024 tokens than at 4,096).
 _CPU_BUDGET = (1024, 384, 1024, 4096)
 _GPU_BUDGET = (32768, 1024, 8192, 131072)
 # Column order of the probabilities in outputs.
@@ -72,10 +63,8 @@ class TruncationWarning(UserWarning):
 
 @dataclass
 class ScoreResult:
-    """Scores of one call, in input order (the fields are described in docs/scoring.md, "Python API").
-
-    ``score_std`` is the population std of the score across the MC passes (zeros when ``passes == 1``); ``tokens``
-    counts model input tokens once per row, not per pass."""
+    """Scores of one call, in input order (fields: docs/scoring.md, "Python API"). ``score_std`` is the population
+    std of the score across the MC passes (zeros when ``passes == 1``); ``tokens`` counts input tokens once per row."""
 
     kind: str
     scores: np.ndarray
@@ -98,7 +87,7 @@ class ScoreResult:
         """One row per input, the output columns of :attr:`columns`, indexed like the caller's Series/DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame([self.row(i) for i in range(len(self))], columns=self.columns, index=self.index)
+        return pd.DataFrame(self.rows(), columns=self.columns, index=self.index)
 
     @property
     def columns(self) -> list[str]:
@@ -124,21 +113,16 @@ class ScoreResult:
     def merge(cls, parts: Sequence[tuple[np.ndarray, ScoreResult]], n_rows: int) -> ScoreResult:
         """Reassemble shards scored elsewhere: ``(input indices, result)`` pairs -> one result in input order."""
         first = parts[0][1]
-        scores = np.zeros(n_rows)
-        std = np.zeros(n_rows)
+        scores, std = np.zeros(n_rows), np.zeros(n_rows)
         probs = {label: np.zeros(n_rows) for label in first.probabilities}
+        sentences = None if first.sentences is None else [[] for _ in range(n_rows)]
+        details: Counter[str] = Counter()
         for indices, part in parts:
-            scores[indices] = part.scores
-            std[indices] = part.score_std
+            scores[indices], std[indices] = part.scores, part.score_std
+            details.update(part.details)
             for label in probs:
                 probs[label][indices] = part.probabilities[label]
-        details: Counter[str] = Counter()
-        for _, part in parts:
-            details.update(part.details)
-        sentences = None
-        if first.sentences is not None:
-            sentences = [[] for _ in range(n_rows)]
-            for indices, part in parts:
+            if sentences is not None:
                 for index, row in zip(indices, part.sentences, strict=True):
                     sentences[index] = row
         return cls(first.kind, scores, probs, std, first.passes, first.mode,
@@ -170,12 +154,11 @@ class Scorer:
         self.joiner = preprocessing.get("joiner")
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
         nli = kind == "faithfulness"
-        # The one resolved settings object: every default decided (mode from the card, label order, length,
-        # precision, budget, workers); provenance, the resume fingerprint and the accessors below read it.
+        # every default decided, once: provenance, the resume fingerprint and the accessors below read it
         self.options = dataclasses.replace(
             options, device=device.type, precision=precision_name(dtype),
             mode=one_of(options.mode or card_mode or "e-c", MODES, "mode") if nli else None,
-            mc_samples=self._check_passes(options.mc_samples),
+            mc_samples=max(1, options.mc_samples),
             max_length=check_max_length(max_length, tokenizer, pair=nli, what="max_length"),
             max_tokens=options.max_tokens or default_max_tokens(model.config, device),
             label_order=tuple(sorted(label_ids, key=label_ids.__getitem__)) if nli else options.label_order,
@@ -183,13 +166,10 @@ class Scorer:
                                                 processes_on_this_machine()))
         self.max_tokens = self.options.max_tokens  # halved after an out-of-memory error, for the scorer's lifetime
         self.dropout_stream = DropoutStream(self.options.seed, device)
-        # the module the forwards go through: compiled once, sharing the model's weights and train/eval flags (with
-        # --engine onnx, ``model`` is already the ONNX Runtime session of the export's graph)
+        # compiled once, sharing the model's weights and train/eval flags (--engine onnx: the ONNX Runtime session)
         self._forward_model = torch.compile(model, dynamic=True) if self.compiled else model
         self._tokenizers = TokenizerCopies(tokenizer)
         self.timings = Timings()  # the last call's
-
-    # -- resolved settings (read from :attr:`options`) --------------------------------------------
 
     mode = property(lambda self: self.options.mode)
     mc_samples = property(lambda self: self.options.mc_samples)
@@ -199,8 +179,6 @@ class Scorer:
     batch_size = property(lambda self: self.options.batch_size)
     tokenizer_workers = property(lambda self: self.options.tokenizer_workers)
     compiled = property(lambda self: self.options.compile)
-
-    # -- settings checks -----------------------------------------------------------------------
 
     @staticmethod
     def _check_passes(mc_samples: int | None) -> int:
@@ -216,15 +194,12 @@ class Scorer:
         return (f"Scorer(kind={self.kind!r}, source={self.source!r}, device={str(self.device)!r}, "
                 f"dtype={self.dtype}, max_length={self.max_length}, mode={self.mode!r}, mc_samples={self.mc_samples})")
 
-    # -- provenance ----------------------------------------------------------------------------
-
     def provenance(self, *, mode: str | None = None, mc_samples: int | None = None,
                    premise_strategy: str | None = None, granularity: str | None = None, seed: int | None = None,
                    **extra: Any) -> dict[str, Any]:
-        """The provenance record of scores made by this scorer (:mod:`learned_metrics.provenance`), weights hashed
-        once. Arguments are a call's overrides, as in :meth:`score`; ``extra`` keys (``input=``, ...) are added.
-        Without a per-call ``seed`` the record names the scorer's seed: with it, a row's MC masks are the same in
-        every call (per-row masks; a compiled forward's torch stream continues from call to call instead)."""
+        """The provenance record of this scorer's scores, weights hashed once; arguments are a call's overrides (as in
+        :meth:`score`), ``extra`` keys (``input=``, ...) are added. Without a per-call ``seed`` it names the scorer's:
+        per-row masks repeat in every call (a compiled forward's torch stream continues from call to call instead)."""
         from learned_metrics import provenance
 
         if self._weights is None:
@@ -242,8 +217,6 @@ class Scorer:
             weights_files=self._weights[1], labels={label: self.label_ids[label] for label in self.label_names},
             **settings, **extra)
 
-    # -- preprocessing -------------------------------------------------------------------------
-
     def coherence_inputs(self, texts: Sequence[str] | None = None,
                          sentences: Sequence[Sequence[str]] | None = None) -> list[str]:
         """Model inputs as in training (inputs already checked): ``text`` is split with the card's splitter and
@@ -256,22 +229,15 @@ class Scorer:
         split = get_splitter(self.splitter)
         return [join_sentences(split(text) or [text.strip()], joiner) for text in texts]
 
-    # -- scoring -------------------------------------------------------------------------------
-
     def score(self, *positional: Any, texts: Sequence[str] | None = None,
               sentences: Sequence[Sequence[str]] | None = None,
               groundings: Sequence[str] | None = None, generations: Sequence[str] | None = None,
               mode: str | None = None, mc_samples: int | None = None, premise_strategy: str | None = None,
               granularity: str | None = None, details: bool = False, seed: int | None = None,
               progress: Callable[[float], None] | None = None) -> ScoreResult:
-        """Score texts (coherence: ``texts`` or ``sentences``) or pairs (faithfulness: ``groundings``, ``generations``).
-
-        Positionally as other faithfulness scorers are called (``score(groundings, generations)``, ``score(texts)``,
-        or ``score(frame)`` with the CLI's column names). ``mode``, ``mc_samples``, ``premise_strategy`` and
-        ``granularity`` override the scorer's settings for this call; ``details=True`` adds per-sentence scores
-        (``result.sentences``); ``seed`` replaces the seed of the MC masks from this call on; ``progress`` gets the rows
-        finished.
-        """
+        """Score ``texts``/``sentences`` (coherence) or ``groundings``/``generations`` pairs, also positionally or as a
+        DataFrame with the CLI's columns. ``mode`` ... ``granularity`` override the scorer's settings for this call;
+        ``details=True`` fills ``result.sentences``; ``seed`` reseeds the MC masks from this call on."""
         details = flag(details, "details")  # True or False: 'no' is truthy
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
         index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
@@ -456,16 +422,9 @@ class Scorer:
 
 
 def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options: Any) -> Scorer:
-    """Load an export folder, a plain transformers classifier folder, or a Hugging Face Hub id.
-
-    ``kind`` is read from the export's card; a folder without a card is a faithfulness (NLI) scorer unless
-    ``kind="coherence"``. ``options`` are the fields of :class:`~learned_metrics.scoring.options.ScoringOptions`
-    (``device``, ``precision``, ``mode``, ``mc_samples``, ``premise_strategy``, ``granularity``, ``label_order``,
-    ``max_tokens``, ``batch_size``, ``max_length``, ``seed``, ``tokenizer_workers``, ``compile``, ``allow_pickle``,
-    ``engine``, ``onnx_precision``, ``chunk_tokens``, ``claim_split``), the ``learned-metrics score`` flags;
-    ``max_length`` defaults to the card's training length, capped by the model's limit; ``seed=None`` draws MC
-    dropout masks from the global torch RNG.
-    """
+    """Load an export folder, a plain transformers classifier folder (faithfulness unless ``kind="coherence"``), or
+    a Hub id. ``options``: the fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (the score flags);
+    ``max_length`` defaults to the card's training length, capped by the model's; ``seed=None``: the global RNG."""
     settings = ScoringOptions.from_keywords(**options)
     model_dir = loading.resolve_model_dir(model)
     # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is
@@ -476,8 +435,10 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     loading.require_classifier_architecture(config, model_dir)
     label_ids = loading.resolve_labels(config, metric_kind, settings.label_order)
     tokenizer = safety.load_tokenizer(folder)
-    target = resolve_device(settings.device, _accelerate_device()) if settings.engine == "torch" else torch.device(
-        "cpu")
+    # under ``accelerate launch`` each process has its own device
+    launched = launched_world_size() > 1 and torch.cuda.is_available()
+    local = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if launched else None
+    target = resolve_device(settings.device, local) if settings.engine == "torch" else torch.device("cpu")
     dtype = resolve_dtype(settings.precision, target)
     if settings.engine == "onnx":  # the graph replaces the weights: the PyTorch model is never loaded
         from learned_metrics.scoring.onnx_engine import OnnxClassifier
@@ -490,12 +451,5 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     length = min(settings.max_length or trained_length or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
                   dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
-
-
-def _accelerate_device() -> torch.device | None:
-    """Under ``accelerate launch`` each process has its own device; None when not launched that way."""
-    if launched_world_size() <= 1 or not torch.cuda.is_available():
-        return None
-    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
 
 

@@ -1,10 +1,8 @@
 """Grounding units and generation sentences: how long groundings and ``--granularity`` are scored.
 
-One mechanism covers every strategy, SummaC-ZS style: the grounding is cut into units that fit the model (the
-whole document, paragraphs or sentences; what does not fit is packed or cut), every (unit, generation sentence)
-pair of all rows is scored in one flat stream, each sentence takes its best unit's class distribution, and a row
-is the mean over its sentences (docs/scoring.md, "Long groundings and granularity"). Since ``e-c`` is linear, the
-row's ``e-c`` is the mean of the per-sentence maxima; under MC dropout every pass goes through the same selection.
+SummaC-ZS style for every strategy: the grounding is cut into units that fit the model, every (unit, generation
+sentence) pair is scored in one flat stream, each sentence takes its best unit's class distribution, and a row is
+the mean over its sentences (``e-c`` is linear: the mean of the per-sentence maxima; docs/scoring.md).
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Tokens kept free per chunk: a sentence tokenized alone can differ by a token
-# from the same sentence inside its chunk.
+# Tokens kept free per chunk: a sentence tokenized alone can differ by a token from the same one inside its chunk.
 SAFETY_MARGIN = 2
 
 
@@ -74,7 +71,7 @@ def split_long_sentence(sentence: str, length: int, budget: int) -> list[tuple[s
     without sentence punctuation (tables, transcripts) stays scorable instead of truncated."""
     words = sentence.split()
     pieces = min(len(words), math.ceil(length / max(1, int(budget * 0.9))))
-    if pieces <= 1:
+    if length <= budget or pieces <= 1:
         return [(sentence, length)]
     bounds = np.linspace(0, len(words), pieces + 1).round().astype(int)
     spans = zip(bounds[:-1], bounds[1:], strict=True)
@@ -83,8 +80,7 @@ def split_long_sentence(sentence: str, length: int, budget: int) -> list[tuple[s
 
 def pack_sentences(sentences: Sequence[str], lengths: Sequence[int], budget: int) -> list[str]:
     """Consecutive sentences joined into chunks of at most ``budget`` tokens; longer sentences are cut first."""
-    pieces = [piece for s, n in zip(sentences, lengths, strict=True)
-              for piece in (split_long_sentence(s, n, budget) if n > budget else [(s, n)])]
+    pieces = [piece for s, n in zip(sentences, lengths, strict=True) for piece in split_long_sentence(s, n, budget)]
     chunks: list[str] = []
     current: list[str] = []
     used = 0
@@ -99,20 +95,15 @@ def pack_sentences(sentences: Sequence[str], lengths: Sequence[int], budget: int
     return chunks
 
 
-def split_paragraphs(text: str) -> list[str]:
-    """Blank-line separated paragraphs (a text without blank lines is one paragraph)."""
-    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-
-
 def grounding_units(tokenizer, premise: str, granularity: str, budget: int,
                     split: Callable[[str], list[str]]) -> list[str]:
     """The units a generation sentence is checked against, each at most ``budget`` tokens."""
     if granularity == "sentence":
         sentences = split(premise) or [premise]
-        lengths = _token_lengths(tokenizer, sentences)
-        return [piece for s, n in zip(sentences, lengths, strict=True)
-                for piece, _ in (split_long_sentence(s, n, budget) if n > budget else [(s, n)])]
-    blocks = split_paragraphs(premise) if granularity == "paragraph" else [premise]
+        return [piece for s, n in zip(sentences, _token_lengths(tokenizer, sentences), strict=True)
+                for piece, _ in split_long_sentence(s, n, budget)]
+    blocks = ([p.strip() for p in re.split(r"\n\s*\n", premise) if p.strip()] if granularity == "paragraph"
+              else [premise])  # paragraphs: blank-line separated (a text without blank lines is one)
     units: list[str] = []
     for block, length in zip(blocks, _token_lengths(tokenizer, blocks), strict=True):
         if length <= budget:
