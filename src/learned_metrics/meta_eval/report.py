@@ -5,6 +5,7 @@ ROC AUC per corpus (:func:`auc_report`, and ``benchmark``'s BAcc and AUC tables)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -93,7 +94,9 @@ class ReportTable(Tabular):
 
 
 def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], columns: Sequence[str]) -> None:
-    """Bold the highest value of every column (all of them when tied)."""
+    """Sort each cell's markers and bold the highest value of every column (all of them when tied)."""
+    for cell in cells.values():
+        cell.beats.sort()
     for column in columns:
         top = max((cells[(m, column)].value for m in metrics if cells[(m, column)].value is not None), default=None)
         for cell in (cells[(metric, column)] for metric in metrics):
@@ -104,14 +107,9 @@ def mark_best(cells: dict[tuple[str, str], ReportCell], metrics: Sequence[str], 
 @takes(ReportSettings)
 def correlation_report(human: object, metrics: dict[str, object], *, axes: str = "documents x systems",
                        settings: ReportSettings) -> ReportTable:
-    """Every metric's statistics with CIs, and a significance test between every ordered pair of metrics.
-
-    ``human`` and each metric are matrices with the named ``axes``, or long DataFrames (NaN = absent).
-    ``test`` picks which of :func:`~.significance.compare`'s tests sets the markers (permutation, bootstrap or
-    williams); with ``correction`` its p-values are adjusted over the pairs first. A marker always means
-    "better than": with ``alternative="two-sided"`` a significant difference in this metric's favour.
-    With one metric there is nothing to compare and no markers.
-    """
+    """Every metric's statistics with CIs (matrices with the named ``axes`` or long DataFrames, NaN = absent), and
+    markers from ``test`` between every ordered pair, its p-values adjusted by ``correction``. A marker always means
+    "better than" (two-sided: a significant difference in this metric's favour); one metric gets no markers."""
     from learned_metrics.meta_eval.frames import input_grids
 
     o = settings
@@ -120,11 +118,10 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
         raise UserError("report needs at least one metric")
     names = list(metrics)
     cells: dict[tuple[str, str], ReportCell] = {}
-    job = o.narrow(CorrelationSettings)
-    reports = run_jobs(_correlations_job, [(human, values, job) for values in metrics.values()], o.workers)
+    reports = run_jobs(functools.partial(correlations, settings=o.narrow(CorrelationSettings)),
+                       [(human, values) for values in metrics.values()], o.workers)  # partial: a worker can run it
     for name, report in zip(names, reports, strict=True):
-        for statistic, result in report.stats.items():
-            cells[(name, statistic)] = ReportCell.of(result)
+        cells.update({(name, statistic): ReportCell.of(result) for statistic, result in report.stats.items()})
     note = ""
     if len(names) > 1:
         bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
@@ -134,26 +131,17 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
                 p = c.p(o.test)
                 if p is not None and p < o.alpha and (c.delta or 0) > 0:
                     cells[(c.metric_a, statistic)].beats.append(names.index(c.metric_b) + 1)
-        for cell in cells.values():
-            cell.beats.sort()
         if o.test == "permutation":
             note = resolution_sentence(tests.family, o.permutations, o.correction, o.alpha)
     mark_best(cells, names, o.stats)
-    caption = (f"{o.words()} correlations with {o.intervals(o.resample, o.ci_method)}; "
-               f"superscript numbers: the metrics this one is significantly better than "
-               f"({o.test_words(o.test)}, {o.corrected()}p < {o.alpha}).{note}")
+    caption = (f"{o.words()} correlations with {o.intervals(o.resample, o.ci_method)}; superscript numbers: the "
+               f"metrics this one is significantly better than ({o.test_words(o.test)}, {o.corrected()}p < "
+               f"{o.alpha}).{note}")
     record = {name: value for name, value in o.to_json().items() if name not in ("stats", "workers")}
     record.update(documents=human.shape[0], systems=human.shape[1])
-    title = f"{human.shape[1]} systems x {human.shape[0]} documents"
-    return ReportTable(names, list(o.stats), cells, caption, record, title)
+    return ReportTable(names, list(o.stats), cells, caption, record, f"{human.shape[1]} systems x {human.shape[0]} "
+                       "documents")
 
-
-def _correlations_job(human: np.ndarray, metric: np.ndarray, settings: CorrelationSettings):
-    """One metric's column of the table (a module-level function, so a worker process can run it)."""
-    return correlations(human, metric, settings=settings)
-
-
-# -- AUC mode (TRUE-style): corpora as columns, paired tests on AUC differences --------------------
 
 MEAN_COLUMN = "mean"
 
@@ -167,9 +155,8 @@ def rank_auc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     positive = np.broadcast_to(labels, scores.shape).astype(bool)
     n_pos = positive.sum(axis=1)
     n_neg = positive.shape[1] - n_pos
-    ranks = rankdata(scores, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        auc = ((ranks * positive).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+        auc = ((rankdata(scores, axis=1) * positive).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
     return np.where((n_pos > 0) & (n_neg > 0), auc, np.nan)
 
 
@@ -192,16 +179,12 @@ class PairedAucTest:
                                 "delta_ci": None if self.ci[c] is None else list(self.ci[c])} for c in self.delta}}
 
 
-def _group_rows(groups: Sequence[str]) -> dict[str, np.ndarray]:
-    values = np.asarray(groups)
-    return {name: np.flatnonzero(values == name) for name in dict.fromkeys(groups)}
-
-
 class _AucDifference:
     """AUC(a) - AUC(b) per corpus and their mean, for blocks of randomized or resampled copies of the rows."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Sequence[str]):
-        self.rows = _group_rows(groups)
+        values = np.asarray(groups)
+        self.rows = {name: np.flatnonzero(values == name) for name in dict.fromkeys(groups)}
         self.a, self.b, self.labels = a, b, labels
         self.defined = [g for g, idx in self.rows.items() if 0 < labels[idx].sum() < len(idx)]
         self.columns = [*self.rows, MEAN_COLUMN]
@@ -265,14 +248,9 @@ def paired_result(names: Sequence[str], observed: dict[str, float], randomized: 
 @takes(AucReportSettings)
 def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None = None,
                settings: AucReportSettings) -> tuple[ReportTable, list]:
-    """Rows = metrics, columns = corpora + their unweighted mean: AUC with bootstrap CIs, best in bold, and markers
-    for a significant improvement over each ``baseline`` (one name or a list, the CLI's repeatable ``--baseline``;
-    every other metric when none are named).
-
-    ``scored`` maps a metric name to its :class:`~.rows.ScoredRows`; all of them must hold the same rows
-    (the same files scored by every metric): labels and corpora are checked row by row. ``correction``
-    adjusts the p-values of each column over all the tests made.
-    """
+    """Rows = metrics, columns = corpora + their mean: AUC with CIs, best in bold, markers for a significant gain over
+    each ``baseline`` (one name or a list; none: every other metric). ``scored``: name -> :class:`~.rows.ScoredRows`
+    of the same rows (labels and corpora checked row by row); ``correction`` adjusts each column's p-values."""
     from learned_metrics.meta_eval.auc import auc_by_group
 
     if not scored:
@@ -313,8 +291,6 @@ def marked_table(names: list[str], columns: list[str], cells: dict[tuple[str, st
             test.p_adjusted[column] = p
             if p is not None and p < o.alpha and (test.delta[column] or 0) > 0:
                 cells[(test.a, column)].beats.append(names.index(test.b) + 1)
-    for cell in cells.values():
-        cell.beats.sort()
     mark_best(cells, names, columns)
     against = "the baselines" if baselines else "the other metrics"
     note = resolution_sentence(len(tests), o.permutations, o.correction, o.alpha)
