@@ -243,7 +243,7 @@ def test_differences_name_only_what_makes_files_incomparable():
                                         "max_length 512 vs 256", "precision fp32 vs bf16"]  # no seed: one is not MC
     assert differences(base, {**base, "seed": 2}) == ["seed 0 vs 2"]
     assert differences({**base, "mc_samples": 1}, {**base, "mc_samples": 1, "seed": 2}) == []
-    coherence = build_record(metric="coherence", model="c", max_length=512, precision="fp32")
+    coherence = build_record(metric="coherence", model="c", mode=None, max_length=512, precision="fp32")
     assert differences(base, coherence)[:2] == ["metric faithfulness vs coherence", "mode e-c vs none"]
     older = {key: value for key, value in base.items() if key != "precision"}
     assert differences(base, older) == ["precision fp32 vs unknown"]

@@ -31,12 +31,10 @@ class LibraryChanged(UserError):
 
 def _attribute(obj: Any, path: str, library: str, shown: str) -> Any:
     """``obj.a.b.c`` for ``path="a.b.c"``; :class:`LibraryChanged` naming ``shown`` when a part is missing."""
-    for part in path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise LibraryChanged(library, shown) from None
-    return obj
+    try:
+        return functools.reduce(getattr, path.split("."), obj)
+    except AttributeError:
+        raise LibraryChanged(library, shown) from None
 
 
 def _module_attribute(library: str, module: str, path: str) -> Any:

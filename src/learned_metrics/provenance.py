@@ -96,23 +96,16 @@ def now() -> str:
 
 
 def build_record(*, metric: str, model: str, revision: str | None = None, weights_sha256: str | None = None,
-                 weights_files: list[str] | None = None, labels: Mapping[str, int] | None = None,
-                 mode: str | None = None, mc_samples: int = 1, seed: int | None = None,
-                 granularity: str | None = None, premise_strategy: str | None = None, max_length: int | None = None,
-                 precision: str | None = None, device: str | None = None, input: Any = None,
-                 **extra: Any) -> dict[str, Any]:
-    """A provenance record (version :data:`VERSION`): the given settings, ``extra`` keys after them, then the
-    learned-metrics version and the creation time (UTC). NLI-only settings are null for coherence."""
+                 weights_files: list[str] | None = None, labels: Mapping[str, int] | None = None, input: Any = None,
+                 **settings: Any) -> dict[str, Any]:
+    """A provenance record (version :data:`VERSION`): what made the scores, ``settings`` as given (a scorer's are
+    ``ScoringOptions.applying(metric)``: null where they do not apply), the learned-metrics version, the time (UTC)."""
     from learned_metrics import __version__
 
-    nli = metric == "faithfulness"
     return {"format": FORMAT, "version": VERSION, "metric": metric, "model": model, "revision": revision,
             "weights_sha256": weights_sha256, "weights_files": list(weights_files or []),
-            "labels": dict(labels) if labels is not None else None,
-            "mode": mode if nli else None, "mc_samples": int(mc_samples), "seed": seed,
-            "granularity": granularity if nli else None, "premise_strategy": premise_strategy if nli else None,
-            "max_length": max_length, "precision": precision, "device": device, "input": input,
-            **extra, "learned_metrics_version": __version__, "created": now()}
+            "labels": None if labels is None else dict(labels), "input": input, **settings,
+            "learned_metrics_version": __version__, "created": now()}
 
 
 def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any]:
