@@ -100,9 +100,8 @@ class SequenceClassifier(L.LightningModule):
         for name, param in self.model.named_parameters():
             if param.requires_grad:
                 (no_decay if any(key in name for key in _NO_DECAY) else decay).append(param)
-        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": hp.weight_decay},
-                                       {"params": no_decay, "weight_decay": 0.0}],
-                                      lr=hp.lr, eps=hp.adam_epsilon, betas=tuple(hp.betas))
+        groups = [{"params": decay, "weight_decay": hp.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        optimizer = torch.optim.AdamW(groups, lr=hp.lr, eps=hp.adam_epsilon, betas=tuple(hp.betas))
         total = max(1, int(self.trainer.estimated_stepping_batches))
         scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

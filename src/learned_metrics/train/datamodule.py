@@ -15,7 +15,6 @@ import torch
 from torch.utils.data import DataLoader
 
 from learned_metrics import compat
-from learned_metrics.data.common import load_report
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import read_json_object
 from learned_metrics.labels import canonical_label
@@ -85,11 +84,6 @@ class TextClassificationDataModule(L.LightningDataModule):
         from learned_metrics.safety import load_tokenizer
 
         return load_tokenizer(self.tokenizer_name)
-
-    @property
-    def report(self) -> dict[str, Any] | None:
-        """The data-prep ``report.json`` of this data set (preprocessing, augmentation settings)."""
-        return load_report(self.path)
 
     def prepare_data(self) -> None:
         """Build the set on first use, once under a file lock for parallel runs (no builder: :meth:`setup` refuses)."""

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from learned_metrics.boundary import is_main_process
 from learned_metrics.card import training_card
+from learned_metrics.data.common import load_report
 from learned_metrics.errors import UserError
 from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from_checkpoint, write_export
 from learned_metrics.io import write_json
@@ -149,7 +150,7 @@ class RunRecord(Callback):
 
     def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
         datamodule = trainer.datamodule
-        report = datamodule.report
+        report = load_report(datamodule.path)  # the data-prep report.json (preprocessing, augmentation settings)
         self.card = training_card(kind=self.cfg.model.metric_kind, experiment=self.cfg.task_name,
                                   base_model=self.cfg.model.name_or_path, text_fields=list(datamodule.text_fields),
                                   max_length=datamodule.max_length, report=report, training_config=self.resolved)

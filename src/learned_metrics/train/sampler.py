@@ -67,9 +67,7 @@ class LengthGroupedBatchSampler(Sampler[list[int]]):
     def _rank_batches(self) -> list[np.ndarray]:
         rank, world = _distributed_rank_and_world()
         batches = self._all_batches(world)
-        if world == 1:
-            return batches
-        # every rank must run the same number of steps: pad by repeating from the start
+        # every rank must run the same number of steps: pad by repeating from the start (one rank: nothing to pad)
         per_rank = -(-len(batches) // world)
         batches = batches + batches[: per_rank * world - len(batches)]
         return batches[rank::world]
