@@ -93,9 +93,11 @@ def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:
             cap, weight, own = None, None, settings
         if not location.strip():
             raise UserError(f"--source {item!r}: empty location; expected {NLI_SOURCES}")
+        if weight is not None and validate.finite(weight, f"weight of source {name}") <= 0:
+            raise UserError(f"weight of source {name} must be above 0, got {float(weight)}")
         parsed.append(Source(name.strip(), location.strip(), own,
                              None if cap is None else validate.int_at_least(cap, 1, f"cap of source {name}"),
-                             1.0 if weight is None else _weight(weight, name)))
+                             1.0 if weight is None else float(weight)))
     names = [s.name for s in parsed]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -103,13 +105,6 @@ def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:
     caps, weights = _by_name(settings.cap, "cap", names), _by_name(settings.weight, "weight", names)
     return [dataclasses.replace(s, cap=int(caps[s.name]) if s.name in caps else s.cap,
                                 weight=float(weights[s.name]) if s.name in weights else s.weight) for s in parsed]
-
-
-def _weight(value: Any, name: str) -> float:
-    weight = validate.finite(value, f"weight of source {name}")
-    if weight <= 0:
-        raise UserError(f"weight of source {name} must be above 0, got {weight}")
-    return weight
 
 
 def _by_name(items: tuple[str, ...] | None, what: str, names: list[str]) -> dict[str, str]:
@@ -211,11 +206,6 @@ def cap_and_weight(ds: datasets.Dataset, split: str, source: Source) -> datasets
     return ds.select(np.concatenate(indices))
 
 
-def _pair_key(premise: str, hypothesis: str) -> bytes:
-    text = f"{premise.strip()}\x00{hypothesis.strip()}".encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(text, digest_size=16).digest()
-
-
 def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict[str, datasets.Dataset],
                                                                             dict[str, int]]:
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
@@ -229,7 +219,8 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
         for start in range(0, len(ds), CHUNK):
             batch = ds[start:start + CHUNK]
             for i, (p, h, uid) in enumerate(zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)):
-                key = _pair_key(p, h)
+                text = f"{p.strip()}\x00{h.strip()}".encode("utf-8", "surrogatepass")
+                key = hashlib.blake2b(text, digest_size=16).digest()
                 if key in seen and seen[key][0] != split:
                     if action == "refuse":
                         other_split, other_uid = seen[key]

@@ -249,13 +249,6 @@ def bucket_range_label(bucket: Any) -> str:
     return f"[{_minus(bucket.low)}, {_minus(bucket.high)})"
 
 
-def bucket_span(bucket: Any) -> int:
-    """How many 20-character buckets a (possibly merged) length-gap bucket covers."""
-    first = -BUCKET_LIMIT if bucket.low is None else bucket.low + BUCKET_WIDTH // 2
-    last = BUCKET_LIMIT if bucket.high is None else bucket.high - BUCKET_WIDTH // 2
-    return (last - first) // BUCKET_WIDTH + 1
-
-
 @literal_text
 def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> Any:
     """The figure of :func:`plot_length_gap`: one point per bucket of the report (sparse ones already merged by
@@ -290,11 +283,10 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
         ax.annotate(label, (gap, y), ha="center", va="center", fontsize=6.5, color="0.35")
     ax.axhline(0.5, color="0.4", linestyle="--", linewidth=1)
     ax.axhline(0, color="0.8", linewidth=0.8)
-    ax.set(ylim=(-0.13, 1.04), yticks=np.linspace(0, 1, 6), xlim=(-215, 215))
+    ax.set(ylim=(-0.13, 1.04), yticks=np.linspace(0, 1, 6), xlim=(-215, 215), ylabel="Accuracy (share of pairs)",
+           xlabel="Length gap, original minus other document (characters); ends clamped at ±200")
     ax.set_xticks(gaps, [bucket_range_label(b) for b in buckets], rotation=45, ha="right",
                   rotation_mode="anchor", fontsize=7)
-    ax.set(xlabel="Length gap, original minus other document (characters); ends clamped at ±200",
-           ylabel="Accuracy (share of pairs)")
     resamples = getattr(report, "resamples", 0)
     handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2,
                       label="Accuracy, 95% bootstrap CI" if resamples else "Accuracy (no CIs: 0 resamples)"),
@@ -303,7 +295,8 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
     if few.any():
         handles.append(Line2D([], [], color="tab:blue", marker="o", markerfacecolor="white", linestyle="none",
                               label=f"Fewer than {minimum} comparisons:\nno CI"))
-    if any(bucket_span(b) > 1 for b in buckets):
+    end = BUCKET_LIMIT + BUCKET_WIDTH // 2  # the open end buckets as if closed: wider than one bucket when merged
+    if any((end if b.high is None else b.high) - (-end if b.low is None else b.low) > BUCKET_WIDTH for b in buckets):
         merged_below = getattr(report, "min_bucket_pairs", minimum)
         handles.append(Line2D([], [], linestyle="none",
                               label=f"Buckets under {merged_below} comparisons\nmerged with a neighbour"))
