@@ -1,9 +1,5 @@
-"""The metric card, ``learned_metric.json``: built, completed, checked and read in this one module.
-
-A card says how to use an exported model the way it was trained (kind, labels, preprocessing, default mode,
-augmentation, origin). Training builds what it knows (:func:`training_card`, in every checkpoint), the export
-completes it (:func:`complete_card`), the scorer reads it back (:func:`read_card`), checked by :func:`validate_card`.
-"""
+"""The metric card, ``learned_metric.json``: how to use an export the way it was trained. Training builds it
+(:func:`training_card`), the export completes it (:func:`complete_card`), the scorer reads it (:func:`read_card`)."""
 
 from __future__ import annotations
 

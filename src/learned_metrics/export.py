@@ -138,10 +138,8 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
     """Rebuild the transformers model from a checkpoint's stored config and weights (no hub access, no custom code)."""
     from learned_metrics.safety import classifier_from_config_dict
 
-    checkpoint = check_checkpoint(checkpoint, path)
-    model = classifier_from_config_dict(checkpoint["hf_config"], path)
-    prefix = "model."
-    state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
+    model = classifier_from_config_dict(checkpoint["hf_config"], path)  # checked by load_checkpoint
+    state = {k.removeprefix("model."): v for k, v in checkpoint["state_dict"].items() if k.startswith("model.")}
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:

@@ -76,7 +76,15 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
     with staged_files() as stage:
         targets = {p: export_dir / GRAPH_FILES[p] for p in precisions}
         staged = {p: stage(path) for p, path in targets.items()}
-        _export_graph(model, inputs, staged["fp32"])
+        axes = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"logits": {0: "batch"}}
+        with _quiet(), torch.no_grad():  # weights inside the file: one file to hash and move (no graphs over 2 GB)
+            try:
+                torch.onnx.export(model, (), str(staged["fp32"]), kwargs=dict(inputs), input_names=list(inputs),
+                                  output_names=["logits"], dynamic_axes=axes, opset_version=OPSET, dynamo=True,
+                                  external_data=False)
+            except Exception as exc:  # the exporter raises many types; one line names the model type
+                raise UserError(f"torch.onnx could not export this {model.config.model_type} model "
+                                f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
         made["fp32"] = {"file": GRAPH_FILES["fp32"], "sha256": provenance.sha256_of([staged["fp32"]])}
         if int8:
             from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -107,19 +115,3 @@ def _quiet() -> Iterator[None]:
             yield
         finally:
             logging.disable(logging.NOTSET)
-
-
-def _export_graph(model: Any, inputs: dict[str, Any], path: Path) -> None:
-    """``torch.onnx.export`` of the classifier's logits with dynamic batch and sequence axes, weights inside the
-    file (one file to hash and to move; graphs over 2 GB are not supported by this path)."""
-    import torch
-
-    axes = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"logits": {0: "batch"}}
-    with _quiet(), torch.no_grad():
-        try:
-            torch.onnx.export(model, (), str(path), kwargs=dict(inputs), input_names=list(inputs),
-                              output_names=["logits"], dynamic_axes=axes, opset_version=OPSET, dynamo=True,
-                              external_data=False)
-        except Exception as exc:  # the exporter raises many types; one line names the model type
-            raise UserError(f"torch.onnx could not export this {model.config.model_type} model "
-                            f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None

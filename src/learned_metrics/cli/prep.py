@@ -1,13 +1,10 @@
-"""``learned-metrics prep shuffle-set|anli|nli`` and the ``data_prep/*.py`` scripts: one parser each, used by both.
-
-The work is in :mod:`learned_metrics.data.shuffle_set`, :mod:`learned_metrics.data.anli` and
-:mod:`learned_metrics.data.nli`; here are only the options, the call and the summary table.
-"""
+"""``learned-metrics prep shuffle-set|anli|nli`` and the ``data_prep/*.py`` scripts: one parser each, used by both;
+the work is in :mod:`learned_metrics.data`, here are only the options, the call and the summary table."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import functools
 from typing import Any
 
 from learned_metrics.boundary import script_main
@@ -46,9 +43,6 @@ def _add_build(parser: argparse.ArgumentParser, settings: Any, run: Any, source_
     parser.set_defaults(func=run)
 
 
-# --- shuffle set ---------------------------------------------------------------------------------
-
-
 def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
     from learned_metrics.data.choices import SHUFFLE_SET_SOURCES, ShuffleSetSettings
 
@@ -68,9 +62,6 @@ def run_shuffle_set(args: argparse.Namespace) -> int:
     columns = ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows")
     console().print(table(f"shuffle set -> {args.output}", columns, rows, left=("split",)))
     return 0
-
-
-# --- augmented ANLI ------------------------------------------------------------------------------
 
 
 def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,8 +94,6 @@ def print_nli_report(name: str, report: dict[str, Any], output: str) -> int:
     return 0
 
 
-# --- any NLI data ------------------------------------------------------------------------------
-
 NLI_DESCRIPTION = ("Build an NLI training set from your own files, folders or Hugging Face datasets (several sources "
                    "mixed, each with a cap or weight), plus one phrase-augmented copy of every row as `prep anli` "
                    "does, saved as a datasets.DatasetDict with report.json.")
@@ -134,9 +123,6 @@ def run_nli(args: argparse.Namespace) -> int:
     return print_nli_report("NLI", report, args.output)
 
 
-# --- entry points --------------------------------------------------------------------------------
-
-
 def register(subparsers: Any) -> None:
     prep = subparsers.add_parser("prep", help="build training sets (coherence shuffle set, augmented ANLI or any NLI)",
                                  description="Build the data sets training reads (the data_prep/ scripts run these).")
@@ -152,18 +138,10 @@ def register(subparsers: Any) -> None:
         description=NLI_DESCRIPTION, epilog=NLI_EPILOG, formatter_class=help_formatter))
 
 
-def shuffle_set_script(argv: Sequence[str] | None = None) -> int:
-    """``python data_prep/build_shuffle_set.py``."""
-    return script_main("build_shuffle_set.py", add_shuffle_set_arguments, argv, description=SHUFFLE_SET_DESCRIPTION,
-                       epilog=SHUFFLE_SET_EPILOG)
-
-
-def anli_script(argv: Sequence[str] | None = None) -> int:
-    """``python data_prep/build_anli_augmented.py``."""
-    return script_main("build_anli_augmented.py", add_anli_arguments, argv, description=ANLI_DESCRIPTION,
-                       epilog=ANLI_EPILOG)
-
-
-def nli_script(argv: Sequence[str] | None = None) -> int:
-    """``python data_prep/build_nli.py``."""
-    return script_main("build_nli.py", add_nli_arguments, argv, description=NLI_DESCRIPTION, epilog=NLI_EPILOG)
+# ``python data_prep/build_*.py [ARGV]``: the same parser and boundary under the script's own name
+shuffle_set_script = functools.partial(script_main, "build_shuffle_set.py", add_shuffle_set_arguments,
+                                       description=SHUFFLE_SET_DESCRIPTION, epilog=SHUFFLE_SET_EPILOG)
+anli_script = functools.partial(script_main, "build_anli_augmented.py", add_anli_arguments,
+                                description=ANLI_DESCRIPTION, epilog=ANLI_EPILOG)
+nli_script = functools.partial(script_main, "build_nli.py", add_nli_arguments, description=NLI_DESCRIPTION,
+                               epilog=NLI_EPILOG)

@@ -10,18 +10,6 @@ from learned_metrics.render.terminal import console
 from learned_metrics.train.run_folders import RunRow
 
 
-def _fmt_best(row: RunRow) -> str:
-    if row.best is None:
-        return "—"
-    return f"{row.best:.4f}" + ("" if row.best_source == "export" else " (csv)")
-
-
-def _fmt_metric(row: RunRow) -> str:
-    if not row.metric:
-        return "—"
-    return f"{row.metric} {'↑' if row.mode == 'max' else '↓' if row.mode == 'min' else ''}".strip()
-
-
 def render_table(rows: list[RunRow], title: str):
     """A rich table; ``(csv)`` marks a best value read from the log of a run that has not exported."""
     from rich.table import Table
@@ -33,8 +21,10 @@ def render_table(rows: list[RunRow], title: str):
         table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "run folder")
     for row in rows:
         short_run = row.run.removeprefix(f"{row.experiment}/")  # the previous column names the experiment folder
+        metric = f"{row.metric} {({'max': '↑', 'min': '↓'}).get(row.mode, '')}".strip() if row.metric else "—"
+        best = "—" if row.best is None else f"{row.best:.4f}" + ("" if row.best_source == "export" else " (csv)")
         table.add_row(row.experiment, short_run, row.date or "—", (row.git_commit or "—")[:7],
-                      "—" if row.seed is None else str(row.seed), _fmt_metric(row), _fmt_best(row),
+                      "—" if row.seed is None else str(row.seed), metric, best,
                       "—" if row.best_step is None else str(row.best_step), "yes" if row.export else "no")
     return table
 

@@ -1,14 +1,12 @@
-"""``learned-metrics score coherence|faithfulness``: thin wrappers around :func:`score_file`.
-
-Works the same under ``accelerate launch -m learned_metrics.cli score ...``:
-the input is sharded across the processes and process 0 writes one output,
-identical to a single-process run.
+"""``learned-metrics score coherence|faithfulness``: thin wrappers around :func:`score_file`. Under ``accelerate
+launch -m learned_metrics.cli score ...`` the input is sharded and process 0 writes one output, as one process would.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import sys
 
@@ -16,7 +14,7 @@ from learned_metrics.cli import help_formatter
 from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
-from learned_metrics.scoring.distributed import Processes, current_processes
+from learned_metrics.scoring.distributed import current_processes
 from learned_metrics.scoring.options import FileRun, RaySettings, add_scoring_arguments, options_from_arguments
 from learned_metrics.validate import seconds_option
 
@@ -96,14 +94,6 @@ def register(subparsers) -> None:
     faithfulness.set_defaults(func=_run)
 
 
-def _share_cpu_threads(processes: Processes) -> None:
-    """Several CPU processes on one machine: split the cores instead of oversubscribing them."""
-    import torch
-
-    if processes.world > 1 and "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
-
-
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
     from learned_metrics.io import is_stdio, iter_row_chunks
@@ -130,24 +120,24 @@ def _run(args: argparse.Namespace) -> int:
         ray_engine.check_paths(args.input, args.output, args.summary, inputs_of(args), ray, args.input_format)
     else:
         _check_paths(args)
-    from learned_metrics.progress import StartUp
+    from learned_metrics.progress import RowProgress, StartUp
 
     startup = StartUp()
+    import torch
+
     from learned_metrics.io import count_rows
-    from learned_metrics.progress import RowProgress
+    from learned_metrics.safety import quiet_transformers
     from learned_metrics.scoring.runner import InputFields, score_file
     from learned_metrics.scoring.scorer import load_scorer
 
     startup.lap("imports")
-
     # the input-field flags of ``score KIND`` (the other kind's are absent from ``args``)
     fields = InputFields(args.kind, **{spec.name: getattr(args, spec.name, None) for spec in dataclasses.fields(
         InputFields) if spec.name != "kind"})
-    from learned_metrics.safety import quiet_transformers
-
     with quiet_transformers(errors_only=True):  # the CLI reports its own progress and errors
         processes = current_processes(cpu=args.device == "cpu")
-        _share_cpu_threads(processes)
+        if processes.world > 1 and "OMP_NUM_THREADS" not in os.environ:  # several processes: split the cores
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
         if fields.kind == "faithfulness" and args.premise_strategy is None:  # benchmark documents are long
             args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
         # per-row MC masks are the same in every process; a compiled forward's torch stream needs its own per process
@@ -161,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
                                enabled=shown and not args.no_progress, every_seconds=args.progress_every)
         if shown:
             startup.lap("counting rows")
-        say = _say if shown else None
+        say = functools.partial(print, file=sys.stderr, flush=True) if shown else None
         if args.engine == "ray":  # the actors load the model; the summary's record says what they resolved
             summary = ray_engine.score_file(args.model, args.input, args.output, fields, options, run, ray,
                                             progress, say, startup.lap)
@@ -189,10 +179,6 @@ def _waiting(timings, workers: int) -> str | None:
            else "--tokenizer-workers 0: tokenizing before each forward")
     return (f"note: the model waited {timings.wait / timings.wall:.0%} of the scoring time for tokenized rows "
             f"({how}); more --tokenizer-workers may help when cores are free")
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -229,11 +215,7 @@ def _report(summary, output: str, max_length: int, kind: str) -> None:
         print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
               "scored pairs in total", file=sys.stderr)
     print(summary.line("standard output" if output == "-" else output), file=sys.stderr)
-    _print_scores(summary.scores)
-
-
-def _print_scores(scores) -> None:
-    """Mean score of the file, and the per-system table when a system field was named."""
+    scores = summary.scores
     overall = scores.overall
     ci = None if overall.ci_low is None else (overall.ci_low, overall.ci_high)
     print(f"mean score {format_number(overall.mean, 4)} (95% CI {format_ci(ci, 4)}) over {overall.rows:,} rows",

@@ -1,10 +1,5 @@
-"""Finding and loading a scoring model: an export, a plain transformers folder, or a Hub id.
-
-Everything a user can get wrong here (a path that does not exist, a folder
-that is not a model, a bare encoder without a trained classification head,
-labels that cannot be resolved) becomes a one-line :class:`UserError` instead
-of a traceback or, worse, scores from a randomly initialised head.
-"""
+"""Finding and loading a scoring model (an export, a plain transformers folder, or a Hub id): everything a user can
+get wrong here is a one-line :class:`UserError`, never scores from a randomly initialised head."""
 
 from __future__ import annotations
 
@@ -38,18 +33,14 @@ def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path
-    return _download_from_hub(str(name_or_path))
-
-
-def _download_from_hub(repo_id: str) -> Path:
     from huggingface_hub import snapshot_download
 
     try:
-        folder = Path(snapshot_download(repo_id, allow_patterns=_HUB_PATTERNS))
+        folder = Path(snapshot_download(str(name_or_path), allow_patterns=_HUB_PATTERNS))
         if not any(folder.glob("*.safetensors")):
-            folder = Path(snapshot_download(repo_id, allow_patterns=[*_HUB_PATTERNS, "*.bin"]))
+            folder = Path(snapshot_download(str(name_or_path), allow_patterns=[*_HUB_PATTERNS, "*.bin"]))
     except Exception as exc:  # offline mode, unknown or gated repo, no network: one whole line that says what to do
-        raise UserError(hub_failure(repo_id, exc)) from None
+        raise UserError(hub_failure(str(name_or_path), exc)) from None
     return folder
 
 
@@ -127,7 +118,6 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
 def load_classifier(folder: safety.ModelFolder, config, dtype: torch.dtype, allow_pickle: bool = False):
     """``AutoModelForSequenceClassification`` with every weight present; refuses a missing (random) head. ``folder``
     was checked once by the caller; a pickle-only folder is refused unless ``allow_pickle``."""
-    model_dir = folder.given
     model, info = safety.load_classifier(folder, allow_pickle=allow_pickle, config=config, dtype=dtype,
                                          output_loading_info=True)
     missing = sorted(info.get("missing_keys", []))
@@ -136,7 +126,7 @@ def load_classifier(folder: safety.ModelFolder, config, dtype: torch.dtype, allo
         shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
         raise UserError(f"no trained sequence-classification head (architectures {architectures}; weights missing: "
                         f"{shown}); scoring would use a randomly initialised head. Point --model at a fine-tuned "
-                        "classifier or an export", path=model_dir)
+                        "classifier or an export", path=folder.given)
     return model.eval()
 
 

@@ -1,11 +1,6 @@
-"""``score --engine onnx``: the scorer's forward through an ONNX Runtime session on CPU.
-
-:class:`OnnxClassifier` stands where the PyTorch model stands in
-:func:`~learned_metrics.scoring.mc_dropout.forward_passes` (``model(**batch).logits``, ``model.config``), so
-tokenization, batching, chunking, granularity and outputs are the PyTorch engine's, unchanged. The graph is the
-export's ``model.onnx`` or ``model.int8.onnx`` (:mod:`learned_metrics.onnx_export`); its SHA-256 goes into the
-provenance record. The graph has no dropout: Monte-Carlo passes are refused.
-"""
+"""``score --engine onnx``: :class:`OnnxClassifier` stands where the PyTorch model stands (``model(**batch).logits``,
+``model.config``), so everything but the forward is the PyTorch engine's. The graph (``model.onnx`` or
+``model.int8.onnx``) has no dropout: Monte-Carlo passes are refused."""
 
 from __future__ import annotations
 

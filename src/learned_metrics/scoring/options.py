@@ -1,14 +1,10 @@
-"""Every scoring option, declared once: the CLI flags, ``load_scorer`` keywords and ``Scorer`` settings.
-
-:class:`ScoringOptions` is the single declaration, a :class:`~learned_metrics.settings.Settings`: each field
-carries its default, its allowed values (parsed strictly in ``__post_init__``, so the Python API refuses what the
-parser refuses) and the ``--flag`` help text the CLI builds its arguments from; provenance and the ``--resume``
-fingerprint take every field that can change a score. Importable without torch so that ``learned-metrics --help``
-stays fast.
+"""Every scoring option, declared once in :class:`ScoringOptions`: the CLI flags, ``load_scorer`` keywords, provenance
+and the ``--resume`` fingerprint come from it. Importable without torch so that ``learned-metrics --help`` stays fast.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +24,10 @@ BOTH = ("coherence", "faithfulness")
 NLI = ("faithfulness",)
 
 
-def _option(default: Any, help: str, *, kinds: tuple[str, ...] = BOTH, **declaration: Any) -> Any:
-    """A :func:`~learned_metrics.settings.setting` that also names the metric kinds it applies to (a flag of
-    ``score KIND`` only for those). ``scores=False`` declares that no value of it changes a score: only such a
-    field stays out of provenance and the ``--resume`` fingerprint. Device and precision do change scores (kernels
-    and rounding differ), and so do max_tokens and batch_size (batch shapes change the rounding)."""
-    return setting(default, help, kinds=kinds, **declaration)
+# a setting() naming the metric kinds it applies to (a flag of ``score KIND`` only for those). Device, precision,
+# max_tokens and batch_size change scores (kernels, rounding, batch shapes): only scores=False fields stay out of
+# provenance and the --resume fingerprint
+_option = functools.partial(setting, kinds=BOTH)
 
 
 @dataclass(frozen=True)
@@ -110,9 +104,8 @@ class ScoringOptions(Settings):
 
 @dataclass(frozen=True)
 class FileRun(Settings):
-    """How a file is scored beyond the scorer's own settings: the ``learned-metrics score`` file options. Only the
-    chunk size (a compiled forward's MC masks follow the chunks) and ``details`` (an output column) change the
-    output."""
+    """The ``learned-metrics score`` file options. Only the chunk size (a compiled forward's MC masks follow the
+    chunks) and ``details`` (an output column) change the output."""
 
     input_format: str | None = _option(None, "format of --input when its suffix does not say (default for -: jsonl)",
                                        choices=FORMATS, scores=False)

@@ -1,18 +1,12 @@
-"""Device and numeric precision for scoring.
-
-``auto`` picks what is both fast and safe: the GPU when there is one (under
-``accelerate launch`` the process's own GPU), bf16 weights on GPUs that support
-it, fp32 everywhere else. fp16 is offered for older GPUs but refused on CPU,
-where half-precision kernels are missing or slower than fp32.
-"""
+"""Device and numeric precision for scoring: ``auto`` is the (process's own) GPU when there is one, with bf16 where
+supported, else fp32 on CPU; fp16 is refused on CPU, where half-precision kernels are missing or slower."""
 
 from __future__ import annotations
 
 import torch
 
 from learned_metrics.errors import UserError
-from learned_metrics.scoring.options import DEVICES, PRECISIONS
-from learned_metrics.validate import one_of
+from learned_metrics.scoring.options import DEVICES
 
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -22,9 +16,7 @@ def resolve_device(name: str | torch.device = "auto", default: torch.device | No
     if isinstance(name, torch.device):
         return name
     if name == "auto":
-        if default is not None:
-            return default
-        return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        return default if default is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         device = torch.device(name)
     except RuntimeError:
@@ -40,11 +32,8 @@ def resolve_device(name: str | torch.device = "auto", default: torch.device | No
 
 def resolve_dtype(precision: str, device: torch.device) -> torch.dtype:
     """``auto`` = bf16 on GPUs that support it, fp32 otherwise; fp16 needs a GPU."""
-    if precision == "auto":
-        if device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    one_of(precision, PRECISIONS, "precision")
+    if precision == "auto":  # any other value was checked against PRECISIONS by ScoringOptions
+        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
     if precision == "fp16" and device.type == "cpu":
         raise UserError("--precision fp16 needs a GPU; use fp32 (or bf16) on CPU")
     if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():

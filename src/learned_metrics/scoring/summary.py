@@ -1,11 +1,5 @@
-"""What a scored file says at a glance: the mean score, and per system its mean with a bootstrap CI.
-
-Scores are collected while the file is scored (and read back from the chunks a
-resumed run finished earlier), grouped by the ``--system-field`` value. The CI
-is a percentile bootstrap of the mean over that system's rows (1,000 resamples,
-seeded, so the same file gives the same interval), drawn in blocks so memory
-stays bounded on systems with many rows.
-"""
+"""What a scored file says at a glance: the mean score, and per ``--system-field`` value its mean with a percentile
+bootstrap CI (1,000 seeded resamples: the same file gives the same interval, drawn in blocks to bound memory)."""
 
 from __future__ import annotations
 
