@@ -140,33 +140,28 @@ class Protocol:
 
 def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
     """The protocol the options ask for, checked against each other and against the splits the rows carry."""
-    name, threshold, split, tune_split = o.threshold_protocol, o.threshold, o.split, o.tune_split
+    name = o.threshold_protocol
     if name is None:
         raise UserError("choose a threshold protocol: --threshold-protocol fixed (MiniCheck, LLM-AggreFact), "
                         "tune-on-val (AggreFact, AlignScore) or same-split (SummaC's code, optimistic)")
-    if name != "fixed" and threshold is not None:
+    if name != "fixed" and o.threshold is not None:
         raise UserError(f"--threshold is for --threshold-protocol fixed; {name} tunes the threshold")
     if name == "fixed" and (o.grid is not None or o.tune_scope is not None):
         raise UserError("--grid and --tune-scope are for the tuning protocols (tune-on-val, same-split)")
-    if name != "tune-on-val" and (tune_split is not None or o.unseen_dataset is not None):
+    if name != "tune-on-val" and (o.tune_split is not None or o.unseen_dataset is not None):
         raise UserError("--tune-split and --unseen-dataset are for --threshold-protocol tune-on-val")
     present = list(dict.fromkeys(s for s in splits if s is not None))
-    if not present:
-        if split is not None:
-            raise UserError(f"--split {split}: the rows carry no split (no cut/split field, no dev/val/test in the "
-                            "file names)")
-        if name == "tune-on-val":
-            raise UserError("tune-on-val needs a tuning split, and the rows carry no split (no cut/split field, no "
-                            "dev/val/test in the file names); use --threshold-protocol fixed or same-split")
-        judged = None
-    else:
-        judged = split or "test"
-        if judged not in present:
-            raise UserError(f"no rows of split '{judged}' (splits present: {', '.join(present)}); name one with "
-                            "--split")
-    tuned = None
+    no_split = "the rows carry no split (no cut/split field, no dev/val/test in the file names)"
+    if not present and o.split is not None:
+        raise UserError(f"--split {o.split}: {no_split}")
+    if not present and name == "tune-on-val":
+        raise UserError(f"tune-on-val needs a tuning split, and {no_split}; use --threshold-protocol fixed or "
+                        "same-split")
+    judged = (o.split or "test") if present else None
+    if present and judged not in present:
+        raise UserError(f"no rows of split '{judged}' (splits present: {', '.join(present)}); name one with --split")
+    tuned = (o.tune_split or next((s for s in TUNE_SPLITS if s in present), None)) if name == "tune-on-val" else None
     if name == "tune-on-val":
-        tuned = tune_split or next((s for s in TUNE_SPLITS if s in present), None)
         if tuned is None:
             raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
                             f"({', '.join(present)}); name one with --tune-split")
@@ -175,7 +170,7 @@ def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
         if tuned == judged:
             raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
     if name == "fixed":
-        return Protocol(name, judged, threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+        return Protocol(name, judged, threshold=DEFAULT_THRESHOLD if o.threshold is None else o.threshold)
     return Protocol(name, judged, grid=o.grid or "percentile", tune_split=tuned, scope=o.tune_scope or "dataset",
                     unseen_dataset=(o.unseen_dataset or "error") if name == "tune-on-val" else None)
 
@@ -405,10 +400,9 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
     rates = functools.partial(_confusion_rates, y == 1, starts)
     positives = np.add.reduceat(y, starts)
     counts = np.diff(np.append(starts, len(rows)))
-    for g, name in enumerate(names_of_datasets):
-        if positives[g] in (0, counts[g]):
-            notes.append(f"{name}: every judged row has label {int(positives[g] > 0)}: AUC undefined (—, left out of "
-                         "the AUC mean), BAcc is that class's recall alone")
+    notes += [f"{name}: every judged row has label {int(positives[g] > 0)}: AUC undefined (—, left out of the AUC "
+              "mean), BAcc is that class's recall alone" for g, name in enumerate(names_of_datasets)
+              if positives[g] in (0, counts[g])]
     both_classes = bool(((positives > 0) & (positives < counts)).any())
     columns = [*names_of_datasets, MEAN_COLUMN]
     fallback_datasets: set[str] = set()

@@ -114,16 +114,11 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     return out, fields, found
 
 
-def _bare(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-BENCHMARK_NAMES = {_bare(name) for layout in LAYOUTS.values() for name in (layout.key, layout.name)}
-
-
 def _names_a_benchmark(stem: str) -> bool:
     """Whether a file or folder is named after a benchmark (``llm_aggrefact``, ``aggre_fact_final``, ``true``)."""
-    return _bare(stem) in BENCHMARK_NAMES or _bare(stem).startswith("aggrefact")
+    names = [stem, *(name for layout in LAYOUTS.values() for name in (layout.key, layout.name))]
+    bare = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in names]  # the stem, then every benchmark's names
+    return bare[0] in bare[1:] or bare[0].startswith("aggrefact")
 
 
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:

@@ -53,25 +53,6 @@ def read_human_scores(path: str | Path, score_field: str, keys: KeyFields = KeyF
     return keyed_cells([(path, iter_rows(path))], score_field, keys, on_missing=on_missing, average=True)
 
 
-def _expert_annotations(row: dict[str, Any], *, path: object, row_number: int) -> list[dict[str, Any]]:
-    annotations = row.get("expert_annotations")
-    if isinstance(annotations, str):  # a CSV export holds the list as JSON text
-        try:
-            annotations = json.loads(annotations)
-        except json.JSONDecodeError:
-            annotations = None
-    if not isinstance(annotations, list) or not annotations or not all(isinstance(a, dict) for a in annotations):
-        raise UserError("expected a non-empty list of annotation objects (SummEval release format)", path=path,
-                        row=row_number, field="expert_annotations")
-    return annotations
-
-
-def _annotation_score(annotation: dict[str, Any], name: str, *, path: object, row_number: int) -> float | None:
-    if name not in annotation:
-        raise UserError(f"an expert annotation lacks '{name}'", path=path, row=row_number, field="expert_annotations")
-    return number(annotation[name], path=path, row=row_number, field=f"expert_annotations.{name}")
-
-
 def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellScores:
     """The SummEval release: ``id``, ``model_id``, ``expert_annotations`` (a list of per-expert dicts); each
     summary's experts averaged, then read as keyed rows (a summary given twice follows ``on_missing``)."""
@@ -83,8 +64,22 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
     def summaries() -> Iterable[tuple[int, dict[str, Any]]]:
         nonlocal partial
         for row_number, row in iter_rows(path):
-            annotations = _expert_annotations(row, path=path, row_number=row_number)
-            scores = [_annotation_score(a, score_field, path=path, row_number=row_number) for a in annotations]
+            at: dict[str, Any] = {"path": path, "row": row_number}
+            annotations = row.get("expert_annotations")
+            if isinstance(annotations, str):  # a CSV export holds the list as JSON text
+                try:
+                    annotations = json.loads(annotations)
+                except json.JSONDecodeError:
+                    annotations = None
+            if (not isinstance(annotations, list) or not annotations
+                    or not all(isinstance(a, dict) for a in annotations)):
+                raise UserError("expected a non-empty list of annotation objects (SummEval release format)", **at,
+                                field="expert_annotations")
+            scores = []
+            for annotation in annotations:
+                if score_field not in annotation:
+                    raise UserError(f"an expert annotation lacks '{score_field}'", **at, field="expert_annotations")
+                scores.append(number(annotation[score_field], **at, field=f"expert_annotations.{score_field}"))
             scores = [value for value in scores if value is not None]
             if len(scores) < len(annotations):
                 if on_missing == "error":

@@ -262,10 +262,9 @@ def nan_error(path: object, row_number: int, name: str) -> UserError:
 def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, Any]]]]], score_field: str,
                 keys: KeyFields = KeyFields(), *, on_missing: str = "error", average: bool = False,
                 nan_absent: bool = False) -> CellScores:
-    """Scores per key from the numbered rows of one or more sources (``(path or name, rows)``, read in order).
-    ``average``: a human input's annotator rows sharing a key are averaged; otherwise a key given twice (in one
-    source or across sources) and a missing/NaN score (unless ``nan_absent``: a frame's NaN is an absent judgement)
-    follow ``on_missing``: refused naming both rows, or every copy left out with a note."""
+    """Scores per key from the numbered rows of ``(path or name, rows)`` sources. ``average``: a human input's
+    annotator rows sharing a key are averaged; otherwise a key given twice and a missing/NaN score (unless
+    ``nan_absent``: a frame's NaN is an absent judgement) follow ``on_missing``, refused naming both rows or dropped."""
     check(on_missing=on_missing)
     scored: dict[Key, list[float]] = {}
     first: dict[Key, tuple[object, int]] = {}
