@@ -123,7 +123,7 @@ def test_the_check_finds_a_circle(tmp_path, monkeypatch, lazy):
 
 
 # pure statistics: arrays in, small results out, no I/O, no captions (nlpstats' shape)
-STATISTICS = ("kendall", "coefficients", "resampling", "multiple", "roc", "length_gap")
+STATISTICS = ("coefficients", "resampling", "multiple", "roc", "length_gap")
 # declarations every layer reads (flags, defaults, checks); in no layer, so a chain through them still counts
 DECLARATIONS = ("options",)
 

@@ -22,8 +22,8 @@ from learned_metrics.meta_eval import (
     kendall_tau_b,
     percentile_interval,
 )
+from learned_metrics.meta_eval.coefficients import TieClasses
 from learned_metrics.meta_eval.correlations import StatisticsEngine
-from learned_metrics.meta_eval.kendall import TieClasses
 from learned_metrics.meta_eval.resampling import index_counts
 
 

@@ -19,7 +19,7 @@ _EXPORTS = {
     **dict.fromkeys(("CorrelationReport", "StatResult", "bootstrap_distribution", "correlations"), "correlations"),
     **dict.fromkeys(("KeyFields", "ScoreGrid", "load_grid", "read_human_scores", "read_labelled_scores",
                      "read_metric_scores", "read_scored_corpora", "read_shuffle_rows", "true_corpus"), "data"),
-    "kendall_tau_b": "kendall",
+    "kendall_tau_b": "coefficients",
     "STATISTICS": "options",
     **dict.fromkeys(("Estimate", "bootstrap_indices", "percentile_interval"), "resampling"),
     **dict.fromkeys(("ShuffleReport", "pairs_from_rows", "shuffle_test"), "shuffle_test"),

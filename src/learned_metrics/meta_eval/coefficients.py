@@ -1,25 +1,156 @@
-"""Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples: :class:`FixedGroups`
-when the values are fixed and the weights vary, :func:`rowwise_correlation` when the values change per resample.
-A correlation is undefined (NaN) when either side is constant among the items with weight."""
+"""Kendall tau-b, Pearson and Spearman for weighted items, batched over groups and resamples: a resample (or a
+permutation's 0/1 choice) is an integer weight per item, so tau-b's concordance sum is a quadratic form ``w^T A w``
+per group, exact in float32 below 2**24. :class:`FixedGroups` for fixed values, :func:`rowwise_correlation` for values
+that change per resample; a correlation is undefined (NaN) when either side is constant among the weighted items."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from learned_metrics.meta_eval.kendall import (
-    SignProducts,
-    TieClasses,
-    rowwise_midranks,
-    rowwise_sign_sums,
-    tau_b_from_sums,
-)
+if TYPE_CHECKING:
+    from scipy import sparse
 
-# Above this many items per group, tau-b's m**2 sign products cost more than scipy's O(m log m)
-# merge sort on the expanded resample (measured crossover near 3,000 items on 2 cores).
-LARGE_GROUP = 3000
-# A single weighting (a point estimate) of a group above this size: one scipy sort beats building m**2 signs.
-POINT_BY_SORT = 256
+_FLOAT32_EXACT = 2**24
+_CACHE_BYTES = 256 * 2**20  # sign matrices up to this size are built once and kept, larger ones in column blocks
+_BLOCK_BYTES = 32 * 2**20
+LARGE_GROUP = 3000  # items per group above which scipy's sort of the expanded resample beats m**2 signs (2 cores)
+POINT_BY_SORT = 256  # a single weighting (a point estimate) of a larger group: one scipy sort beats m**2 signs
 _ROWWISE_ENTRIES = 4_000_000
+
+
+@dataclass(frozen=True)
+class TieClasses:
+    """Which items of each group share a value; classes of a group are numbered in increasing value order, so
+    cumulative class weights give (weighted) mid-ranks and squared class weights the tau-b tie correction."""
+
+    class_of_item: np.ndarray  # (G, m) global class index of each item ((n,) for ragged groups)
+    group_starts: np.ndarray  # (G,) index of each group's first class
+    class_group: np.ndarray  # (K,) group of each class
+    indicator: sparse.csr_matrix  # (G*m, K) item -> class
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> TieClasses:
+        """Tie classes of each row of a (G, m) array of finite values."""
+        n_groups, m = values.shape
+        ties = cls.ragged(values.ravel(), np.repeat(np.arange(n_groups), m), n_groups)
+        return replace(ties, class_of_item=ties.class_of_item.reshape(n_groups, m))
+
+    @classmethod
+    def ragged(cls, values: np.ndarray, group_ids: np.ndarray, n_groups: int) -> TieClasses:
+        """Tie classes of finite ``values`` in ``n_groups`` groups of any size (``group_ids``: each item's group); a
+        group without items gets an empty range of classes at the end."""
+        order = np.lexsort((values, group_ids))
+        g_sorted, v_sorted = group_ids[order], values[order]
+        new_class = np.ones(len(order), dtype=bool)
+        new_class[1:] = (g_sorted[1:] != g_sorted[:-1]) | (v_sorted[1:] != v_sorted[:-1])
+        class_sorted = np.cumsum(new_class) - 1
+        class_of_item = np.empty(len(order), dtype=np.int64)
+        class_of_item[order] = class_sorted
+        class_group = np.zeros(int(class_sorted[-1]) + 1 if len(order) else 0, dtype=np.int64)
+        class_group[class_sorted] = g_sorted
+        from scipy import sparse  # imported here, not at CLI start-up
+
+        indicator = sparse.csr_matrix((np.ones(len(order)), (np.arange(len(order)), class_of_item)),
+                                      shape=(len(order), len(class_group)))
+        return cls(class_of_item, np.searchsorted(class_group, np.arange(n_groups)), class_group, indicator)
+
+    def totals(self, weights: np.ndarray) -> np.ndarray:
+        """Total weight of every class: (R, G, m) weights -> (R, K)."""
+        flat = weights.reshape(weights.shape[0], -1)
+        return np.asarray(self.indicator.T @ flat.T).T
+
+    def untied_pairs(self, weights: np.ndarray) -> np.ndarray:
+        """Ordered pairs of (expanded) items with different values, per resample and group: (R, G)."""
+        within = np.add.reduceat(self.totals(weights) ** 2, self.group_starts, axis=1)
+        return weights.sum(axis=-1) ** 2 - within
+
+    def midranks(self, weights: np.ndarray) -> np.ndarray:
+        """Average rank of every item in its group's expanded data, as scipy's ``rankdata`` gives: (R, G, m)."""
+        class_weights = self.totals(weights)
+        before_class = np.cumsum(class_weights, axis=1) - class_weights
+        below = before_class - before_class[:, self.group_starts][:, self.class_group]
+        return (below + (class_weights + 1) / 2)[:, self.class_of_item]
+
+
+class SignProducts:
+    """Quadratic forms ``sum_ij w_i w_j A_ij`` over fixed per-group sign matrices: ``A = sign(dx) * sign(dy)`` gives
+    the tau-b numerator; ``strict=True`` takes ``|A|``, the pairs strictly ordered by both (pair accuracy)."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, *, strict: bool = False):
+        self.x, self.y, self.strict = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), strict
+        n_groups, m = self.x.shape
+        self._cached: dict[type, np.ndarray] = {}
+        self._cacheable = n_groups * m * m * 4 <= _CACHE_BYTES
+        self._block_cols = max(1, _BLOCK_BYTES // max(1, n_groups * m * 8))
+
+    def _block(self, cols: slice, dtype: type) -> np.ndarray:
+        x, y = self.x, self.y
+        product = np.sign(x[:, :, None] - x[:, None, cols]) * np.sign(y[:, :, None] - y[:, None, cols])
+        return (np.abs(product) if self.strict else product).astype(dtype)
+
+    def _blocks(self, dtype: type) -> Iterator[tuple[slice, np.ndarray]]:
+        m = self.x.shape[1]
+        if self._cacheable:
+            if dtype not in self._cached:
+                self._cached[dtype] = self._block(slice(0, m), dtype)
+            yield slice(0, m), self._cached[dtype]
+            return
+        for start in range(0, m, self._block_cols):
+            cols = slice(start, min(m, start + self._block_cols))
+            yield cols, self._block(cols, dtype)
+
+    def quadratic(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_ij w_i w_j A_ij`` for (R, G, m) integer weights: (R, G), exact."""
+        largest_total = float(weights.sum(axis=-1).max(initial=0.0))
+        dtype = np.float32 if largest_total**2 < _FLOAT32_EXACT else np.float64
+        by_group = np.ascontiguousarray(weights.transpose(1, 0, 2), dtype=dtype)  # (G, R, m)
+        total = np.zeros(by_group.shape[:2])
+        for cols, block in self._blocks(dtype):
+            partial = np.matmul(by_group, block)  # (G, R, b)
+            total += np.einsum("grb,grb->gr", partial, by_group[:, :, cols], dtype=np.float64)
+        return total.T
+
+
+def tau_b_from_sums(concordance: np.ndarray, untied_x: np.ndarray, untied_y: np.ndarray) -> np.ndarray:
+    """tau-b = (C - D) / sqrt(untied_x * untied_y); NaN where a side is constant (undefined)."""
+    denominator = untied_x * untied_y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, np.clip(concordance / np.sqrt(denominator), -1.0, 1.0), np.nan)
+
+
+def rowwise_sign_sums(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Weighted ordered-pair sums (R,) ``concordance``, ``untied_x``, ``untied_y`` of (R, m) values that change per
+    resample (per-system means); cost R * m**2, fine for the few systems of a data set."""
+    sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
+    pair_weights = weights[:, :, None] * weights[:, None, :]
+    return {"concordance": np.einsum("rij,rij->r", pair_weights, sx * sy),
+            "untied_x": np.einsum("rij,rij->r", pair_weights, np.abs(sx)),
+            "untied_y": np.einsum("rij,rij->r", pair_weights, np.abs(sy))}
+
+
+def rowwise_midranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted mid-ranks of per-resample values: (R, m) -> (R, m)."""
+    below = np.einsum("rj,rij->ri", weights, (x[:, None, :] < x[:, :, None]).astype(np.float64))
+    equal = np.einsum("rj,rij->ri", weights, (x[:, None, :] == x[:, :, None]).astype(np.float64))
+    return below + (equal + 1) / 2
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Kendall tau-b of two vectors (integer ``weights`` repeat items); NaN when undefined. One pair of vectors is
+    ``scipy.stats.kendalltau``; the batched kernels above are for thousands of resamples at once."""
+    from scipy.stats import kendalltau
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if weights is not None:
+        counts = np.asarray(weights).astype(np.int64)
+        x, y = np.repeat(x, counts), np.repeat(y, counts)
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return float("nan")
+    return float(kendalltau(x, y).statistic)
 
 
 def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -156,8 +156,7 @@ def records_frame(records: Sequence[dict], columns: Sequence[str] | None = None)
     return pd.DataFrame([ci_columns(record) for record in records], columns=columns)
 
 
-def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0,
-                  confidence: float = 0.95) -> Estimate:
+def estimate_from(value: float, samples: np.ndarray, *, n: int, skipped: int = 0, confidence: float = 0.95) -> Estimate:
     """Bundle a point value (NaN = undefined) with the percentile CI of its resamples."""
     drawn = interval(samples, confidence)
     return Estimate(none_if_nan(float(value)), drawn.ci, n, skipped, int(np.asarray(samples).size), drawn.dropped)

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.meta_eval.coefficients import tau_b_from_sums
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.kendall import tau_b_from_sums
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence, takes
 from learned_metrics.meta_eval.resampling import (
@@ -315,8 +315,7 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Comp
             "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "valid": valid}
 
 
-def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: ComparisonSettings
-                     ) -> list[Comparison]:
+def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: ComparisonSettings) -> list[Comparison]:
     """A against B and B against A from the same draws: the differences' signs flipped."""
     deltas, boot = pair["deltas"][statistic], None if pair["boot"] is None else pair["boot"][statistic]
     r = {name_a: pair["r_a"][statistic], name_b: pair["r_b"][statistic]}

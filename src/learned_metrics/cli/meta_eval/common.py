@@ -20,7 +20,6 @@ from learned_metrics.outputs import input_path, inputs_of
 # Every file a meta-eval command can write: destination in ``args`` -> option.
 OUTPUTS = {"json": "--json", "markdown": "--markdown", "latex": "--latex", "csv": "--csv",
            "pairs_csv": "--pairs-csv", "plot": "--plot", "roc_plot": "--roc-plot"}
-PLOTS = ("plot", "roc_plot")
 
 TRUE_FORMAT_HELP = """\
 --format true reads the TRUE benchmark files (Honovich et al. 2022) as published, once scored with
@@ -45,8 +44,7 @@ def flag(*names: str, group: str | None = None, **options: Any) -> Flag:
 
 def input_flag(name: str, help: str, *, metavar: str = "FILE", many: bool = False, required: bool = True) -> Flag:
     """An input file or folder: its type declares it to the output policy (``inputs_of``)."""
-    return flag(name, required=required, action="append" if many else None, type=input_path, metavar=metavar,
-                help=help)
+    return flag(name, required=required, action="append" if many else None, type=input_path, metavar=metavar, help=help)
 
 
 def grid_inputs(*, many_metrics: bool = False, human_required: bool = True) -> tuple[Flag, ...]:
@@ -97,7 +95,7 @@ def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int
 
     settings = args.settings_class.from_arguments(args)
     paths = {dest: getattr(args, dest) for dest in OUTPUTS if getattr(args, dest, None) is not None}
-    check_outputs([file_output(check_plot_path(path) if dest in PLOTS else path, OUTPUTS[dest])
+    check_outputs([file_output(check_plot_path(path) if dest in ("plot", "roc_plot") else path, OUTPUTS[dest])
                    for dest, path in paths.items()], inputs=inputs_of(args))
     return run(args, settings)
 
