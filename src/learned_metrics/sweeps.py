@@ -70,8 +70,14 @@ def load_sweep(path: str | Path, *, check_config: bool = True, conf_dir: str | P
         raise UserError(f"method must be one of {', '.join(METHODS)}, got {method!r}", path=path, field="method")
     if program != "train.py":
         raise UserError(f"program must be train.py (run from the repository root), got {program!r}", path=path)
+    parameters = config.get("parameters")
+    if not isinstance(parameters, dict) or not parameters:
+        raise UserError("parameters: at least one Hydra override key is needed", path=path, field="parameters")
+    for key, spec in parameters.items():
+        _check_parameter(str(key), spec, path)
     sweep = Sweep(path=path, method=method, metric=metric["name"], goal=metric["goal"], program=program,
-                  parameters=_check_parameters(config, path), command=_check_command(config, path), config=config)
+                  parameters={str(k): dict(v) for k, v in parameters.items()}, command=_check_command(config, path),
+                  config=config)
     if sweep.method == "grid" and sweep.grid_size() is None:
         raise UserError("method 'grid' needs `values` (or `value`) for every parameter", path=path)
     if check_config:
@@ -95,15 +101,6 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UserError("a sweep file is a YAML mapping (program, method, metric, parameters, command)", path=path)
     return config
-
-
-def _check_parameters(config: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
-    parameters = config.get("parameters")
-    if not isinstance(parameters, dict) or not parameters:
-        raise UserError("parameters: at least one Hydra override key is needed", path=path, field="parameters")
-    for key, spec in parameters.items():
-        _check_parameter(str(key), spec, path)
-    return {str(k): dict(v) for k, v in parameters.items()}
 
 
 def _check_parameter(key: str, spec: Any, path: Path) -> None:

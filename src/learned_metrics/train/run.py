@@ -35,14 +35,11 @@ from learned_metrics.validate import flag
 log = logging.getLogger(__name__)
 
 
+@wandb_run_scope()
 def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics. A wandb run is finished
     cleanly either way (exit code 1 on a crash), so a sweep agent goes on; ``startup``: ``train.py``'s clock."""
-    with wandb_run_scope():
-        return _run(cfg, startup or StartUp())
-
-
-def _run(cfg: DictConfig, startup: StartUp) -> dict[str, float]:
+    startup = startup or StartUp()
     register_resolvers()
     tidy_logging()
     started = time.time()

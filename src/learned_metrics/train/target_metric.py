@@ -272,9 +272,8 @@ class ShuffleValidation(Callback):
         texts, is_original, pair_of, original_of = self._pairs
         scores = score_in_training(model, tokenizer, card, "coherence", ScoringOptions(mc_samples=1), texts=texts)
         shuffled = ~is_original
-        report = shuffle_test(scores[original_of[shuffled]], scores[shuffled], pair_index=pair_of[shuffled],
-                              resamples=0)
-        return float(report.accuracy.value)
+        return float(shuffle_test(scores[original_of[shuffled]], scores[shuffled], pair_index=pair_of[shuffled],
+                                  resamples=0).accuracy.value)
 
 
 def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
