@@ -1,10 +1,6 @@
-"""Shuffle test: how often does a coherence measure score an original above a shuffled text?
-
-Every (original, shuffled) comparison of a pair id counts, a tie one half; the CI resamples pair ids, so the
-comparisons of one original move together. The length-gap variant (an original against a shuffled *different*
-document) breaks the accuracy down by length difference, to show whether the measure merely prefers longer texts;
-sparse buckets are merged because a proportion's CI over a handful of comparisons says nothing (docs/meta_eval.md).
-"""
+"""Shuffle test: how often does a coherence measure score an original above a shuffled text (a tie one half)? The CI
+resamples pair ids, so the comparisons of one original move together; the length-gap breakdown shows whether the
+measure merely prefers longer texts, sparse buckets merged (a CI over a handful of comparisons says nothing)."""
 
 from __future__ import annotations
 
@@ -35,10 +31,9 @@ class ShufflePairs:
 
 @dataclass(frozen=True)
 class LengthBucket:
-    """Accuracy of the comparisons whose length gap falls in [low, high) (open-ended at the clamps), with its
-    bootstrap CI (``None`` without resamples or comparisons, or with fewer than the report's ``min_bucket_pairs``)
-    and the resamples that left the bucket empty. ``gap`` is the bucket's centre: a multiple of 20, or for a
-    merged bucket the midpoint of its first and last 20-character bucket's centres."""
+    """Accuracy of the comparisons whose length gap is in [low, high) (open at the clamps), its CI (``None`` without
+    resamples, or under ``min_bucket_pairs`` comparisons) and the resamples that left it empty; ``gap``: the centre
+    (of a merged bucket: the midpoint of its first and last 20-character buckets' centres)."""
 
     gap: int
     low: int | None
@@ -138,16 +133,6 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
                         np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64), pair_ids, gaps)
 
 
-def _bucket_sums(outcome: np.ndarray, pair_index: np.ndarray, bucket_index: np.ndarray,
-                 n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Wins and comparisons per (pair id, bucket), so a resample's per-bucket totals are one product with its
-    pair-id counts."""
-    wins, counts = np.zeros((2, n_pairs, len(BUCKET_CENTRES)))
-    np.add.at(wins, (pair_index, bucket_index), outcome)
-    np.add.at(counts, (pair_index, bucket_index), 1.0)
-    return wins, counts
-
-
 def merge_sparse_buckets(counts: np.ndarray, minimum: int) -> list[tuple[int, int]]:
     """Runs ``[first, last]`` of adjacent bucket indices, each with at least ``minimum`` comparisons when the total
     allows: the sparsest bucket (ties: the one farthest from gap 0, then the leftmost) joins its smaller neighbour
@@ -192,13 +177,9 @@ def _bucket_table(outcome: np.ndarray, index: np.ndarray, wins: np.ndarray, coun
 @takes(ShuffleTestSettings)
 def shuffle_test(original: object, shuffled: object, *, pair_index: object = None, length_gap: object = None,
                  settings: ShuffleTestSettings) -> ShuffleReport:
-    """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling pair ids.
-
-    ``pair_index`` (one int per comparison) says which comparisons share an original, so they are resampled together;
-    by default each comparison is its own. ``length_gap`` (original minus shuffled length, characters) adds the
-    per-bucket breakdown; buckets with fewer than ``min_bucket_pairs`` comparisons are merged with their neighbours
-    (0: never). ``confidence``: the level of every CI.
-    """
+    """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling ``pair_index`` (one int per
+    comparison: those of one original; default: each its own). ``length_gap`` (original minus shuffled length in
+    characters) adds the buckets, those under ``min_bucket_pairs`` comparisons merged with a neighbour (0: never)."""
     original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
                                                           ("pair_index", pair_index), ("length_gap", length_gap))
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
@@ -207,26 +188,20 @@ def shuffle_test(original: object, shuffled: object, *, pair_index: object = Non
     pair_index = np.arange(original.size) if pair_index is None else np.asarray(pair_index, dtype=np.int64)
     outcome = np.where(original > shuffled, 1.0, np.where(original == shuffled, 0.5, 0.0))
     n_pairs = int(pair_index.max()) + 1
-    wins_per_pair = np.bincount(pair_index, weights=outcome, minlength=n_pairs)
-    count_per_pair = np.bincount(pair_index, minlength=n_pairs).astype(np.float64)
     gaps = None if length_gap is None else np.asarray(length_gap, dtype=np.float64)
     if gaps is not None and gaps.shape != original.shape:
         raise UserError(f"length_gap needs one value per comparison ({original.size}), got shape {gaps.shape}")
-    if gaps is not None:
-        index = (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
-        bucket_wins, bucket_counts = _bucket_sums(outcome, pair_index, index, n_pairs)
-    samples, bucket_win_samples, bucket_count_samples = [], [], []
-    for counts, _ in bootstrap_weights(n_pairs, 1, settings.resamples, "documents", settings.seed):
-        samples.append((counts @ wins_per_pair) / (counts @ count_per_pair))
-        if gaps is not None:
-            bucket_win_samples.append(counts @ bucket_wins)
-            bucket_count_samples.append(counts @ bucket_counts)
-    accuracy = estimate_from(float(outcome.mean()), np.concatenate(samples) if samples else np.empty(0),
+    # wins and comparisons per (pair id, length-gap bucket): a resample's totals are one product with its counts
+    index = np.zeros(original.size, np.int64) if gaps is None else (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
+    wins, comparisons = np.zeros((2, n_pairs, len(BUCKET_CENTRES)))
+    np.add.at(wins, (pair_index, index), outcome)
+    np.add.at(comparisons, (pair_index, index), 1.0)
+    drawn = [(counts @ wins, counts @ comparisons)
+             for counts, _ in bootstrap_weights(n_pairs, 1, settings.resamples, "documents", settings.seed)]
+    win_samples, count_samples = ([np.concatenate(part) for part in zip(*drawn, strict=True)]
+                                  or [np.empty((0, wins.shape[1]))] * 2)
+    accuracy = estimate_from(float(outcome.mean()), win_samples.sum(axis=1) / count_samples.sum(axis=1),
                              n=int(outcome.size), confidence=settings.confidence)
-    buckets = None
-    if gaps is not None:
-        empty = np.empty((0, len(BUCKET_CENTRES)))
-        buckets = _bucket_table(outcome, index, np.concatenate(bucket_win_samples) if bucket_win_samples else empty,
-                                np.concatenate(bucket_count_samples) if bucket_count_samples else empty,
-                                settings.min_bucket_pairs, settings.confidence)
+    buckets = None if gaps is None else _bucket_table(outcome, index, win_samples, count_samples,
+                                                      settings.min_bucket_pairs, settings.confidence)
     return ShuffleReport(accuracy, int((outcome == 0.5).sum()), n_pairs, buckets, settings)

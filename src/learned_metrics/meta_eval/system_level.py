@@ -1,10 +1,7 @@
 """Realistic system-level correlations (Deutsch, Dror & Roth 2022; Deutsch's thesis, chapter 8): ``tau_sys_full``
 takes the metric's system means over the full test set (as a metric is used), and bands of |delta metric| show how
-the metric orders close system pairs, which an all-pairs correlation hides. Definitions in docs/meta_eval.md.
-
-Bootstrap: judged documents, full-set documents and systems are redrawn for ``tau_sys``/``tau_sys_full``; for the
-bands the pairs stay those chosen by the observed differences and only documents are redrawn, so an interval says
-how sure the agreement on *these* pairs is."""
+the metric orders close system pairs, which an all-pairs correlation hides. A band's pairs stay those of the observed
+differences in every resample, so its interval is about *these* pairs (docs/meta_eval.md)."""
 
 from __future__ import annotations
 
@@ -78,13 +75,10 @@ class SystemLevelReport(Tabular):
         """The system-level correlations (key ``system_level``) and, with bands, the pairs per band (``bands``)."""
         o = self.settings
         words, name = o.words(), o.label("tau_sys")
-        rows = [[f"{name} (judged subset)", Cell(self.tau_sys.value, self.tau_sys.ci), self.tau_sys.n]]
-        full = ""
-        if self.tau_sys_full is not None:
-            rows.append([f"{name} (full set)", Cell(self.tau_sys_full.value, self.tau_sys_full.ci),
-                         self.tau_sys_full.n])
-            full = (f" {name} (full set), tau_sys_full in the JSON, takes the metric's system means over the full "
-                    "test set.")
+        rows = [[f"{name} ({where})", Cell(tau.value, tau.ci), tau.n] for where, tau in
+                (("judged subset", self.tau_sys), ("full set", self.tau_sys_full)) if tau is not None]
+        full = (f" {name} (full set), tau_sys_full in the JSON, takes the metric's system means over the full test "
+                "set." if self.tau_sys_full is not None else "")
         docs = f"{self.judged_docs} judged" + (f", {self.full_docs} full-set" if self.full_docs else "")
         intervals = o.intervals("judged documents, full-set documents and systems redrawn")
         out = [Table([Column("statistic", kind="text"), Column("value", kind="estimate"), Column("n", kind="count")],
@@ -107,14 +101,10 @@ class SystemLevelReport(Tabular):
         return out
 
 
-EDGE_TOLERANCE = 1e-12
-
-
 def _below(edge: float) -> float:
-    """A band edge lowered by float noise, so that a difference equal to the edge up to 1e-12 (relative to the
-    edge when it exceeds 1) counts as equal to it whatever order the sums were computed in: bands are
-    [lo, hi), such a difference falls in the band that starts at the edge."""
-    return edge if math.isinf(edge) else edge - EDGE_TOLERANCE * max(1.0, abs(edge))
+    """A band edge lowered by float noise (1e-12, relative above 1), so that a difference equal to the edge falls in
+    the band [edge, ...) whatever order the sums were computed in."""
+    return edge if math.isinf(edge) else edge - 1e-12 * max(1.0, abs(edge))
 
 
 def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
@@ -158,19 +148,6 @@ def full_set_grid(cells: Any, systems: Sequence[str]) -> tuple[np.ndarray, list[
     return grid, notes
 
 
-def _input_matrices(human: Any, metric: Any, metric_full: Any, axes: str
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(judged documents x systems) human and metric, (full-set documents x systems) metric, from matrices with
-    the named axes or long DataFrames (aligned on the same systems; the judged rows are those with a human score)."""
-    if is_long_frame(human) and metric_full is not None:
-        human, grids = input_grids(human, {"metric": metric, "full": metric_full}, axes)
-        judged = ~np.isnan(human).all(axis=1)
-        return human[judged], grids["metric"][judged], grids["full"]
-    human, grids = input_grids(human, {"metric": metric}, axes)
-    full = None if metric_full is None else input_grids(metric_full, {}, axes, annotators=False)[0]
-    return human, grids["metric"], full
-
-
 @takes(SystemLevelSettings)
 def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
                            bands: Sequence[tuple[float, float]] = (), axes: str = "documents x systems",
@@ -178,9 +155,15 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     """System-level correlation on the judged subset and, with ``metric_full`` (all test documents x the same
     systems), with metric system scores from the full set; agreement on the system pairs within each ``(lo, hi)``
     band of metric-score differences. Matrices with the named ``axes`` (NaN = absent), or long DataFrames."""
-    coefficient = settings.coefficient
-    bands = check_bands(bands)
-    human, metric, metric_full = _input_matrices(human, metric, metric_full, axes)
+    coefficient, bands = settings.coefficient, check_bands(bands)
+    if is_long_frame(human) and metric_full is not None:  # one grid of systems; judged: rows with a human score
+        human, grids = input_grids(human, {"metric": metric, "full": metric_full}, axes)
+        judged = ~np.isnan(human).all(axis=1)
+        human, metric, metric_full = human[judged], grids["metric"][judged], grids["full"]
+    else:
+        human, grids = input_grids(human, {"metric": metric}, axes)
+        metric = grids["metric"]
+        metric_full = None if metric_full is None else input_grids(metric_full, {}, axes, annotators=False)[0]
     judged = np.where(np.isnan(human) | np.isnan(metric), np.nan, 1.0)
     human, metric = human * judged, metric * judged
     n_docs, n_systems = human.shape
@@ -227,11 +210,8 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     results = []
     for index, ((lo, hi), pairs) in enumerate(zip(bands, band_pairs, strict=True)):
         name = f"band{index}"
-        if not len(pairs):
-            results.append(Band(lo, hi, 0, 0, estimate(np.nan, name, 0), estimate(np.nan, name, 0)))
-            continue
-        agreement, tau, ties = point[name]
-        strict = len(pairs) - int(ties[0])
-        results.append(Band(lo, hi, len(pairs), int(ties[0]), estimate(agreement[0], name, strict, 0),
+        agreement, tau, ties = point.get(name, ([np.nan], [np.nan], [0]))  # a band without pairs: undefined
+        tied = int(ties[0])
+        results.append(Band(lo, hi, len(pairs), tied, estimate(agreement[0], name, len(pairs) - tied, 0),
                             estimate(tau[0], name, len(pairs), 1)))
     return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, sizes[1], settings)
