@@ -239,10 +239,8 @@ def describe(sweep: Sweep, shown: int = 3) -> list[str]:
 
     runs = f"{sweep.grid_size()} runs" if sweep.method == "grid" else f"run_cap {sweep.config.get('run_cap', 'unset')}"
     combos = representative_combinations(sweep)
-    head = f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}"
-    lines = [f"{head}; {len(combos)} composition(s) checked; e.g."]
-    lines += ["  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown]]
-    return lines
+    return [f"{sweep.path}: {sweep.method}, {sweep.metric} ({sweep.goal}), {runs}; {len(combos)} composition(s) "
+            "checked; e.g.", *("  " + shlex.join(agent_command(sweep, params)) for params in combos[:shown])]
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:

@@ -195,9 +195,8 @@ class TextClassificationDataModule(L.LightningDataModule):
         return encoded
 
     def _encoding_fingerprint(self, ds, class_names: list[str] | None) -> str:
-        """The cache key of the tokenized split, from what decides its content: the rows, the tokenizer (its
-        serialized form), the fields, the length and the label ids. Without it ``datasets`` dill-hashes the
-        ``encode`` closure, tokenizer included: seconds of CPU at every start, more than the tokenizing."""
+        """The tokenized split's cache key, from what decides its content (rows, serialized tokenizer, fields, length,
+        label ids); else ``datasets`` dill-hashes the closure and tokenizer: seconds at every start."""
         import hashlib
 
         from datasets.fingerprint import Hasher

@@ -84,8 +84,8 @@ class LineProgress(ProgressBar):
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if not self._enabled or not trainer.is_global_zero or trainer.sanity_checking or trainer.state.fn != "fit":
             return
-        metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
-        shown = ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()))
+        shown = ", ".join(f"{k} {float(v):.4f}" for k, v in sorted(trainer.callback_metrics.items())
+                          if k.startswith("val/"))
         log.info(f"validation at {position(trainer)}: {shown}")  # console and train.log alike
 
     def _print(self, trainer: Any, now: float) -> None:

@@ -116,9 +116,8 @@ class StartUpReport(Callback):
 
 
 class ValidationRecord(Callback):
-    """Every checkpoint saved right after a validation carries that validation's metrics (``val/...``), so the
-    run reads the best checkpoint's metrics back instead of validating it a second time when fitting ends; one
-    saved at another step (``last.ckpt`` every N steps) gets none: its weights were not the ones validated."""
+    """A checkpoint saved right after a validation carries its metrics (``val/...``), read back for the best one
+    instead of validating it again; one saved at another step (``last.ckpt``) gets none: other weights."""
 
     KEY = "validation_metrics"
 

@@ -135,8 +135,7 @@ def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> l
     kept: list[int] = []
     for index, members in enumerate(by_dataset.values()):
         if len(members) > limit:
-            rng = np.random.default_rng([seed, index])
-            members = sorted(rng.choice(members, size=limit, replace=False).tolist())
+            members = sorted(np.random.default_rng([seed, index]).choice(members, size=limit, replace=False).tolist())
         kept.extend(members)
     return sorted(kept)
 
@@ -247,8 +246,7 @@ SHUFFLE_METRIC = "val/shuffle_acc"
 
 
 class ShuffleValidation(Callback):
-    """The coherence paper's shuffle test as a validation metric (``val/shuffle_acc``, ``val/shuffle_seconds``):
-    the share of (original, shuffle) pairs of held-out documents where the original scores higher, by ``meta-eval
+    """The coherence paper's shuffle test (``val/shuffle_acc``, ``_seconds``) on held-out documents, by ``meta-eval
     shuffle-test``'s own function. ``options``: the keywords of :class:`ShuffleValidationSettings`."""
 
     def __init__(self, **options: Any):
@@ -278,9 +276,8 @@ class ShuffleValidation(Callback):
 
 def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
                      ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Documents of a shuffle set's validation split that have their original and at least one shuffle (at most
-    ``max_docs``, drawn with ``seed``): their texts, an original mask, the document number of each row and the row
-    of its document's original."""
+    """Documents of a shuffle set's validation split with their original and a shuffle (at most ``max_docs``, drawn
+    with ``seed``): texts, an original mask, each row's document number and the row of its document's original."""
     import datasets
 
     from learned_metrics.labels import COHERENCE_LABELS
@@ -307,6 +304,5 @@ def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
 
 
 def shuffle_validation(metric_kind: str = "coherence", **options: Any) -> ShuffleValidation | None:
-    """The callback of ``conf/callbacks``: on for coherence runs, None for NLI runs (their monitor is the
-    faithfulness benchmark's)."""
+    """The callback of ``conf/callbacks``: on for coherence runs, None for NLI runs (they monitor the benchmark)."""
     return ShuffleValidation(**options) if metric_kind == "coherence" else None
