@@ -1,8 +1,7 @@
 """Tokenize once, batch by length under a token budget, pad per batch, restore input order.
 
 Longest first (an out-of-memory error shows on the first batch, not after an hour), padded to the batch's longest
-row; ids stored flat as int32 with row offsets: megabytes per 10,000 long rows, not gigabytes of Python lists.
-"""
+row; ids stored flat as int32 with row offsets: megabytes per 10,000 long rows, not gigabytes of Python lists."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from learned_metrics.errors import UserError
 from learned_metrics.scoring.mc_dropout import KeyedDropout, forward_passes
 from learned_metrics.text.encoding import tokenize
 
@@ -76,9 +76,7 @@ def plan_batches(lengths: np.ndarray, max_tokens: int, max_rows: int | None = No
     start = 0
     while start < len(order):
         longest = int(lengths[order[start]])
-        rows = max(1, max_tokens // max(longest, 1))
-        if max_rows:
-            rows = min(rows, max_rows)
+        rows = min(max(1, max_tokens // max(longest, 1)), max_rows or len(order))
         if equal_lengths:
             rows = min(rows, int(np.searchsorted(descending, -longest, side="right")) - start)
         batches.append(order[start : start + rows])
@@ -93,20 +91,18 @@ def collate(encoded: Encoded, rows: np.ndarray, pad_id: int, padding_side: str =
     width = int(lengths.max())
     if pad_to_multiple_of:
         width = -(-width // pad_to_multiple_of) * pad_to_multiple_of
-    input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.int64)
-    types = np.zeros((len(rows), width), dtype=np.int64) if encoded.type_ids is not None else None
+    batch = {"input_ids": np.full((len(rows), width), pad_id, dtype=np.int64),
+             "attention_mask": np.zeros((len(rows), width), dtype=np.int64)}
+    if encoded.type_ids is not None:
+        batch["token_type_ids"] = np.zeros((len(rows), width), dtype=np.int64)
     for j, (row, length) in enumerate(zip(rows, lengths, strict=True)):
         span = slice(encoded.offsets[row], encoded.offsets[row + 1])
         cols = slice(width - length, width) if padding_side == "left" else slice(0, length)
-        input_ids[j, cols] = encoded.ids[span]
-        mask[j, cols] = 1
-        if types is not None:
-            types[j, cols] = encoded.type_ids[span]
-    batch = {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(mask)}
-    if types is not None:
-        batch["token_type_ids"] = torch.from_numpy(types)
-    return batch
+        batch["input_ids"][j, cols] = encoded.ids[span]
+        batch["attention_mask"][j, cols] = 1
+        if encoded.type_ids is not None:
+            batch["token_type_ids"][j, cols] = encoded.type_ids[span]
+    return {name: torch.from_numpy(array) for name, array in batch.items()}
 
 
 @dataclass
@@ -181,8 +177,6 @@ def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings,
 def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings, passes: int,
                      equal_lengths: bool) -> list[np.ndarray]:
     """After an out-of-memory error: half the token budget, the unscored rows batched again."""
-    from learned_metrics.errors import UserError
-
     failed = pending[0]
     width = int(encoded.lengths[failed].max())
     if len(failed) == 1 and settings.max_tokens <= width * passes:

@@ -1,11 +1,11 @@
 """Tokenization overlapped with the model forward, so the accelerator does not wait for the CPU.
 
 Rows are tokenized ahead of the model in background threads (Rust encoders release the GIL). The slices, so the
-batches and MC masks, depend on the inputs alone, never on the workers: overlapped runs give sequential runs' bytes.
-"""
+batches and MC masks, depend on the inputs alone, never on the workers: overlapped runs give sequential runs' bytes."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import queue
 import threading
@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from typing import Any, TypeVar
 
 import numpy as np
@@ -90,22 +91,17 @@ def ordered_map(function: Callable[[T], R], items: Iterable[T], workers: int) ->
     """``function(item)`` for each item, in order; with ``workers`` > 0 in that many threads, at most ``workers + 1``
     items ahead. Closed early, queued items are cancelled and running ones waited for: nothing runs on after."""
     if workers <= 0:
-        for item in items:
-            yield function(item)
+        yield from map(function, items)
         return
     source = iter(items)
     pool = ThreadPoolExecutor(workers, thread_name_prefix="learned-metrics-tokenize")
     pending: deque[Future[R]] = deque()
     try:
-        for item in source:
-            pending.append(pool.submit(function, item))
-            if len(pending) > workers:
-                break
+        pending.extend(pool.submit(function, item) for item in islice(source, workers + 1))
         while pending:
             result = pending.popleft().result()
-            for item in source:  # refill before handing the result over, so the pool works meanwhile
-                pending.append(pool.submit(function, item))
-                break
+            # refill before handing the result over, so the pool works meanwhile
+            pending.extend(pool.submit(function, item) for item in islice(source, 1))
             yield result
     finally:
         for future in pending:
@@ -187,11 +183,9 @@ def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
         try:
             for item in items:
                 while not stop.is_set():
-                    try:
+                    with contextlib.suppress(queue.Full):
                         buffer.put((True, item), timeout=0.1)
                         break
-                    except queue.Full:
-                        continue
                 if stop.is_set():
                     return
             buffer.put((True, done))
@@ -212,8 +206,6 @@ def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
         stop.set()
         deadline = time.monotonic() + 1.0  # a producer blocked on a silent pipe is left behind (a daemon thread)
         while thread.is_alive() and time.monotonic() < deadline:
-            try:  # unblock a producer waiting on a full buffer; it stops after the item it is reading
+            with contextlib.suppress(queue.Empty):  # unblock a producer waiting on a full buffer
                 buffer.get_nowait()
-            except queue.Empty:
-                pass
             thread.join(timeout=0.05)

@@ -1,8 +1,7 @@
 """Resumable file scoring: every finished chunk is kept beside the output until the whole run is done.
 
 A run must survive ``kill -9`` yet never mix two inputs or join a damaged part: each part's rows, size, SHA-256 and
-the input's hash up to its end are in ``progress.json``, and nothing in the folder is trusted (docs/scoring.md).
-"""
+the input's hash up to its end are in ``progress.json``, and nothing in the folder is trusted (docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from learned_metrics.outputs import make_parents, remove_created
 PROGRESS_NAME = "progress.json"
 LOCK_NAME = "lock"
 PROGRESS_KIND = "learned-metrics scoring progress"
-_PART = "part-{:06d}"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOTALS = ("rows", "truncated")
 
@@ -89,8 +87,7 @@ def progress_problem(data: Any) -> tuple[str, str] | None:
     if not isinstance(parts, list):
         return "parts", f"expected a list of part records, got {parts!r:.60}"
     for index, record in enumerate(parts):
-        problem = _part_record_problem(record)
-        if problem:
+        if problem := _part_record_problem(record):
             return "parts", f"part {index + 1}: {problem}"
     expected = _totals([record for record in parts if record is not None])
     for key in ("chunks", *_TOTALS):
@@ -99,8 +96,7 @@ def progress_problem(data: Any) -> tuple[str, str] | None:
             return key, f"expected a whole number >= 0, got {value!r:.60}"
         if value != total:
             return key, f"{value:,} does not agree with the part records ({total:,})"
-    problem = _counts_problem(data.get("details"))
-    if problem:
+    if problem := _counts_problem(data.get("details")):
         return "details", problem
     for key, optional in (("fieldnames", True), ("replaced", False)):
         names = data.get(key)
@@ -133,8 +129,7 @@ class ChunkStore:
             if not restart:
                 earlier = self._read_progress(resume=resume)
                 if resume and earlier.get("chunks"):
-                    self.state = earlier
-                    self.resumed = True
+                    self.state, self.resumed = earlier, True
                     self._check_parts()
                     return self.state
                 if earlier.get("chunks"):
@@ -156,8 +151,7 @@ class ChunkStore:
         if self.folder.is_symlink() or not self.folder.is_dir():
             raise UserError(f"{self.folder} exists and is not a progress folder of learned-metrics; nothing is "
                             "deleted: move it away", path=self.output)
-        foreign = [p.name for p in self.folder.iterdir() if not self._is_ours(p)]
-        if foreign:
+        if foreign := [p.name for p in self.folder.iterdir() if not self._is_ours(p)]:
             shown = ", ".join(sorted(foreign)[:3])
             raise UserError(f"{self.folder} holds files learned-metrics did not write ({shown}); nothing is deleted: "
                             "move them away", path=self.output)
@@ -214,10 +208,7 @@ class ChunkStore:
         """Every recorded part against its record: a damaged one is removed (and its chunk scored again)."""
         parts = self.state["parts"]
         for index, record in enumerate(parts):
-            if record is None:
-                continue
-            problem = self._read_part(index, record)[1]
-            if problem:
+            if record is not None and (problem := self._read_part(index, record)[1]):
                 with contextlib.suppress(FileNotFoundError):
                     self.part_path(index).unlink()
                 parts[index] = None
@@ -307,7 +298,7 @@ class ChunkStore:
         return merge_schemas(schemas, path=self.output)
 
     def part_path(self, index: int) -> Path:
-        return self.folder / (_PART.format(index) + "." + self.format)
+        return self.folder / f"part-{index:06d}.{self.format}"
 
     def _write_progress(self) -> None:
         self.state.update(_totals([record for record in self.state.get("parts", []) if record is not None]))

@@ -1,8 +1,7 @@
 """Scoring a whole file: streamed in chunks, validated, sharded, resumable, written in input order.
 
 Memory is bounded by the chunk size; a chunk's rows are all validated before it is scored, and each finished chunk is
-kept in a :class:`~learned_metrics.scoring.resume.ChunkStore` with the input's hash up to its end (:func:`hash_rows`).
-"""
+kept in a :class:`~learned_metrics.scoring.resume.ChunkStore` with the input's hash to its end (:func:`hash_rows`)."""
 
 from __future__ import annotations
 
@@ -142,11 +141,9 @@ class _OutputRows:
         rows = []
         for i, (number, row) in enumerate(chunk):
             out = {**row, **result.row(i)}
-            if self.csv:
-                extra = [k for k in out if k not in self.fieldnames]
-                if extra:
-                    raise UserError(f"field(s) {extra} not present in the first chunk; CSV output needs one header "
-                                    "for all rows (write .jsonl output instead)", path=path, row=number)
+            if self.csv and (extra := [k for k in out if k not in self.fieldnames]):
+                raise UserError(f"field(s) {extra} not present in the first chunk; CSV output needs one header "
+                                "for all rows (write .jsonl output instead)", path=path, row=number)
             rows.append(out)
         return rows
 

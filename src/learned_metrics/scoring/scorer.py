@@ -1,8 +1,7 @@
 """The Python API: ``load_scorer(...)`` and ``Scorer.score(...)``, scores in input order whatever the batching.
 
 A scorer reads its kind, labels, preprocessing and default mode from the export's ``learned_metric.json``; a plain
-transformers NLI folder (no card) is a faithfulness scorer with labels resolved from ``id2label`` by name.
-"""
+transformers NLI folder (no card) is a faithfulness scorer with labels resolved from ``id2label`` by name."""
 
 from __future__ import annotations
 
@@ -91,20 +90,14 @@ class ScoreResult:
 
     @property
     def columns(self) -> list[str]:
-        """Output columns: ``score``, ``prob_<label>`` ..., and ``score_std`` under MC dropout."""
-        cols = ["score", *(f"prob_{label}" for label in self.probabilities)]
-        if self.passes > 1:
-            cols.append("score_std")
-        return [*cols, "details"] if self.sentences is not None else cols
+        """Output columns: ``score``, ``prob_<label>`` ..., ``score_std`` under MC dropout, ``details`` when asked."""
+        shown = {"score_std": self.passes > 1, "details": self.sentences is not None}
+        return ["score", *(f"prob_{label}" for label in self.probabilities), *(name for name in shown if shown[name])]
 
     def row(self, i: int) -> dict[str, float]:
-        out = {"score": float(self.scores[i])}
-        out.update({f"prob_{label}": float(p[i]) for label, p in self.probabilities.items()})
-        if self.passes > 1:
-            out["score_std"] = float(self.score_std[i])
-        if self.sentences is not None:
-            out["details"] = self.sentences[i]
-        return out
+        values = {"score": self.scores, **{f"prob_{label}": p for label, p in self.probabilities.items()},
+                  "score_std": self.score_std}
+        return {name: self.sentences[i] if name == "details" else float(values[name][i]) for name in self.columns}
 
     def rows(self) -> list[dict[str, float]]:
         return [self.row(i) for i in range(len(self))]
@@ -298,36 +291,32 @@ class Scorer:
                         progress: Callable[[float], None] | None = None) -> ScoreResult:
         """:meth:`score` for inputs a reader has already checked row by row (the file runner): no second pass."""
         passes = self._check_passes(mc_samples if mc_samples is not None else self.mc_samples)
+        if self.kind == "coherence" and details:
+            raise UserError("details= is for faithfulness scoring (per generation sentence)")
+        if self.kind == "faithfulness":
+            if len(groundings) != len(generations):
+                raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
+            strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
+            units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
+            mode = one_of(mode or self.mode, MODES, "mode")
         if seed is not None:
             self.dropout_stream.reseed(int_at_least(seed, 0, "seed"))
         self.timings = Timings()
         start = time.perf_counter()
         try:
-            result = self._score_checked(texts, sentences, groundings, generations, mode, premise_strategy,
-                                         granularity, details, passes, progress)
+            if self.kind == "coherence":
+                result = self._run_whole(self.coherence_inputs(texts, sentences), None, passes, None, progress)
+            elif strategy == "truncate" and units == "document":
+                result = self._run_whole(groundings, generations, passes, mode, progress)
+                if details:
+                    result.sentences = [[{"sentence": h, "score": float(s), "unit": 0, "support": p}]
+                                        for p, h, s in zip(groundings, generations, result.scores, strict=True)]
+            else:
+                result = self._run_units(groundings, generations, units, mode, passes, progress, details)
         finally:
             self.timings.wall = time.perf_counter() - start
         result.timings = self.timings.to_json()
         return result
-
-    def _score_checked(self, texts, sentences, groundings, generations, mode, premise_strategy, granularity,
-                       details: bool, passes: int, progress) -> ScoreResult:
-        if self.kind == "coherence":
-            if details:
-                raise UserError("details= is for faithfulness scoring (per generation sentence)")
-            return self._run_whole(self.coherence_inputs(texts, sentences), None, passes, None, progress)
-        if len(groundings) != len(generations):
-            raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
-        strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-        units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
-        mode = one_of(mode or self.mode, MODES, "mode")
-        if strategy == "truncate" and units == "document":
-            result = self._run_whole(groundings, generations, passes, mode, progress)
-            if details:
-                result.sentences = [[{"sentence": h, "score": float(s), "unit": 0, "support": p}]
-                                    for p, h, s in zip(groundings, generations, result.scores, strict=True)]
-            return result
-        return self._run_units(groundings, generations, units, mode, passes, progress, details)
 
     def _predict(self, first: list[str], second: list[str] | None, passes: int,
                  progress: Callable[[float], None] | None) -> tuple[np.ndarray, FeedCounts]:
@@ -366,14 +355,12 @@ class Scorer:
         probs, encoded = self._predict(first, second, passes, progress)
         truncated = int(encoded.truncated.sum())
         if second is None:
-            self._warn_truncated(truncated, len(first), "the end of the text was cut")
-            return self._result(probs, passes, mode, encoded.tokens, truncated, {})
+            return self._result(probs, passes, mode, encoded.tokens, truncated, {}, "the end of the text was cut")
         both = int(encoded.second_truncated.sum())
         how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
         if both:
             how += f"; in {both} of them the generation alone was too long and was cut as well"
-        self._warn_truncated(truncated, len(first), how)
-        return self._result(probs, passes, mode, encoded.tokens, truncated, {"generation_truncated": both})
+        return self._result(probs, passes, mode, encoded.tokens, truncated, {"generation_truncated": both}, how)
 
     def _run_units(self, premises: list[str], hypotheses: list[str], granularity: str, mode: str, passes: int,
                    progress, details: bool) -> ScoreResult:
@@ -393,18 +380,16 @@ class Scorer:
                 rows.extend(sentence_details(group, choice))
             tokens += encoded.tokens
             truncated += len(np.unique(group.row_of_sentence[group.sentence_of_pair[encoded.truncated]]))
-        self._warn_truncated(truncated, len(premises), "a unit or sentence longer than the limit was cut")
         return self._result(probs, passes, mode, tokens, truncated, {"chunked_rows": plan.chunked_rows,
-                                                                     "pairs": len(plan)}, rows)
-
-    def _warn_truncated(self, truncated: int, total: int, how: str) -> None:
-        if truncated:
-            warnings.warn(f"{truncated} of {total} rows were longer than max_length={self.max_length} tokens; {how}",
-                          TruncationWarning, stacklevel=4)
+                            "pairs": len(plan)}, "a unit or sentence longer than the limit was cut", rows)
 
     def _result(self, probs: np.ndarray, passes: int, mode: str | None, tokens: int, truncated: int,
-                details: dict[str, int], sentences: list[list[dict]] | None = None) -> ScoreResult:
-        """Average the probabilities over passes, then apply the mode; std of the per-pass scores."""
+                details: dict[str, int], how: str, sentences: list[list[dict]] | None = None) -> ScoreResult:
+        """Average the probabilities over passes, then apply the mode; std of the per-pass scores. Truncated rows
+        are reported once, saying ``how`` they were cut."""
+        if truncated:
+            warnings.warn(f"{truncated} of {probs.shape[1]} rows were longer than max_length={self.max_length} tokens; "
+                          f"{how}", TruncationWarning, stacklevel=3)
         per_pass = self._scores_from_probs(probs, mode)
         mean = probs.mean(axis=0)
         std = per_pass.std(axis=0) if passes > 1 else np.zeros(probs.shape[1])
@@ -447,8 +432,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     else:
         classifier = loading.load_classifier(folder, config, dtype, settings.allow_pickle).to(target)
     limit = loading.model_input_limit(config, tokenizer)
-    trained_length = loading.preprocessing_of(card).get("max_length")
-    length = min(settings.max_length or trained_length or limit, limit)
+    length = min(settings.max_length or loading.preprocessing_of(card).get("max_length") or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
                   dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
 

@@ -2,8 +2,7 @@
 
 SummaC-ZS style for every strategy: the grounding is cut into units that fit the model, every (unit, generation
 sentence) pair is scored in one flat stream, each sentence takes its best unit's class distribution, and a row is
-the mean over its sentences (``e-c`` is linear: the mean of the per-sentence maxima; docs/scoring.md).
-"""
+the mean over its sentences (``e-c`` is linear: the mean of the per-sentence maxima; docs/scoring.md)."""
 
 from __future__ import annotations
 
