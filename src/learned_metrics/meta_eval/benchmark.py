@@ -192,9 +192,8 @@ class DatasetResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"threshold": self.threshold, "tuned_on": self.tuned_on, "tune_rows": self.tune_rows,
-                "fallback": self.fallback, "rows": self.rows, "positives": self.positives,
-                "negatives": self.negatives, "constant_scores": self.constant,
-                **{name: self.stats[name].to_json() for name in STATISTICS}}
+                "fallback": self.fallback, "rows": self.rows, "positives": self.positives, "negatives": self.negatives,
+                "constant_scores": self.constant, **{name: self.stats[name].to_json() for name in STATISTICS}}
 
 
 @dataclass(frozen=True)
@@ -248,10 +247,9 @@ class BenchmarkReport(Tabular):
     def _caption(self, what: str) -> str:
         undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
         intervals = self.settings.intervals("rows redrawn within each dataset, the threshold held")
+        one_class = " AUC —: a dataset with one class only (left out of the AUC mean)." if undefined else ""
         return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {intervals}, seed "
-                f"{self.settings.seed}. {self.protocol.words()}"
-                + (" AUC —: a dataset with one class only (left out of the AUC mean)." if undefined and "AUC" in what
-                   else ""))
+                f"{self.settings.seed}. {self.protocol.words()}{one_class if 'AUC' in what else ''}")
 
     def _title(self) -> str:
         p = self.protocol
@@ -373,12 +371,11 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         raise UserError(f"datasets, splits and keys need one value per row ({n})")
     baselines = baseline_names(o.baseline, list(values))
     protocol = _protocol(o, splits)
-    notes: list[str] = []
-    warnings: list[str] = []
     split_array = np.array(splits, dtype=object)
     judged = (split_array == protocol.split) if protocol.split is not None else np.ones(n, dtype=bool)
-    if protocol.split is not None and any(s is None for s in splits):
-        notes.append(f"{sum(s is None for s in splits)} row(s) carry no split and are not judged")
+    unsplit = sum(s is None for s in splits) if protocol.split is not None else 0
+    notes = [f"{unsplit} row(s) carry no split and are not judged"] if unsplit else []
+    warnings: list[str] = []
     tuning = (split_array == protocol.tune_split) if protocol.name == "tune-on-val" else judged
     if protocol.name == "tune-on-val" and keys is not None:
         seen = {k for k, t in zip(keys, tuning, strict=True) if t}

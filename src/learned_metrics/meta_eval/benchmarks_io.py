@@ -52,8 +52,7 @@ def benchmark_label(value: Any, *, path: object = None, row: int | None = None, 
 
 def split_of_name(path: str | Path) -> str | None:
     """The split a file name says (a word of its stem: dev, val, valid, validation, test, train), else None."""
-    words = [w for w in re.split(r"[^a-z0-9]+", Path(path).stem.lower()) if w]
-    found = [w for w in words if w in SPLIT_WORDS]
+    found = [w for w in re.split(r"[^a-z0-9]+", Path(path).stem.lower()) if w in SPLIT_WORDS]
     return found[-1] if found else None
 
 

@@ -132,11 +132,9 @@ def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = K
 
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
     """Display names for metric files: given names (in their order: a set is refused), else unique file stems."""
-    names = distinct_names(names, len(paths), inputs="metric file")
-    if names is not None:
-        return names
     stems = [Path(p).stem for p in paths]
-    return [stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
+    return distinct_names(names, len(paths), inputs="metric file") or [
+        stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
 
 
 def per_metric_fields(metric_fields: Sequence[str], metric_paths: Sequence[str | Path]) -> list[str]:

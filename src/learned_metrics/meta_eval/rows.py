@@ -59,20 +59,16 @@ def by_index(*named: tuple[str, Any]) -> list[Any]:
     for i in labelled:
         for axis, labels in _axes(values[i]):
             if not labels.is_unique:
-                label = labels[labels.duplicated()][0]
-                raise UserError(f"{named[i][0]}: duplicate {axis} label {label!r}; pandas inputs are paired by their "
-                                f"labels, so each needs a distinct one")
-    if not labelled:
-        return values
-    first = labelled[0]
-    reference = dict(_axes(values[first]))
+                raise UserError(f"{named[i][0]}: duplicate {axis} label {labels[labels.duplicated()][0]!r}; pandas "
+                                "inputs are paired by their labels, so each needs a distinct one")
+    reference = dict(_axes(values[labelled[0]])) if labelled else {}  # the first pandas value's labels
     for i in labelled[1:]:
         wanted = {axis: reference[axis] for axis, _ in _axes(values[i]) if axis in reference}
         for axis, labels in _axes(values[i]):
             if axis in wanted and set(labels) != set(wanted[axis]):
                 extra = [v for v in labels if v not in set(wanted[axis])] or \
                     [v for v in wanted[axis] if v not in set(labels)]
-                raise UserError(f"{named[first][0]} and {named[i][0]}: their pandas {axis} hold different labels "
+                raise UserError(f"{named[labelled[0]][0]} and {named[i][0]}: their pandas {axis} hold different labels "
                                 f"({extra[0]!r} is in one only); pandas inputs are paired by label, never by "
                                 "position: give both the same labels")
         values[i] = values[i].reindex(**wanted)
@@ -142,8 +138,7 @@ def read_scored(files: Iterable[tuple[Any, str | None]], score_fields: str | Seq
     corpus, else ``group_field``'s value, else ``all``. ``label`` parses a label (default 0/1), ``extra`` reads what
     one analysis adds; ``records``: an in-memory input's numbered rows (its one ``files`` entry only names it)."""
     fields = [score_fields] if isinstance(score_fields, str) else list(score_fields)
-    out = ScoredRows("", text_fields, systems=[] if system_field else None, values={f: [] for f in fields},
-                     roles=roles)
+    out = ScoredRows("", text_fields, systems=[] if system_field else None, values={f: [] for f in fields}, roles=roles)
     document, text = text_fields or ("", "")
     for path, corpus in files:
         out.path = out.path or str(path)
@@ -170,15 +165,11 @@ def _value(row: dict[str, Any], name: str, parse: Callable[..., Any], what: str,
            path: Any, row_number: int) -> Any:
     """A score or label of a row: without ``on_missing`` the field must be there with a value; with it a missing
     value is refused naming the option (``"error"``) or None (``"drop"``)."""
-    if on_missing is None:
-        value = parse(field_value(row, name, path=path, row_number=row_number), path=path, row=row_number, field=name)
-        if value is None:
-            raise UserError(f"{what} is missing or NaN", path=path, row=row_number, field=name)
-        return value
-    value = parse(row.get(name), path=path, row=row_number, field=name)
-    if value is None and on_missing == "error":
-        raise UserError(f"{what} is missing (fix the row, or pass --on-missing drop to skip it)", path=path,
-                        row=row_number, field=name)
+    raw = field_value(row, name, path=path, row_number=row_number) if on_missing is None else row.get(name)
+    value = parse(raw, path=path, row=row_number, field=name)
+    if value is None and on_missing != "drop":
+        why = "or NaN" if on_missing is None else "(fix the row, or pass --on-missing drop to skip it)"
+        raise UserError(f"{what} is missing {why}", path=path, row=row_number, field=name)
     return value
 
 
@@ -189,7 +180,6 @@ def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -
     if len(first.labels) != len(other.labels):
         raise UserError(f"{name_b} has {len(other.labels)} rows and {name_a} {len(first.labels)}: score the same "
                         "files with every metric")
-    texts = first.text_fields is not None and other.text_fields is not None
     for i in range(len(first.labels)):
         a, b = (first.labels[i], first.groups[i], first.splits[i]), (other.labels[i], other.groups[i], other.splits[i])
         path, row = other.where[i] if other.where else (None, None)
@@ -197,7 +187,7 @@ def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -
         if a != b:
             raise UserError(f"{name_b} differs from {at} (label, group, split {b} vs {a}): score the same files, in "
                             "the same order, with every metric", path=path, row=row)
-        if not texts:
+        if first.text_fields is None or other.text_fields is None:
             continue
         for name, mine, theirs in zip(other.text_fields, (other.documents, other.texts), (first.documents, first.texts),
                                       strict=True):
