@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import types
 from collections.abc import Callable
 from importlib.util import find_spec
 from typing import Any
@@ -54,8 +55,7 @@ def attention_functions() -> dict[str, Callable[..., Any]]:
 
 
 def stateful_norm_types() -> tuple[type, ...]:
-    """Layers whose train mode updates running statistics (torch's ``_NormBase``); scoring.mc_dropout keeps them in
-    eval mode."""
+    """Layers whose train mode updates running statistics (``_NormBase``): scoring.mc_dropout keeps them in eval."""
     return (_module_attribute("torch", "torch.nn.modules.batchnorm", "_NormBase"),)
 
 
@@ -63,8 +63,7 @@ BATCH_PROGRESS = "fit_loop.epoch_loop.batch_progress.current.processed"
 
 
 def batches_done_this_epoch(trainer: Any) -> int:
-    """Training batches processed in the current epoch: the data position a checkpoint resumes from
-    (train.datamodule, train.logs)."""
+    """Training batches processed in the current epoch: where a checkpoint resumes (train.datamodule, train.logs)."""
     return int(_attribute(trainer, BATCH_PROGRESS, "lightning", f"Trainer.{BATCH_PROGRESS}"))
 
 
@@ -85,21 +84,9 @@ def rich_progress_bar(describe: Callable[[Any], str]) -> Any:
     return bar
 
 
-class _EpochForwarder:
-    """Lightning calls ``set_epoch`` on ``batch_sampler.sampler``, never on the batch sampler itself
-    (``lightning.fabric.utilities.data._set_sampler_epoch``): this forwards it."""
-
-    def __init__(self, owner: Any):
-        self._owner = owner
-
-    def set_epoch(self, epoch: int) -> None:
-        self._owner.set_epoch(epoch)
-
-
 def sampler_epoch_forwarder(batch_sampler: Any) -> Any:
-    """The object to set as ``batch_sampler.sampler`` so that Lightning's per-epoch ``set_epoch`` reaches
-    ``batch_sampler`` (train.sampler; else every epoch repeats epoch 0's order), checked against Lightning's
-    ``_set_sampler_epoch`` where Lightning is installed."""
+    """What to set as ``batch_sampler.sampler`` so Lightning's per-epoch ``set_epoch`` reaches ``batch_sampler`` (else
+    every epoch repeats epoch 0's order; train.sampler), checked against Lightning's ``_set_sampler_epoch``."""
     if find_spec("lightning") is not None:
         _module_attribute("lightning", "lightning.fabric.utilities.data", "_set_sampler_epoch")
-    return _EpochForwarder(batch_sampler)
+    return types.SimpleNamespace(set_epoch=batch_sampler.set_epoch)  # Lightning never calls the batch sampler's

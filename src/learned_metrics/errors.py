@@ -7,14 +7,11 @@ import signal
 
 
 class UserError(ValueError):
-    """A problem with the user's input or arguments, reported as one line; a ``ValueError``, so code that catches
-    ``ValueError`` around our functions keeps working."""
+    """A problem with the user's input or arguments, reported as one line (a ``ValueError``, as callers expect)."""
 
     def __init__(self, message: str, *, path: object = None, row: int | None = None, field: str | None = None):
         self.path = None if path is None else str(path)
-        self.row = row
-        self.field = field
-        self.detail = message
+        self.row, self.field, self.detail = row, field, message
         where = [self.path, None if row is None else f"row {row}", None if field is None else f"field '{field}'"]
         prefix = ", ".join(part for part in where if part is not None)
         super().__init__(f"{prefix}: {message}" if prefix else message)
@@ -35,8 +32,7 @@ class CommandInterrupted(BaseException):
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """The first non-empty line of an exception message (its type name when there is none), shortened: library
-    errors are often many lines long, or empty."""
+    """The first non-empty line of an exception's message (else its type name), shortened: library errors run long."""
     text = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -407,9 +407,8 @@ def merge_schemas(schemas: Sequence, *, path: str | os.PathLike | None = None,
         return pa.unify_schemas(list(schemas), promote_options="permissive")
     except (pa.ArrowException, TypeError, ValueError) as exc:
         name = _conflicting_field(schemas)
-        row = None
-        if name is not None and rows is not None:
-            row = first_row + next((i for i, r in enumerate(rows) if r.get(name) is not None), 0)
+        row = None if name is None or rows is None else first_row + next(
+            (i for i, r in enumerate(rows) if r.get(name) is not None), 0)
         kinds = [str(schema.field(name).type) for schema in schemas if name in schema.names] if name else []
         detail = f"{kinds[-1]} here, {kinds[0]} in the rows before" if len(kinds) > 1 else first_line(exc)
         raise UserError(f"two types in one column ({detail}); a Parquet column holds one type: write .jsonl output "

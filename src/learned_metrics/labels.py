@@ -30,9 +30,8 @@ def is_generic(id2label: Mapping[int | str, str]) -> bool:
 
 
 def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
-    """``"entailment,neutral,contradiction"`` (or e,n,c), or a list/tuple of names -> canonical names in class-index
-    order; one line when a name is unknown or repeated, or when the names come as a set (its order is not the
-    model card's: the classes would be mapped in set-iteration order)."""
+    """``"entailment,neutral,contradiction"`` (or e,n,c), or a list/tuple -> canonical names in class-index order; one
+    line when a name is unknown or repeated, or when they come as a set (set-iteration order is not the card's)."""
     names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
     canon = [canonical_label(name) for name in names]
     if not names or None in canon or len(set(canon)) != len(canon):
@@ -42,9 +41,8 @@ def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) -> dict[int, str]:
-    """The model's classes named by ``--label-order``; refused when the count differs, or when the config already
-    names its classes and disagrees (the config wins: a wrong order would swap entailment and contradiction). A
-    config name that is none of ours disagrees too: ``not_entailment`` is not contradiction."""
+    """The model's classes named by ``--label-order``; refused when the count differs, or when the config names its
+    classes and disagrees (a wrong order swaps entailment and contradiction; ``not_entailment`` is no contradiction)."""
     if len(order) != len(id2label):
         raise UserError(f"--label-order names {len(order)} classes; the model has {len(id2label)} ({dict(id2label)})")
     if not is_generic(id2label):
@@ -69,11 +67,10 @@ def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]
     found: dict[str, int] = {}
     for idx, name in id2label.items():
         canon = canonical_label(name)
-        if canon is None:
-            continue
         if canon in found:
             raise UserError(f"model labels are ambiguous: two classes map to '{canon}' ({dict(id2label)})")
-        found[canon] = int(idx)
+        if canon is not None:
+            found[canon] = int(idx)
     missing = [label for label in required if label not in found]
     if missing:
         raise UserError(f"cannot resolve label(s) {missing} from the model's " + (

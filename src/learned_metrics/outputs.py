@@ -58,8 +58,7 @@ def temp_sibling(target: Path) -> Path:
 
 
 def _fresh_temp(target: Path, folder: bool = False) -> tuple[Path, list[Path]]:
-    """A new temporary beside ``target`` (a folder made when ``folder``), the stale ones of killed runs gone, and the
-    parent folders it created."""
+    """A new temporary beside ``target`` (a folder when ``folder``), stale ones removed, and the folders it created."""
     created = make_parents(target.parent)
     remove_stale_temps(target)
     tmp = temp_sibling(target)
@@ -267,23 +266,19 @@ def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -
         yield tmp
         write_marker(tmp, kind)
         _apply_permissions_tree(tmp)
-        _swap_in(tmp, path, kind, overwrite)
-
-
-def _swap_in(tmp: Path, path: Path, kind: str, overwrite: bool) -> None:
-    if not (path.exists() or path.is_symlink()):
-        try:
-            os.rename(tmp, path)  # rename, not replace: never lands on something that appeared meanwhile
-        except OSError as exc:
-            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                raise UserError("appeared while this command ran; nothing was replaced", path=path) from None
-            raise
-        return
-    _check_existing_folder(Output(path, kind), overwrite)
-    old = temp_sibling(path)
-    os.replace(path, old)
-    os.replace(tmp, path)
-    _remove(old)
+        if not (path.exists() or path.is_symlink()):
+            try:
+                os.rename(tmp, path)  # rename, not replace: never lands on something that appeared meanwhile
+            except OSError as exc:
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise UserError("appeared while this command ran; nothing was replaced", path=path) from None
+                raise
+        else:
+            _check_existing_folder(Output(path, kind), overwrite)
+            old = temp_sibling(path)
+            os.replace(path, old)
+            os.replace(tmp, path)
+            _remove(old)
 
 
 @contextlib.contextmanager
@@ -312,8 +307,8 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
 
 @contextlib.contextmanager
 def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
-    """A hidden working folder beside ``target`` (same file system), always removed at the end, with the folders
-    created for it unless the output now lives in them."""
+    """A hidden working folder beside ``target`` (same file system), removed at the end with the empty folders made
+    for it."""
     work, created = _fresh_temp(_resolved(Path(target)), folder=True)
     try:
         yield work

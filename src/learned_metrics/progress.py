@@ -9,9 +9,8 @@ from typing import IO
 
 
 class StartUp:
-    """Seconds of each phase before the first row is scored or the first optimizer step, in the order they ended:
-    one line, so a slow start is seen (and which part of it) before anyone profiles. Light to import: ``train.py``
-    starts the clock before Hydra and Lightning are imported."""
+    """Seconds of each phase before the first row is scored or the first optimizer step: one line, so a slow start
+    is seen before anyone profiles. Light to import: ``train.py`` starts the clock before Hydra and Lightning."""
 
     def __init__(self) -> None:
         self.phases: dict[str, float] = {}
@@ -62,8 +61,7 @@ class RowProgress:
         self.stream = stream if stream is not None else sys.stderr
         self.skip(done)
         self._started = self._last = 0.0
-        self._bar = None
-        self._task = None
+        self._bar = self._task = None
 
     def __enter__(self) -> RowProgress:
         self._started = self._last = time.monotonic()

@@ -62,14 +62,12 @@ def weights_sha256(model_dir: str | os.PathLike) -> tuple[str | None, list[str]]
 
 
 def model_identity(source: str | os.PathLike, model_dir: str | os.PathLike | None) -> tuple[str, str | None]:
-    """``(model, revision)``: a local folder as its resolved path (revision unknown), a Hub id as given with the
-    commit of the snapshot it was downloaded to."""
+    """``(model, revision)``: a local folder resolved (revision unknown), a Hub id with its snapshot's commit."""
     local = Path(source).expanduser()
     if local.exists():
         return str(local.resolve()), None
-    folder = Path(model_dir) if model_dir is not None else None
-    revision = folder.name if folder is not None and folder.parent.name == "snapshots" else None
-    return str(source), revision
+    snapshot = model_dir is not None and Path(model_dir).parent.name == "snapshots"
+    return str(source), Path(model_dir).name if snapshot else None
 
 
 def precision_name(dtype: Any) -> str:
@@ -223,9 +221,8 @@ def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict
 
 
 def describe(record: Mapping[str, Any]) -> str:
-    """One line for people, e.g. ``model runs/nli/export (weights sha256 3f2a9c1b…), faithfulness e-c, MC K=15
-    seed 0, granularity document, truncate, max length 512, fp32, learned-metrics 0.1.0``. Missing settings are
-    left out."""
+    """One line for people, missing settings left out: ``model runs/nli/export (weights sha256 3f2a9c1b…),
+    faithfulness e-c, MC K=15 seed 0, granularity document, truncate, max length 512, fp32, learned-metrics 0.1.0``."""
     model = str(record.get("model") or "unknown model")
     if record.get("revision"):
         model += f"@{str(record['revision'])[:12]}"

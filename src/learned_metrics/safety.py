@@ -51,8 +51,7 @@ def check_source(name_or_path: str | os.PathLike, what: str = "model") -> str | 
 
 def check_weights_are_safe(name_or_path: str | os.PathLike, allow_pickle: bool = False,
                            flag: str = "--allow-pickle") -> None:
-    """Refuse a local model folder whose weights exist only as pickles, unless ``allow_pickle`` (Hub ids load with
-    ``use_safetensors``, which fails the same way)."""
+    """Refuse a local folder whose weights exist only as pickles, unless ``allow_pickle`` (Hub ids: use_safetensors)."""
     model_dir = Path(name_or_path).expanduser()
     pickled = not allow_pickle and any(any(model_dir.glob(pattern)) for pattern in PICKLE_WEIGHT_PATTERNS)
     if pickled and not any(model_dir.glob("*.safetensors")):
@@ -81,8 +80,7 @@ def check_config_dict(config: Any, where: object) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ModelFolder:
-    """A model source checked once (:func:`check_model_folder`): the loaders below take it as it is, without a
-    second look at the folder, when it was checked for what they need."""
+    """A model source checked once (:func:`check_model_folder`): the loaders take it without a second look."""
 
     source: str | os.PathLike  # what transformers loads: the folder (``~`` expanded) or a Hub id
     given: str | os.PathLike  # as the caller named it: the path error messages show

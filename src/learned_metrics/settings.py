@@ -67,9 +67,8 @@ def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
 
 @dataclass(frozen=True)
 class Settings:
-    """Base of every surface's settings object (see the module docstring). ``show_defaults``: help lines end with
-    the default; ``int_metavar`` names an integer's value in the help; ``flag_first``: refusals start with the
-    --flag."""
+    """Base of every surface's settings object. ``show_defaults``: help lines end with the default; ``int_metavar``
+    names an integer's value in the help; ``flag_first``: refusals start with the --flag."""
 
     show_defaults: ClassVar[bool] = False
     int_metavar: ClassVar[str | None] = None
@@ -139,8 +138,7 @@ class Settings:
         return cls(**{**values, **overrides})
 
     def narrow(self, cls: type[S], **changes: Any) -> S:
-        """These values as the settings of ``cls``, a part of this surface (the analysis a command runs, the test
-        behind a table's markers), with ``changes``."""
+        """These values as the settings of ``cls``, a part of this surface (an analysis, a table's test), changed."""
         return cls(**{**{spec.name: getattr(self, spec.name) for spec in fields(cls)}, **changes})
 
     def to_json(self) -> dict[str, Any]:

@@ -154,8 +154,7 @@ def sentence_lists(values: Any, name: str) -> list[list[str]]:
 
 
 def one_of(value: Any, choices: Sequence[str], what: str, *, also: str | None = None) -> Any:
-    """``value`` if it is one of ``choices``, else a one-line error naming ``what`` and the choices (every option
-    with a fixed set of values: scoring and meta-eval alike)."""
+    """``value`` if it is one of ``choices``, else one line naming ``what`` and the choices (fixed-choice options)."""
     if not isinstance(value, str) or value not in choices:
         raise UserError(f"unknown {what} '{value}', expected one of: {', '.join(choices)}{_also(also)}")
     return value
@@ -194,8 +193,7 @@ def ordered(value: Any, what: str, *, also: str | None = None) -> tuple[Any, ...
 
 
 def int_at_least(value: Any, minimum: int, what: str, *, maximum: int | None = None, also: str | None = None) -> int:
-    """An integer setting (API or config) in ``[minimum, maximum]``; bools, text, NaN/inf and floats with a fraction
-    refused, numpy integers and whole floats taken as ints."""
+    """An integer in ``[minimum, maximum]``: bools, text, NaN/inf, fractions refused; numpy ints, whole floats taken."""
     allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
     whole = isinstance(value, Integral) or (isinstance(value, Real) and math.isfinite(value)
                                                     and float(value).is_integer())

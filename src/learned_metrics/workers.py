@@ -33,8 +33,7 @@ _hook_installed = False
 # The process that forks and its main thread, as its children will see them. Set when a block opens (and in each
 # armed child, for its own children), never in a hook that runs in the parent at fork: a signal handled inside
 # such a hook is lost (CPython prints and drops exceptions raised there).
-_owner_pid = 0
-_owner_main_thread = 0
+_owner_pid = _owner_main_thread = 0
 _prctl: Any = None  # libc's prctl, resolved in the parent (no dlopen in a freshly forked child)
 
 
@@ -47,8 +46,7 @@ def available_cores() -> int:
 
 
 def run_jobs(function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], workers: int | None = None) -> list[T]:
-    """``[function(*job) for job in jobs]``, on up to ``workers`` (None: every available core) forked processes when
-    that can help: never more than jobs."""
+    """``[function(*job) for job in jobs]`` on up to ``workers`` forked processes (None: every core; at most jobs)."""
     count = max(1, min(available_cores() if workers is None else int_at_least(workers, 1, "workers"), len(jobs)))
     if count == 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [function(*job) for job in jobs]
@@ -94,8 +92,7 @@ def worker_processes() -> Iterator[None]:
 
 def die_with_parent(parent: int, forked_by_main_thread: bool = True) -> None:
     """In a child of ``parent``, at its start: end (SIGTERM) as soon as ``parent`` does. The kernel's death signal
-    follows the forking thread, so a child forked by a helper thread (``multiprocess.Pool`` replacing workers) would
-    die with that thread: it watches its parent instead."""
+    follows the forking thread, so a child a helper thread forked (``multiprocess.Pool``) watches its parent instead."""
     # prctl(PR_SET_PDEATHSIG): the kernel sends SIGTERM when the parent's forking thread ends (where there is prctl)
     if not (forked_by_main_thread and _prctl is not None and _prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0):
         threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
@@ -163,8 +160,8 @@ def _watch_parent(parent: int) -> None:
 
 @contextlib.contextmanager
 def _stop_signals_deferred() -> Iterator[None]:
-    """SIGINT/SIGTERM wait (blocked, not lost) until the block ends; forked children inherit the mask, so
-    :func:`_leave_stop_signals_to_the_parent` unblocks them."""
+    """SIGINT/SIGTERM blocked (not lost) until the block ends; forked children inherit the mask (their initializer
+    unblocks it)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
