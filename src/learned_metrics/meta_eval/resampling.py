@@ -14,7 +14,6 @@ from threadpoolctl import threadpool_limits
 from learned_metrics.meta_eval.options import check
 
 CHUNK = 128
-CI_PERCENTILES = (2.5, 97.5)
 
 
 def seeded_rng(seed: int) -> np.random.Generator:
@@ -96,7 +95,7 @@ class Interval:
     dropped: int
 
 
-def percentile_interval(samples: np.ndarray, percentiles: tuple[float, float] = CI_PERCENTILES) -> Interval:
+def percentile_interval(samples: np.ndarray, percentiles: tuple[float, float] = (2.5, 97.5)) -> Interval:
     """2.5/97.5 percentiles of the defined resamples; undefined (NaN) resamples are dropped and counted."""
     samples = np.asarray(samples, dtype=np.float64)
     defined = samples[~np.isnan(samples)]

@@ -39,10 +39,9 @@ def run(args: argparse.Namespace, settings: AucCommand) -> int:
     from learned_metrics.provenance import read_provenance
     from learned_metrics.render.figures import plot_roc_curves, plot_score_histograms, score_axis_label
 
-    scored = read_scored_corpora([args.input], score_fields=[settings.score_field], label_field=settings.label_field,
-                                 group_field=settings.group_field, system_field=args.system_field, fmt=settings.format,
-                                 on_missing=settings.on_missing)
-    rows = next(iter(scored.values()))
+    rows = next(iter(read_scored_corpora([args.input], score_fields=[settings.score_field], fmt=settings.format,
+                                         label_field=settings.label_field, group_field=settings.group_field,
+                                         system_field=args.system_field, on_missing=settings.on_missing).values()))
     report = auc_by_group(rows.scores, rows.labels, rows.groups, rows.systems, settings=settings.narrow(AucSettings))
     aucs = {g.group: g.auc.value for g in report.groups}
     label = score_axis_label(read_provenance(args.input) if Path(args.input).is_file() else None, settings.score_field)

@@ -187,9 +187,8 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
         tables[0].caption = f"{tables[0].caption} {scored}".strip()
     print_tables(out, tables)
     writers: dict[str, Callable[[Path], Any]] = dict(plots or {})
-    settings = settings_block(args, inputs)
-    writers["json"] = lambda path: path.write_text(json_text(result.to_json() if payload is None else payload,
-                                                             settings), encoding="utf-8")
+    writers["json"] = lambda path: path.write_text(
+        json_text(result.to_json() if payload is None else payload, settings_block(args, inputs)), encoding="utf-8")
     writers["markdown"] = lambda path: path.write_text(markdown(tables), encoding="utf-8")
     writers["latex"] = lambda path: path.write_text(latex(tables), encoding="utf-8")
     for dest, key in (csv or {"csv": None}).items():  # rendered only when that output is asked for

@@ -37,19 +37,15 @@ COMMAND = common.Command(
 
 
 def run(args: argparse.Namespace, settings: ReportCommand) -> int:
-    if args.auc:
-        return _run_auc(args, settings)
-    common.require(settings.format == "rows",
-                   f"--format {settings.format} reads labelled score files for the AUC table; add --auc")
-    common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
-    from learned_metrics.meta_eval.report import correlation_report
+    if not args.auc:
+        common.require(settings.format == "rows",
+                       f"--format {settings.format} reads labelled score files for the AUC table; add --auc")
+        common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
+        from learned_metrics.meta_eval.report import correlation_report
 
-    grid = common.load_grid(args, settings)
-    return common.finish(args, correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings)),
-                         notes=grid.notes)
-
-
-def _run_auc(args: argparse.Namespace, settings: ReportCommand) -> int:
+        grid = common.load_grid(args, settings)
+        table = correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings))
+        return common.finish(args, table, notes=grid.notes)
     from learned_metrics.meta_eval.data import read_scored_corpora
     from learned_metrics.meta_eval.report import auc_report
 
