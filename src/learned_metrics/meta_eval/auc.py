@@ -1,10 +1,7 @@
-"""ROC AUC per group (corpus), their unweighted mean, intra-system AUC, with bootstrap CIs.
-
-AUC is the Mann-Whitney probability that a positive row scores above a negative one, ties one half
-(``sklearn.metrics.roc_auc_score``). With integer row weights it needs only the positive and negative weight of
-every tie class of scores, so a block of bootstrap resamples (rows redrawn within each group) is one sparse product
-and a cumulative sum; a resample that leaves a group with one class is dropped and counted.
-"""
+"""ROC AUC per group (corpus), their unweighted mean and intra-system AUC, with bootstrap CIs. AUC (Mann-Whitney,
+ties one half, as ``sklearn.metrics.roc_auc_score``) under integer row weights needs only each tie class's positive
+and negative weight, so a block of resamples is one sparse product and a cumulative sum; a resample that leaves a
+group with one class is dropped and counted."""
 
 from __future__ import annotations
 
@@ -59,10 +56,8 @@ class GroupAuc:
     intra_system: Estimate | None
 
     def to_json(self) -> dict:
-        out = {**self.auc.to_json(), "positives": self.positives, "negatives": self.negatives}
-        if self.intra_system is not None:
-            out["intra_system"] = self.intra_system.to_json()
-        return out
+        intra = {} if self.intra_system is None else {"intra_system": self.intra_system.to_json()}
+        return {**self.auc.to_json(), "positives": self.positives, "negatives": self.negatives, **intra}
 
     def to_row(self) -> dict:
         """One DataFrame row: ``group``, the AUC as ``value``/``ci_low``/``ci_high``/``n``/..., class counts and
@@ -108,11 +103,9 @@ class AucReport(Tabular):
                       caption=caption, key="auc", rules={len(rows) - 1})]
 
     def to_json(self) -> dict:
-        out = {"groups": {g.group: g.to_json() for g in self.groups}, "mean": self.mean.to_json(),
-               "resamples": self.settings.resamples}
-        if self.intra_system_mean is not None:
-            out["intra_system_mean"] = self.intra_system_mean.to_json()
-        return out
+        intra = {} if self.intra_system_mean is None else {"intra_system_mean": self.intra_system_mean.to_json()}
+        return {"groups": {g.group: g.to_json() for g in self.groups}, "mean": self.mean.to_json(),
+                "resamples": self.settings.resamples, **intra}
 
     def to_frame(self):
         """One row per group, then one row ``group="mean"`` (the unweighted mean), for notebooks: the AUC as
@@ -132,11 +125,8 @@ def group_index(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
 @takes(AucSettings)
 def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = None,
                  systems: Sequence[str] | None = None, *, settings: AucSettings) -> AucReport:
-    """ROC AUC per group with bootstrap CIs, the unweighted mean, and intra-system AUC if ``systems`` given.
-
-    Intra-system AUC of a group: AUC within each system's rows, averaged over the systems that have both classes (the
-    others are skipped and counted).
-    """
+    """ROC AUC per group with bootstrap CIs, the unweighted mean, and with ``systems`` the intra-system AUC: AUC within
+    each system's rows, averaged over the systems with both classes (the others skipped and counted)."""
     confidence = settings.confidence
     scores, labels, groups, systems = by_index(("scores", scores), ("labels", labels), ("groups", groups),
                                                ("systems", systems))
@@ -170,13 +160,11 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
     boot_all = np.concatenate(boot) if boot else np.empty((0, len(group_names)))
     intra_all = np.concatenate(intra_boot) if intra_boot else None
 
-    group_results = []
-    for g, name in enumerate(group_names):
-        rows = group_ids == g
-        group_results.append(GroupAuc(name, estimate_from(point[g], boot_all[:, g], n=int(rows.sum()),
-                                                          confidence=confidence),
-                                      int(labels[rows].sum()), int((1 - labels[rows]).sum()),
-                                      intra.estimate(g, ones, intra_all) if intra is not None else None))
+    sizes, positives = np.bincount(group_ids), np.bincount(group_ids, weights=labels).astype(np.int64)
+    group_results = [GroupAuc(name, estimate_from(point[g], boot_all[:, g], n=int(sizes[g]), confidence=confidence),
+                              int(positives[g]), int(sizes[g] - positives[g]),
+                              intra.estimate(g, ones, intra_all) if intra is not None else None)
+                     for g, name in enumerate(group_names)]
     return AucReport(group_results, mean_estimate(point, boot_all, confidence),
                      intra.overall(ones, intra_all) if intra is not None else None, settings)
 

@@ -68,11 +68,9 @@ class BiasMatrix(Tabular):
 
 def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = None,
                 axes: str = "documents x systems") -> BiasMatrix:
-    """tau+/tau- matrix of a metric from human and metric matrices with the named ``axes`` (NaN = absent), or long
-    DataFrames (``doc_id``, ``system_id``, score; the human frame's annotator rows averaged).
-
-    System names: ``systems`` if given, else a long frame's ``system_id`` values or a wide DataFrame's columns, else
-    the column numbers of a plain matrix ("0", "1", ...)."""
+    """tau+/tau- matrix of a metric from human and metric matrices with the named ``axes`` (NaN = absent) or long
+    DataFrames (the human frame's annotator rows averaged). System names: ``systems``, else a long frame's
+    ``system_id`` values or a wide DataFrame's columns, else a plain matrix's column numbers ("0", "1", ...)."""
     human_grid, grids, _, names = labelled_grids(human, {"metric": metric}, axes)
     metric_grid = grids["metric"]
     n_systems = human_grid.shape[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -91,23 +91,6 @@ def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str]
     return chosen
 
 
-def choose_proxies(proxies: Sequence[str] | None, fields: ConfounderFields,
-                   first_row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """Built-in proxies to compute, and notes; the default set drops ``overlap`` when there is no grounding."""
-    chosen = check_proxy_names(proxies, fields.proxy_fields)
-    notes = []
-    if "overlap" in chosen and proxies is None and (not fields.grounding or fields.grounding not in first_row):
-        chosen.remove("overlap")
-        notes.append("overlap not computed: no grounding field"
-                     + (f" '{fields.grounding}' in the rows" if fields.grounding else "")
-                     + " (name one with --grounding-field)")
-    if "overlap" in chosen and not fields.grounding:
-        raise UserError("the overlap proxy needs --grounding-field")
-    if not chosen and not fields.proxy_fields:
-        raise UserError("no proxy to correlate with: give --proxies or --proxy-field")
-    return chosen, notes
-
-
 def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
                proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
                path: object = None, first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
@@ -119,7 +102,16 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
     first = next(iterator, None)
     if first is None:
         raise UserError("no rows", path=path)
-    chosen, notes = choose_proxies(proxies, fields, first[1])
+    chosen, notes = check_proxy_names(proxies, fields.proxy_fields), []
+    if "overlap" in chosen and proxies is None and (not fields.grounding or fields.grounding not in first[1]):
+        chosen.remove("overlap")  # the default set goes without it when there is no grounding
+        notes.append("overlap not computed: no grounding field"
+                     + (f" '{fields.grounding}' in the rows" if fields.grounding else "")
+                     + " (name one with --grounding-field)")
+    if "overlap" in chosen and not fields.grounding:
+        raise UserError("the overlap proxy needs --grounding-field")
+    if not chosen and not fields.proxy_fields:
+        raise UserError("no proxy to correlate with: give --proxies or --proxy-field")
     names = fields.metric_names()
     values: dict[str, list[float]] = {name: [] for name in [*chosen, *fields.proxy_fields]}
     seen: set[str] = set()
