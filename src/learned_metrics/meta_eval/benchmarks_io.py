@@ -145,19 +145,17 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         raise UserError("give at least one --metric")
     fields = per_metric_fields(score_fields, metrics)
     wanted = distinct_names(names, len(metrics)) or _default_names(metrics, fields)
-    by_path: dict[str, list[str]] = {}  # each path is read once, for all the fields asked of it
-    for path, name in zip(metrics, fields, strict=True):
-        by_path.setdefault(str(path), []).append(name)
-    sources = {path: read_source(path, path_fields, layout=layout, group_field=group_field, on_missing=on_missing,
-                                 published=published_scores and not index)
-               for index, (path, path_fields) in enumerate(by_path.items())}
-    first, _, found = sources[str(metrics[0])]
+    paths = [str(path) for path in metrics]  # each path is read once, for all the fields asked of it
+    sources = {path: read_source(path, [f for p, f in zip(paths, fields, strict=True) if p == path], layout=layout,
+                                 group_field=group_field, on_missing=on_missing,
+                                 published=published_scores and path == paths[0]) for path in dict.fromkeys(paths)}
+    first, _, found = sources[paths[0]]
     for source, _, other in sources.values():
         if other != found:
             raise UserError(f"{source.path} is {other.name} but {first.path} is {found.name}")
         check_paired(first, source)
-    columns = {name: sources[str(path)][0].values[f] for name, path, f in zip(wanted, metrics, fields, strict=True)
-               if f in sources[str(path)][0].values}
+    columns = {name: sources[path][0].values[f] for name, path, f in zip(wanted, paths, fields, strict=True)
+               if f in sources[path][0].values}
     keep, notes = duplicates(first, on_missing)
     if published_scores:
         dropped = [name for name in wanted if name not in columns]

@@ -122,10 +122,8 @@ class ScoredRows:
         rows = np.flatnonzero(keep)
         columns = {name: getattr(self, name) for name in ("labels", "groups", "splits", "systems", "documents",
                                                           "texts", "where")}
-        return replace(self, **{name: None if column is None else [column[i] for i in rows]
-                                for name, column in columns.items()},
-                       values={name: [column[i] for i in rows] for name, column in self.values.items()},
-                       notes=list(self.notes))
+        return replace(self, **{k: None if c is None else [c[i] for i in rows] for k, c in columns.items()},
+                       values={k: [c[i] for i in rows] for k, c in self.values.items()}, notes=list(self.notes))
 
 
 def read_scored(files: Iterable[tuple[Any, str | None]], score_fields: str | Sequence[str], label_field: str | None,
