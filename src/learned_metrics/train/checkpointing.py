@@ -43,8 +43,7 @@ class LastCheckpoint(Callback):
         self._saved_at_step = trainer.global_step
 
     def on_train_batch_end(self, trainer: Trainer, *args: Any) -> None:
-        step = trainer.global_step
-        if self.every_n_train_steps and step > 0 and step % self.every_n_train_steps == 0:
+        if self.every_n_train_steps and trainer.global_step > 0 and trainer.global_step % self.every_n_train_steps == 0:
             self._save(trainer)
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: Any) -> None:

@@ -162,34 +162,32 @@ class TextClassificationDataModule(L.LightningDataModule):
             raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
         feature = ds.features.get(self.label_field)
         class_names = list(feature.names) if hasattr(feature, "names") else None
-        label2id, tokenizer, path = self.label2id, self.tokenizer, self.path
-        fields, label_field, max_length = self.text_fields, self.label_field, self.max_length
+        fields, label2id = self.text_fields, self.label2id
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             second = batch[fields[1]] if len(fields) == 2 else None
-            encoded = tokenize(tokenizer, batch[fields[0]], second, max_length)
+            encoded = tokenize(self.tokenizer, batch[fields[0]], second, self.max_length)
             labels = []
-            for value in batch[label_field]:
+            for value in batch[self.label_field]:
                 name = class_names[value] if class_names is not None else value
                 canon = canonical_label(name)
                 if canon not in label2id:
-                    raise UserError(f"label '{name}' is not one of the model's labels {sorted(label2id)}", path=path,
-                                    field=label_field)
+                    raise UserError(f"label '{name}' is not one of the model's labels {sorted(label2id)}",
+                                    path=self.path, field=self.label_field)
                 labels.append(label2id[canon])
             return {**encoded.columns, "labels": labels, "length": [len(ids) for ids in encoded.columns["input_ids"]],
                     "truncated": encoded.truncated, "hypothesis_truncated": encoded.second_truncated}
 
         encoded = ds.map(encode, batched=True, remove_columns=ds.column_names, desc=f"tokenizing {split}",
                          new_fingerprint=self._encoding_fingerprint(ds, class_names))
-        n_truncated = int(sum(encoded["truncated"]))
-        self.truncated[split] = n_truncated
+        self.truncated[split] = n_truncated = int(sum(encoded["truncated"]))
         if n_truncated:
             how = "premise only" if len(fields) == 2 else "end of text"
             both = int(sum(encoded["hypothesis_truncated"]))
             if both:
                 how += f"; in {both} the hypothesis alone was too long and was cut as well"
             log.warning("%s: %d of %d rows longer than max_length=%d were truncated (%s)", split, n_truncated,
-                        len(encoded), max_length, how)
+                        len(encoded), self.max_length, how)
         columns = [c for c in (*TOKEN_COLUMNS, "labels") if c in encoded.column_names]
         encoded.set_format("torch", columns=columns, output_all_columns=False)
         return encoded

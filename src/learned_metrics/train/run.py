@@ -225,9 +225,8 @@ def _allow_pickle(cfg: DictConfig) -> bool:
 def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
     """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
     holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
-    if not output_dir.exists():
-        return
-    if resume_from is not None and output_dir.resolve() in Path(resume_from).resolve().parents:
+    in_place = resume_from is not None and output_dir.resolve() in Path(resume_from).resolve().parents
+    if in_place or not output_dir.exists():
         return
     if not output_dir.is_dir():
         raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)

@@ -103,10 +103,7 @@ def best_from_metrics_csv(path: Path, metric: str, mode: str | None) -> float | 
             values = [float(row[metric]) for row in csv.DictReader(handle) if row.get(metric) not in (None, "")]
     except (OSError, ValueError, KeyError, UnicodeDecodeError, csv.Error):
         return None
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return None
-    return min(values) if mode == "min" else max(values)
+    return (min if mode == "min" else max)((v for v in values if not math.isnan(v)), default=None)
 
 
 def read_run(run_dir: Path, root: Path) -> RunRow:

@@ -161,9 +161,8 @@ class FaithfulnessValidation(Callback):
             return
         start = time.perf_counter()
         values = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None))
-        seconds = time.perf_counter() - start
+        values[f"{PREFIX}_seconds"] = seconds = time.perf_counter() - start
         self.seconds_total += seconds
-        values[f"{PREFIX}_seconds"] = seconds
         if self._fit_started is not None and trainer.state.fn == "fit":
             values[f"{PREFIX}_time_share"] = self.seconds_total / max(time.perf_counter() - self._fit_started, 1e-9)
         for name, value in values.items():
