@@ -14,7 +14,6 @@ from learned_metrics.provenance import now
 
 CARD_NAME = "learned_metric.json"
 CARD_FORMAT_VERSION = 1
-CARD_KINDS = ("coherence", "faithfulness")
 CARD_MODES = ("e", "e-c")
 
 
@@ -62,7 +61,7 @@ def validate_card(card: Any, path: object) -> dict[str, Any]:
 
     if not isinstance(card, dict):
         raise UserError(f"the card must be a JSON object, got {type(card).__name__}", path=path)
-    _optional(card, "kind", str, path, choices=CARD_KINDS)
+    _optional(card, "kind", str, path, choices=tuple(METRIC_KINDS))
     preprocessing = _optional(card, "preprocessing", dict, path) or {}
     max_length = _optional(preprocessing, "max_length", int, path, "preprocessing.")
     if max_length is not None and max_length < 1:

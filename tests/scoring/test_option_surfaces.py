@@ -20,7 +20,7 @@ from learned_metrics.cli import main
 from learned_metrics.provenance import read_provenance
 from learned_metrics.scoring import options as options_module
 from learned_metrics.scoring import scorer as scorer_module
-from learned_metrics.scoring.options import ScoringOptions, _option, add_scoring_arguments, options_from_arguments
+from learned_metrics.scoring.options import ScoringOptions, _option, of_kind
 
 
 @pytest.fixture
@@ -38,9 +38,10 @@ def extended(monkeypatch):
 
 def test_a_new_field_is_a_flag_and_a_keyword(extended):
     parser = argparse.ArgumentParser()
-    add_scoring_arguments(parser, "faithfulness")
+    options_module.ScoringOptions.add_arguments(parser, where=of_kind("faithfulness"))
     args = parser.parse_args(["--smoothing", "3", "--log-every", "2"])
-    assert (options_from_arguments(args).smoothing, options_from_arguments(args).log_every) == (3, 2)
+    options = options_module.ScoringOptions.from_arguments(args)
+    assert (options.smoothing, options.log_every) == (3, 2)
     assert extended.from_keywords(smoothing=4).smoothing == 4  # load_scorer's keywords: the next test
 
 

@@ -6,6 +6,7 @@ Every command runs inside the error boundary (:func:`learned_metrics.boundary.ru
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -18,9 +19,8 @@ from learned_metrics.boundary import EXIT_USER_ERROR, CommandParser, exit_on_sto
 COMMAND_MODULES = ("score", "meta_eval", "export", "runs", "prep", "sweep")
 
 
-def help_formatter(prog: str) -> argparse.HelpFormatter:
-    """Subcommand help: keeps the line breaks of the examples in epilogs, with a wider option column."""
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+# subcommand help: keeps the line breaks of the examples in epilogs, with a wider option column
+help_formatter = functools.partial(argparse.RawDescriptionHelpFormatter, max_help_position=32)
 
 
 def build_parser() -> argparse.ArgumentParser:

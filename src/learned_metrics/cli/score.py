@@ -14,8 +14,9 @@ from learned_metrics.cli import help_formatter
 from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
+from learned_metrics.scoring import options as scoring_options  # looked up at each call: a test extends the class
 from learned_metrics.scoring.distributed import current_processes
-from learned_metrics.scoring.options import FileRun, RaySettings, add_scoring_arguments, options_from_arguments
+from learned_metrics.scoring.options import FileRun, RaySettings, of_kind
 from learned_metrics.validate import seconds_option
 
 
@@ -29,11 +30,11 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
                         "at the end; an existing file is replaced, the input never); - writes standard output. "
                         "What made it (model, weights hash, settings) goes into Parquet metadata, else into "
                         "OUTPUT.provenance.json beside it")
-    add_scoring_arguments(parser, kind)
+    scoring_options.ScoringOptions.add_arguments(parser, where=of_kind(kind))
     if kind == "faithfulness":  # not chosen: chunk in a benchmark layout (_run), else truncate
         parser.set_defaults(premise_strategy=None)
     files = parser.add_argument_group("files, resuming and reporting")
-    FileRun.add_arguments(files, where=lambda spec: kind in spec.metadata["kinds"])
+    FileRun.add_arguments(files, where=of_kind(kind))
     files.add_argument("--summary", default=None, metavar="FILE",
                        help="also write the mean score (and per-system means with CIs) as JSON to FILE")
     files.add_argument("--progress-every", type=seconds_option, default=30.0, metavar="SECONDS",
@@ -125,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     startup = StartUp()
     import torch
 
-    from learned_metrics.io import count_rows
+    from learned_metrics.io import count_rows, write_json
     from learned_metrics.safety import quiet_transformers
     from learned_metrics.scoring.runner import InputFields, score_file
     from learned_metrics.scoring.scorer import load_scorer
@@ -141,7 +142,8 @@ def _run(args: argparse.Namespace) -> int:
         if fields.kind == "faithfulness" and args.premise_strategy is None:  # benchmark documents are long
             args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
         # per-row MC masks are the same in every process; a compiled forward's torch stream needs its own per process
-        options = options_from_arguments(args, seed=args.seed + processes.rank if args.compile else args.seed)
+        seed = args.seed + processes.rank if args.compile else args.seed
+        options = scoring_options.ScoringOptions.from_arguments(args, seed=seed)
         if args.engine != "ray":
             scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
             startup.lap("model load")
@@ -160,8 +162,6 @@ def _run(args: argparse.Namespace) -> int:
             summary = score_file(scorer, args.input, args.output, fields, run, processes, progress, say)
     if processes.is_main:
         if args.summary:
-            from learned_metrics.io import write_json
-
             write_json(args.summary, summary.scores.to_json())
         if not args.quiet:
             _report(summary, args.output, scorer.max_length, fields.kind)
@@ -215,16 +215,10 @@ def _report(summary, output: str, max_length: int, kind: str) -> None:
         print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
               "scored pairs in total", file=sys.stderr)
     print(summary.line("standard output" if output == "-" else output), file=sys.stderr)
-    scores = summary.scores
-    overall = scores.overall
-    ci = None if overall.ci_low is None else (overall.ci_low, overall.ci_high)
-    print(f"mean score {format_number(overall.mean, 4)} (95% CI {format_ci(ci, 4)}) over {overall.rows:,} rows",
+    overall, system = summary.scores.overall, summary.scores.system_field
+    print(f"mean score {format_number(overall.mean, 4)} (95% CI {format_ci(overall.ci, 4)}) over {overall.rows:,} rows",
           file=sys.stderr)
-    if not scores.system_field:
-        return
-    rows = [(s.name, f"{s.rows:,}", format_number(s.mean, 4),
-             format_ci(None if s.ci_low is None else (s.ci_low, s.ci_high), 4))
-            for s in scores.systems]
-    console(stderr=True).print(table(f"mean score per {scores.system_field} (bootstrap 95% CI)",
-                                     (scores.system_field, "rows", "mean", "95% CI"), rows,
-                                     left=(scores.system_field,)))
+    if system:  # the per-system table
+        rows = [(s.name, f"{s.rows:,}", format_number(s.mean, 4), format_ci(s.ci, 4)) for s in summary.scores.systems]
+        columns = (system, "rows", "mean", "95% CI")
+        console(stderr=True).print(table(f"mean score per {system} (bootstrap 95% CI)", columns, rows, left=(system,)))

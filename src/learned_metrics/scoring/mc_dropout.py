@@ -142,40 +142,32 @@ def _attention_with_keyed_dropout(original, masks: KeyedDropout):
 
 
 @contextlib.contextmanager
-def _own_masks(model: nn.Module, masks: KeyedDropout) -> Iterator[None]:
-    """Every ``nn.Dropout`` and transformers' ``sdpa`` attention dropout draw their masks from ``masks``."""
-    patched = [m for m in model.modules() if isinstance(m, nn.Dropout)]
-    for module in patched:
-        module.forward = functools.partial(masks, p=module.p, inplace=module.inplace, module=module)
-    mapping = compat.attention_functions()
-    original = mapping.get("sdpa")
-    if original is not None:
-        mapping["sdpa"] = _attention_with_keyed_dropout(original, masks)
-    try:
-        yield
-    finally:
-        for module in patched:
-            del module.forward
-        if original is not None:
-            mapping["sdpa"] = original
-
-
-@contextlib.contextmanager
 def mc_dropout_mode(model: nn.Module, masks: KeyedDropout | None = None) -> Iterator[nn.Module]:
     """Enable the dropout the architecture uses in training; restore every module's mode on exit. Masks come from
-    ``masks`` (per row), else from torch's own generator (as in a compiled graph, or the paper's code)."""
+    ``masks`` (every ``nn.Dropout`` and the ``sdpa`` attention's), else from torch's own generator (as in a compiled
+    graph, or the paper's code)."""
     stateful_norms = compat.stateful_norm_types()  # their train mode updates running statistics: kept in eval mode
     previous = {module: module.training for module in model.modules()}
     model.train()
     for module in model.modules():
         if isinstance(module, stateful_norms):
             module.eval()
+    patched = [m for m in model.modules() if isinstance(m, nn.Dropout)] if masks else []
+    for module in patched:
+        module.forward = functools.partial(masks, p=module.p, inplace=module.inplace, module=module)
+    mapping = compat.attention_functions() if masks else {}
+    original = mapping.get("sdpa")
+    if original is not None:
+        mapping["sdpa"] = _attention_with_keyed_dropout(original, masks)
     try:
-        with _own_masks(model, masks) if masks else contextlib.nullcontext():
-            yield model
+        yield model
     finally:
         for module, mode in previous.items():
             module.train(mode)
+        for module in patched:
+            del module.forward
+        if original is not None:
+            mapping["sdpa"] = original
 
 
 def copies_per_forward(passes: int, rows: int, width: int, max_tokens: int) -> int:
@@ -198,15 +190,12 @@ def forward_passes(model: nn.Module, batch: dict[str, torch.Tensor], passes: int
         per_forward = 1 if masks.shared else copies_per_forward(passes, 1, width, max_tokens)
         keys = row_keys(batch)
     chunks: list[torch.Tensor] = []
-    done = 0
-    while done < passes:
+    for done in range(0, passes, per_forward):
         copies = min(per_forward, passes - done)
         inputs = batch if copies == 1 else {name: t.repeat(copies, 1) for name, t in batch.items()}
         if keys is not None:
             masks.start(keys, range(done, done + copies))
-        logits = model(**inputs).logits
-        chunks.append(logits.double().softmax(-1).view(copies, rows, -1))
-        done += copies
+        chunks.append(model(**inputs).logits.double().softmax(-1).view(copies, rows, -1))
     return torch.cat(chunks)
 
 

@@ -5,6 +5,7 @@ and the ``--resume`` fingerprint come from it. Importable without torch so that 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +100,7 @@ class ScoringOptions(Settings):
 
     def applying(self, metric: str) -> dict[str, Any]:
         """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""
-        return self.affecting(where=lambda spec: metric in spec.metadata["kinds"])
+        return self.affecting(where=of_kind(metric))
 
 
 @dataclass(frozen=True)
@@ -154,11 +155,6 @@ class RaySettings(Settings):
             raise UserError("--ray-gpus-per-actor reserves GPUs that --device cpu never uses: drop one of them")
 
 
-def add_scoring_arguments(parser: Any, kind: str) -> None:
-    """The ``learned-metrics score KIND`` flags, one per :class:`ScoringOptions` field that applies to ``kind``."""
-    ScoringOptions.add_arguments(parser, where=lambda spec: kind in spec.metadata["kinds"])
-
-
-def options_from_arguments(args: Any, **overrides: Any) -> ScoringOptions:
-    """The options a parsed ``learned-metrics score`` command line asks for."""
-    return ScoringOptions.from_arguments(args, **overrides)
+def of_kind(kind: str) -> Callable[[Any], bool]:
+    """Which fields apply to metric ``kind``: the flags of ``score KIND``, what can change its scores."""
+    return lambda spec: kind in spec.metadata["kinds"]

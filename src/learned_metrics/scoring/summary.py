@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,8 @@ class GroupSummary:
     mean: float
     ci_low: float | None
     ci_high: float | None
+
+    ci = property(lambda self: None if self.ci_low is None else (self.ci_low, self.ci_high))
 
 
 @dataclass
@@ -52,12 +54,6 @@ class ScoreSummary:
             "bootstrap": {"confidence": self.confidence, "resamples": self.resamples, "seed": self.seed,
                           "method": "percentile"},
         }
-
-    def to_frame(self):
-        """Systems as a pandas DataFrame (one row per system, ranked by mean)."""
-        import pandas as pd
-
-        return pd.DataFrame([asdict(s) for s in self.systems]).rename(columns={"name": "system"})
 
 
 def mean_ci(values: np.ndarray, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
