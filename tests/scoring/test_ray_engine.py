@@ -7,6 +7,8 @@ one-process run with the machine's threads: the sums of a forward are ordered di
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -18,7 +20,6 @@ import numpy as np
 import pytest
 from hostile.hostile_tools import write_jsonl
 from hostile.test_resume_integrity import rows as pair_rows
-from tiny_models import GENERATIONS, GROUNDINGS
 
 from learned_metrics.cli import main
 from learned_metrics.io import iter_rows
@@ -81,14 +82,40 @@ def assert_same_scores(ray_output: list[dict], local: list[dict]) -> None:
     assert kept == [{k: row[k] for k in kept[0]} for row in local]  # every input field, unchanged
 
 
-def test_deterministic_scores_equal_the_one_process_engine(tiny_deberta_nli, source, tmp_path, capsys):
-    out = tmp_path / "scored"
-    assert main(ray_args(tiny_deberta_nli, source, out, "--system-field", "system", "--summary",
-                         str(tmp_path / "summary.json"))) == 0
-    err = capsys.readouterr().err
+RESOLVED = ("model", "weights_sha256", "labels", "mode", "mc_samples", "max_length", "premise_strategy", "device",
+            "precision", "max_tokens", "seed")
+
+
+@pytest.fixture(scope="module")
+def clean_run(tiny_deberta_nli, source, kill_marker, tmp_path_factory) -> tuple[Path, str, Path]:
+    """One run shared by the tests below (each Ray run starts actors: seconds): 2 actors, JSONL into a folder, with
+    a summary, and one actor killed with kill -9 mid-run. The settings are resolved on a Ray worker here, as on a
+    cluster (a local instance resolves them in the driver: the MC test). Returns (output, stderr, folder)."""
+    folder = tmp_path_factory.mktemp("ray-clean")
+    kill_marker.write_text("armed")  # the next block an actor takes: it removes the marker and kill -9s itself
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ray_engine, "_this_machine_only", lambda ray: False)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(ray_args(tiny_deberta_nli, source, folder / "scored", "--system-field", "system",
+                                 "--summary", str(folder / "summary.json")))
+    assert code == 0, err.getvalue()[-2000:]
+    return folder / "scored", err.getvalue(), folder
+
+
+@pytest.fixture(scope="module")
+def one_process(tiny_deberta_nli, source, tmp_path_factory) -> tuple[list[dict], Path]:
+    """The one-process engine on the same rows and chunks: (rows, output)."""
+    folder = tmp_path_factory.mktemp("ray-local")
+    rows = local_scores(tiny_deberta_nli, source, folder / "local.parquet", "--chunk-size", "4", "--system-field",
+                        "system", "--summary", str(folder / "local-summary.json"))
+    return rows, folder / "local.parquet"
+
+
+def test_deterministic_scores_equal_the_one_process_engine(clean_run, one_process):
+    out, err, folder = clean_run
     assert f"scored {ROWS} rows" in err and "start-up" in err and "mean score per system" in err
-    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4",
-                         "--system-field", "system", "--summary", str(tmp_path / "local-summary.json"))
+    local, local_path = one_process
     assert_same_scores(ray_rows(out), local)
     # provenance once, beside the parts: the one-process record's model, weights and settings
     parts = sorted(p.name for p in out.iterdir())
@@ -97,43 +124,43 @@ def test_deterministic_scores_equal_the_one_process_engine(tiny_deberta_nli, sou
     record = json.loads((out / "_provenance.json").read_text())
     from learned_metrics.provenance import read_provenance
 
-    expected = read_provenance(tmp_path / "local.parquet")
-    for key in ("model", "weights_sha256", "labels", "mode", "mc_samples", "max_length", "premise_strategy"):
-        assert record[key] == expected[key], key
+    expected = read_provenance(local_path)
+    assert {key: record[key] for key in RESOLVED} == {key: expected[key] for key in RESOLVED}
     assert record["batching"] == {"chunk_size": 4, "engine": "ray", "actors": 2}
-    summary, one = (json.loads((tmp_path / name).read_text()) for name in ("summary.json", "local-summary.json"))
+    summary, one = (json.loads(path.read_text()) for path in (folder / "summary.json",
+                                                              local_path.parent / "local-summary.json"))
     assert summary["rows"] == ROWS and [(s["system"], s["rows"]) for s in summary["systems"]] == [
         (s["system"], s["rows"]) for s in one["systems"]]
     np.testing.assert_allclose([summary["mean"], *(s["mean"] for s in summary["systems"])],
                                [one["mean"], *(s["mean"] for s in one["systems"])], rtol=0, atol=1e-6)
-    assert not (tmp_path / ".scored.lmresume").exists()
+    assert not (folder / ".scored.lmresume").exists()
 
 
-def test_a_parquet_input_into_one_file_on_request(tiny_deberta_nli, source, tmp_path):
-    """A Parquet input (JSONL above; CSV goes through the same one-process reader), one output file holding the
-    record in its metadata, rows in input order."""
+def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(clean_run, one_process, kill_marker):
+    assert not kill_marker.exists()  # control: an actor did die during the clean run
+    assert_same_scores(ray_rows(clean_run[0]), one_process[0])  # every row once, the uninterrupted scores
+
+
+def test_seeded_mc_scores_from_parquet_into_one_file_equal_the_one_process_engine(tiny_deberta_nli, source,
+                                                                                   tmp_path):
+    """Masks follow each row (seed, token ids, pass): 2 actors on blocks of 4 rows give what one process gives on
+    chunks of 25 (other batches, other batch neighbours). Read from Parquet (JSONL above; CSV goes through the same
+    one-process reader) into one output file holding the record in its metadata, rows in input order."""
     import pyarrow as pa
 
-    rows = [row for _, row in iter_rows(source)]
-    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "pairs.parquet")
-    out = tmp_path / "scored.parquet"
-    assert main(ray_args(tiny_deberta_nli, tmp_path / "pairs.parquet", out, "--ray-single-file")) == 0
     from learned_metrics.provenance import read_provenance
 
-    assert read_provenance(out)["metric"] == "faithfulness"
-    scored = pq.read_table(out).to_pylist()
-    assert [row["input_row"] for row in scored] == list(range(1, ROWS + 1))
-    assert_same_scores(scored, local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet"))
-
-
-def test_seeded_mc_scores_equal_the_one_process_engine_whatever_the_blocks(tiny_deberta_nli, source, tmp_path):
-    """Masks follow each row (seed, token ids, pass): 2 actors on blocks of 4 rows give what one process gives on
-    chunks of 25 (other batches, other batch neighbours)."""
-    out = tmp_path / "mc"
-    assert main(ray_args(tiny_deberta_nli, source, out, "--mc-samples", "5", "--seed", "3")) == 0
+    pq.write_table(pa.Table.from_pylist([row for _, row in iter_rows(source)]), tmp_path / "pairs.parquet")
+    out = tmp_path / "mc.parquet"
+    assert main(ray_args(tiny_deberta_nli, tmp_path / "pairs.parquet", out, "--ray-single-file", "--mc-samples", "5",
+                         "--seed", "3")) == 0
+    rows = pq.read_table(out).to_pylist()
+    assert [row["input_row"] for row in rows] == list(range(1, ROWS + 1))
     local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--mc-samples", "5", "--seed", "3",
                          "--chunk-size", "25")
-    rows = ray_rows(out)
+    record, expected = read_provenance(out), read_provenance(tmp_path / "local.parquet")  # resolved in the driver
+    assert record["metric"] == "faithfulness" and record["mc_samples"] == 5
+    assert {key: record[key] for key in RESOLVED} == {key: expected[key] for key in RESOLVED}
     assert_same_scores(rows, local)
     assert max(row["score_std"] for row in rows) > 0  # the passes did differ: MC dropout was on
     other = local_scores(tiny_deberta_nli, source, tmp_path / "other.parquet", "--mc-samples", "5", "--seed", "4")
@@ -142,20 +169,12 @@ def test_seeded_mc_scores_equal_the_one_process_engine_whatever_the_blocks(tiny_
 
 def test_the_python_entry_takes_and_returns_a_dataset(tiny_deberta_nli, tmp_path):
     rows = pair_rows(8)
-    scored = ray_engine.score_dataset(ray.data.from_items(rows), tiny_deberta_nli, kind="faithfulness",
-                                      block_rows=3).take_all()
+    scored = ray_engine.score_dataset(ray.data.from_items(rows), tiny_deberta_nli, kind="faithfulness", block_rows=3,
+                                      ray_settings=ray_engine.RaySettings(ray_actors=1)).take_all()
     local = local_scores(tiny_deberta_nli, write_jsonl(tmp_path / "in.jsonl", rows), tmp_path / "local.parquet")
     by_id = {row["id"]: row for row in scored}
     assert sorted(by_id) == list(range(8))
     np.testing.assert_allclose([by_id[i]["score"] for i in range(8)], [r["score"] for r in local], rtol=0, atol=1e-6)
-
-
-def test_an_actor_killed_mid_run_loses_and_duplicates_no_row(tiny_deberta_nli, source, tmp_path, kill_marker):
-    kill_marker.write_text("armed")  # the next block an actor takes: it removes the marker and kill -9s itself
-    assert main(ray_args(tiny_deberta_nli, source, tmp_path / "killed")) == 0
-    assert not kill_marker.exists()  # control: an actor did die
-    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4")
-    assert_same_scores(ray_rows(tmp_path / "killed"), local)  # every row once, the uninterrupted scores
 
 
 DRIVER = """
@@ -172,7 +191,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_a_killed_driver_resumes_from_the_parts_it_kept(tiny_deberta_nli, source, tmp_path, capsys):
+def test_a_killed_driver_resumes_from_the_parts_it_kept(tiny_deberta_nli, source, one_process, tmp_path, capsys):
     """kill -9 of the driver with 3 of 8 chunks kept; another setting is refused (the parts kept); a damaged part
     is scored again, never trusted; the resumed output is the uninterrupted run's, every row once."""
     out, folder = tmp_path / "resumed", tmp_path / ".resumed.lmresume"
@@ -195,8 +214,7 @@ def test_a_killed_driver_resumes_from_the_parts_it_kept(tiny_deberta_nli, source
     assert f"part {damaged + 1} of the interrupted run" in err and "damaged" in err
     left = sum(part["rows"] for index, part in enumerate(kept["parts"]) if part and index != damaged)
     assert f"resuming after {left} rows (2 chunks)" in err
-    local = local_scores(tiny_deberta_nli, source, tmp_path / "local.parquet", "--chunk-size", "4")
-    assert_same_scores(ray_rows(out), local)
+    assert_same_scores(ray_rows(out), one_process[0])
     assert not folder.exists()
 
 
@@ -208,15 +226,15 @@ def _refused(capsys, args: list[str]) -> str:
     return lines[0]
 
 
-def test_bad_input_is_one_line_naming_file_row_and_field_before_scoring(tiny_deberta_nli, tmp_path, capsys):
-    rows = [{"grounding": GROUNDINGS[i % 3], "generation": GENERATIONS[i % 3]} for i in range(9)]
-    source, out = tmp_path / "bad.jsonl", tmp_path / "scored"
+def test_bad_input_is_one_line_naming_file_row_and_field_before_scoring(tiny_deberta_nli, source, clean_run,
+                                                                        tmp_path, capsys):
+    """Control: the same command on the valid rows scored (the clean run)."""
+    assert len(ray_rows(clean_run[0])) == ROWS
+    rows = [row for _, row in iter_rows(source)]
+    bad_source, out = tmp_path / "bad.jsonl", tmp_path / "scored"
     for bad, field in (({"generation": ""}, "generation"), ({"grounding": None}, "grounding"),
                        ({"input_row": 5}, "input_row")):
-        write_jsonl(source, [*rows[:6], {**rows[6], **bad}, *rows[7:]])
-        line = _refused(capsys, ray_args(tiny_deberta_nli, source, out))
-        assert str(source) in line and "row 7" in line and field in line, line
+        write_jsonl(bad_source, [*rows[:6], {**rows[6], **bad}, *rows[7:]])
+        line = _refused(capsys, ray_args(tiny_deberta_nli, bad_source, out))
+        assert str(bad_source) in line and "row 7" in line and field in line, line
         assert not out.exists() and not (tmp_path / ".scored.lmresume").exists()
-    # control: the row corrected, the same command scores
-    write_jsonl(source, rows)
-    assert main(ray_args(tiny_deberta_nli, source, out)) == 0 and len(pq.read_table(out)) == 9

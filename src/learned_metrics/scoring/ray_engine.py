@@ -1,13 +1,6 @@
-"""``score --engine ray``: the one-process scorer's batches on a pool of Ray Data actors (docs/scaling.md).
-
-Nothing of the scoring is new here: each actor loads the model once through
-:func:`~learned_metrics.scoring.scorer.load_scorer` and scores a block through ``Scorer.score_validated`` (the same
-batching, tokenization, chunking and per-row MC masks), and the file engine keeps finished chunks in the same
-:class:`~learned_metrics.scoring.resume.ChunkStore` as ``--resume`` of the one-process engine. The driver reads and
-checks every row first (one line per bad row, before any model work), numbers the rows (``input_row``), and puts
-one block per ``--chunk-size`` rows into Ray's object store; an actor's block comes back scored and is saved under
-its chunk's index, so a retried block (an actor killed and restarted) rewrites the same part, never a second one,
-and the end checks that every chunk is there exactly once. Ray is imported only in this module.
+"""``score --engine ray``: the one-process scorer's batches on a pool of Ray Data actors (docs/scaling.md). Each
+actor loads the model through ``load_scorer`` and scores blocks through ``Scorer.score_validated``; finished chunks
+are kept in the one-process engine's ``ChunkStore`` under their index, so a retried block rewrites its own part.
 """
 
 from __future__ import annotations
@@ -151,13 +144,19 @@ def _map(ray: Any, dataset: Any, model: str, fields: InputFields, options: Scori
                                "fields": fields, "details": details, "path": path, "counts": counts})
 
 
-def _describe(model: str, kind: str, options: dict[str, Any], record: dict[str, Any]) -> tuple[dict, Any]:
-    """On a worker like the actors: the provenance record and what the fingerprint reads of the scorer."""
+def _this_machine_only(ray: Any) -> bool:
+    """Every live node of the cluster is this machine (a local instance): its actors see what this process sees."""
+    here = ray.util.get_node_ip_address()
+    return all(node["NodeManagerAddress"] == here for node in ray.nodes() if node["Alive"])
+
+
+def _describe(model: str, kind: str, options: dict[str, Any], record: dict[str, Any], **override: Any) -> tuple:
+    """Loaded as an actor loads it: the provenance record and what the fingerprint reads of the scorer."""
     from types import SimpleNamespace
 
     from learned_metrics.scoring.scorer import load_scorer
 
-    scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch"})
+    scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch", **override})
     return scorer.provenance(**record), SimpleNamespace(source=scorer.source, label_ids=scorer.label_ids,
                                                         options=scorer.options, kind=scorer.kind)
 
@@ -235,10 +234,8 @@ def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> 
 def score_file(model: str, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
                run: FileRun, settings: RaySettings, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None, lap: Callable[[str], None] | None = None) -> RunSummary:
-    """Score ``input_path`` into ``output`` (a folder of Parquet parts, or one file with ``ray_single_file``) on a
-    Ray actor pool; ``--resume`` continues from the chunks an interrupted run kept. Paths checked by the caller
-    (:func:`check_paths`). ``lap`` hears when the start-up phases end (the CLI's start-up line). A local instance
-    started here is shut down at the end; a running one (``ray.init`` before, a cluster) is left as it was."""
+    """Score ``input_path`` into ``output`` (Parquet parts, or one file) on a Ray actor pool, paths checked by
+    :func:`check_paths`. A local instance started here is shut down at the end; a running one is left as it was."""
     started = not require_ray().is_initialized()
     ray = connect(settings)
     (lap or (lambda phase: None))("ray start")
@@ -258,10 +255,13 @@ def _run_file(ray: Any, model: str, input_path: str, output: str, fields: InputF
     in_format = _input_format(input_path, run.input_format)
     record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
     actors, cpus, gpus = _resources(ray, settings, options)
-    describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
-    record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(
-        model, fields.kind, dataclasses.asdict(options),
-        {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})))
+    check = (model, fields.kind, dataclasses.asdict(options),
+             {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})
+    if gpus == 0 and _this_machine_only(ray):  # CPU actors here resolve what a CPU load in this process resolves
+        record, scorer = _describe(*check, device="cpu" if options.device == "auto" else options.device)
+    else:  # the actors' nodes or GPUs may resolve other settings: ask one of them
+        describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
+        record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(*check)))
     lap("model check")
     fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
     store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
