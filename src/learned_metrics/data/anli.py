@@ -19,12 +19,12 @@ from learned_metrics.data.choices import ANLI_HUB_ID as HUB_ID
 from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
 from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS, AnliSettings
 from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
-from learned_metrics.data.common import check_dataset_output, save_dataset_with_report
+from learned_metrics.data.common import save_dataset_with_report
 from learned_metrics.data.sources import CHUNK, Part, SplitWriter, dataset_parts, load_hub
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
-from learned_metrics.outputs import scratch_folder
+from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 
 OUTPUT_KIND = "anli_augmented"
 ROUNDS = ("R1", "R2", "R3")
@@ -209,7 +209,7 @@ def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> di
     kind, root = parse_source(source)
     s = AnliSettings.from_keywords(**settings)
     augmentation = augmentation_settings(s)
-    check_dataset_output(output, OUTPUT_KIND, [root], s.overwrite)
+    check_outputs([folder_output(output, OUTPUT_KIND)], inputs=[root], overwrite=s.overwrite)
     with scratch_folder(output) as work:
         base, dropped = read_anli(anli_parts(kind, root), work)
         head = {"builder": "anli_augmented", "source": source, "dataset": HUB_ID if kind == "anli" else str(root)}

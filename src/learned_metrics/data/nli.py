@@ -19,7 +19,6 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import check_dataset_output
 from learned_metrics.data.sources import (
     CHUNK,
     SUFFIXES,
@@ -33,7 +32,7 @@ from learned_metrics.data.sources import (
 from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
 from learned_metrics.labels import NLI_LABELS
-from learned_metrics.outputs import scratch_folder
+from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 
 OUTPUT_KIND = "nli_set"
 SPLIT_ORDER = ("train", "validation", "test")
@@ -244,7 +243,7 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
     augmentation = augmentation_settings(s)
     local = [Path(src.location.removeprefix("disk:")).expanduser() for src in parsed
              if not src.location.startswith("hf:")]
-    check_dataset_output(output, OUTPUT_KIND, local, s.overwrite)
+    check_outputs([folder_output(output, OUTPUT_KIND)], inputs=local, overwrite=s.overwrite)
     with scratch_folder(output) as work:
         per_split: dict[str, list[datasets.Dataset]] = {}
         read = []

@@ -5,7 +5,6 @@ in two splits; everything runs through ``datasets`` (Arrow on disk, batched ``ma
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,13 @@ import numpy as np
 
 from learned_metrics import validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
-from learned_metrics.data.common import check_dataset_output, datasets_progress_bars_disabled, save_dataset_with_report
+from learned_metrics.data.common import save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
-from learned_metrics.data.sources import Part, batch_rows, check_named_splits, load_hub, location_parts, missing_fields
+from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
+from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
 
@@ -82,26 +82,6 @@ def _document(row: dict[str, Any], number: int, where: str, fields: _Fields, spl
     return {"doc_id": doc_id, "sentences": sentences}
 
 
-def _file_documents(files: tuple[tuple[str, str | None], ...], splitter: str, fields: _Fields,
-                    fingerprint: str) -> Iterator[dict[str, Any]]:
-    """Documents of data files (``(path, tag)`` pairs); an id seen twice is one line naming both rows."""
-    split = get_splitter(splitter)
-    seen: dict[str, tuple[str, int]] = {}
-    for path, tag in files:
-        for i, (row_number, row) in enumerate(iter_rows(path)):
-            if i == 0:
-                _check_columns(Part(path, None, iter(()), list(row)), fields)
-            doc = _document(row, row_number, path, fields, split, tag)
-            doc_id = doc["doc_id"]
-            if doc_id in seen:
-                other, other_row = seen[doc_id]
-                at = f"row {other_row}" if other == path else f"{other} row {other_row}"
-                raise UserError(f"duplicate id '{doc_id}' (first on {at})", path=path, row=row_number,
-                                field=fields[2] or "id")
-            seen[doc_id] = (path, row_number)
-            yield doc
-
-
 def corpus_files(root: Path) -> list[Path]:
     """The ``.txt`` files under ``root``, recursively, sorted; a symlink that leads outside ``root`` is refused and
     folder symlinks are not descended into, so a link to ``/`` or a sibling corpus cannot pull in foreign files."""
@@ -121,10 +101,9 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
-def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[dict[str, Any]]:
+def _txtdir_documents(root: Path, splitter: str) -> Iterator[dict[str, Any]]:
     """One document per ``.txt`` file (recursively), id = path relative to the folder."""
     split = get_splitter(splitter)
-    root = Path(path)
     for file in corpus_files(root):
         try:
             text = file.read_text(encoding="utf-8")
@@ -136,72 +115,36 @@ def _txtdir_documents(path: str, splitter: str, fingerprint: str) -> Iterator[di
         yield {"doc_id": str(file.relative_to(root).with_suffix("")), "sentences": sentences}
 
 
-def _files_fingerprint(files: list[str] | list[Path]) -> str:
-    """Busts the ``datasets`` generator cache when the input files change."""
-    return ";".join(f"{f}:{Path(f).stat().st_size}:{Path(f).stat().st_mtime_ns}" for f in files)
-
-
-def _from_generator(generator: Any, where: Path | str, **gen_kwargs: Any):
-    """A generator's documents as a Dataset (cached by its arguments); the UserError it raised, as it was."""
-    try:
-        with datasets_progress_bars_disabled():
-            docs = datasets.Dataset.from_generator(generator, features=DOCUMENT_FEATURES, gen_kwargs=gen_kwargs)
-    except datasets.exceptions.DatasetGenerationError as exc:
-        cause = exc.__cause__ or exc.__context__
-        if isinstance(cause, UserError):
-            raise cause from None
-        raise
-    if len(docs) == 0:
-        raise UserError("no documents found", path=where)
-    return docs
-
-
-def _dataset_documents(part: Part, tag: str | None, splitter: str, fields: _Fields):
-    """A Hub or ``save_to_disk`` split's documents, kept in memory (nothing is written beside a user's folder)."""
-    _check_columns(part, fields)
-    split = get_splitter(splitter)
-
-    def to_documents(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-        docs = [_document(row, i + 1, part.where, fields, split, tag)
-                for i, row in zip(indices, batch_rows(batch), strict=True)]
-        return {"doc_id": [d["doc_id"] for d in docs], "sentences": [d["sentences"] for d in docs]}
-
-    # what decides the documents is the map's fingerprint: datasets cannot hash the closure (the splitter), so it
-    # would warn on every build and draw a random one
-    decides = repr((part.dataset._fingerprint, tag, splitter, fields)).encode("utf-8", "surrogatepass")
-    with datasets_progress_bars_disabled():
-        docs = part.dataset.map(to_documents, batched=True, with_indices=True, keep_in_memory=True,
-                                remove_columns=part.dataset.column_names, features=DOCUMENT_FEATURES,
-                                new_fingerprint=hashlib.blake2b(decides, digest_size=16).hexdigest())
-    if len(docs) == 0:
-        raise UserError("no documents found", path=part.where)
-    return docs
-
-
-def read_documents(location: str, s: ShuffleSetSettings, parts: list[Part] | None = None) -> tuple[Any, str]:
-    """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, and where the
-    splits came from: ``names`` (file, folder or Hub split names), ``seed`` (none named: the seeded document split)
-    or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
-    fields = (s.text_field, s.sentences_field, s.id_field)
+def read_documents(location: str, s: ShuffleSetSettings, work: Path,
+                   parts: list[Part] | None = None) -> tuple[Any, str]:
+    """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, streamed into Arrow
+    files in ``work``, and where the splits came from: ``names`` (split names), ``seed`` (none named: the seeded
+    document split) or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
+    fields, split = (s.text_field, s.sentences_field, s.id_field), get_splitter(s.splitter)
     parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
-    groups: dict[str | None, list[Any]] = {}
-    files: dict[str | None, list[Part]] = {}
-    tags = len(parts) > 1
-    for part in parts:
-        if part.dataset is not None:
-            tag = part.where.rsplit(":", 1)[-1] if tags else None
-            groups.setdefault(part.split, []).append(_dataset_documents(part, tag, s.splitter, fields))
-        else:
-            files.setdefault(part.split, []).append(part)
     root = Path(location.removeprefix("disk:")).expanduser()
-    for split_name, found in files.items():
-        pairs = tuple((p.where, str(Path(p.where).relative_to(root)) if tags else None) for p in found)
-        groups.setdefault(split_name, []).append(_from_generator(
-            _file_documents, location, files=pairs, splitter=s.splitter, fields=fields,
-            fingerprint=_files_fingerprint([p.where for p in found])))
-    docs = {name: datasets.concatenate_datasets(items) if len(items) > 1 else items[0]
-            for name, items in groups.items()}
+    writer, seen = SplitWriter(work, "documents", DOCUMENT_FEATURES), {}
+    for part in parts:
+        tag = None if len(parts) == 1 else part.where.rsplit(":", 1)[-1] if part.dataset is not None else \
+            str(Path(part.where).relative_to(root))
+        for i, (number, row) in enumerate(part.rows):
+            if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
+                part.columns = part.columns or list(row)
+                _check_columns(part, fields)
+            doc = _document(row, number, part.where, fields, split, tag)
+            if part.dataset is None:  # a file's ids are unique in its split
+                first = seen.setdefault(part.split, {}).setdefault(doc["doc_id"], (part.where, number))
+                if first != (part.where, number):
+                    at = f"row {first[1]}" if first[0] == part.where else f"{first[0]} row {first[1]}"
+                    raise UserError(f"duplicate id '{doc['doc_id']}' (first on {at})", path=part.where, row=number,
+                                    field=fields[2] or "id")
+            writer.add(part.split or "unsplit", doc)
+    written = writer.close()
+    empty = next((p for p in parts if (p.split or "unsplit") not in written), None)
+    if empty is not None:
+        raise UserError("no documents found", path=empty.where)
+    docs = {None if name == "unsplit" else name: found for name, found in written.items()}
     if None in docs:
         return split_documents(docs[None], s.val_fraction, s.test_fraction, s.seed), "seed"
     if "train" not in docs:
@@ -261,44 +204,48 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
     :class:`~learned_metrics.data.choices.ShuffleSetSettings`; ``output`` is checked before any work."""
     s = ShuffleSetSettings.from_keywords(**settings)
     kind, path = parse_source(source)
-    check_dataset_output(output, OUTPUT_KIND, [path], s.overwrite)
-    if kind == "cnn_dailymail":
-        docs, splits_from = load_cnndm_documents(s.splitter), "names"
-    elif kind == "txtdir":
-        docs = _from_generator(_txtdir_documents, path, path=str(path), splitter=s.splitter,
-                               fingerprint=_files_fingerprint(corpus_files(path)))
-        docs, splits_from = split_documents(docs, s.val_fraction, s.test_fraction, s.seed), "seed"
-    elif kind == "jsonl":  # one file whose name decides no split
-        docs, splits_from = read_documents(str(path), s, [Part(str(path), None, iter(()))])
-    else:
-        docs, splits_from = read_documents(source, s)
-    if s.max_docs_per_split:
-        docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split))) for k, v in docs.items()})
-    empty = next((name for name, split in docs.items() if len(split) == 0), None)
-    if empty is not None:  # a saved set with an empty split cannot be trained on
-        total = sum(len(split) for split in docs.values())
-        option, value = {"validation": ("--val-fraction", s.val_fraction),
-                         "test": ("--test-fraction", s.test_fraction)}.get(empty, (None, None))
-        why = (f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}" if option else
-               f"the other splits took all {total} document(s); add documents or lower the fractions")
-        raise UserError(f"split '{empty}' would have no documents: {why}")
-
-    features = datasets.Features({"doc_id": datasets.Value("string"), "text": datasets.Value("string"),
-                                  "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))})
-    make_pairs = _make_pairs_fn(s.shuffles_per_doc, s.seed, s.joiner)
-    with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
-        built = datasets.DatasetDict({
-            name: split.map(make_pairs, batched=True, remove_columns=split.column_names, features=features,
-                            num_proc=s.num_proc, desc=f"shuffling {name}")
-            for name, split in docs.items()})
-    report = _report(source, docs, built, s, splits_from)
-    for name, rows in report["rows"].items():
-        if rows["total"] == 0:
-            raise UserError(f"split '{name}' would have no rows: none of its {report['documents_per_split'][name]} "
-                            "document(s) has 2 or more distinct sentences, so none can be shuffled (check --splitter: "
-                            "'newline' needs one sentence per line)")
-    save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
-    return report
+    check_outputs([folder_output(output, OUTPUT_KIND)], inputs=[path], overwrite=s.overwrite)
+    with scratch_folder(output) as work:
+        if kind == "cnn_dailymail":
+            docs, splits_from = load_cnndm_documents(s.splitter), "names"
+        elif kind == "txtdir":
+            writer = SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
+            for doc in _txtdir_documents(path, s.splitter):
+                writer.add("all", doc)
+            if not (written := writer.close()):
+                raise UserError("no documents found", path=path)
+            docs, splits_from = split_documents(written["all"], s.val_fraction, s.test_fraction, s.seed), "seed"
+        elif kind == "jsonl":  # one file whose name decides no split
+            docs, splits_from = read_documents(str(path), s, work, [Part(str(path), None, iter_rows(path))])
+        else:
+            docs, splits_from = read_documents(source, s, work)
+        if s.max_docs_per_split:
+            docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split)))
+                                         for k, v in docs.items()})
+        empty = next((name for name, split in docs.items() if len(split) == 0), None)
+        if empty is not None:  # a saved set with an empty split cannot be trained on
+            total = sum(len(split) for split in docs.values())
+            option, value = {"validation": ("--val-fraction", s.val_fraction),
+                             "test": ("--test-fraction", s.test_fraction)}.get(empty, (None, None))
+            why = (f"{total} document(s) x {option} {value} rounds to 0; add documents or raise {option}" if option else
+                   f"the other splits took all {total} document(s); add documents or lower the fractions")
+            raise UserError(f"split '{empty}' would have no documents: {why}")
+        features = datasets.Features({"doc_id": datasets.Value("string"), "text": datasets.Value("string"),
+                                      "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))})
+        make_pairs = _make_pairs_fn(s.shuffles_per_doc, s.seed, s.joiner)
+        with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
+            built = datasets.DatasetDict({
+                name: split.map(make_pairs, batched=True, remove_columns=split.column_names, features=features,
+                                num_proc=s.num_proc, desc=f"shuffling {name}")
+                for name, split in docs.items()})
+        report = _report(source, docs, built, s, splits_from)
+        for name, rows in report["rows"].items():
+            if rows["total"] == 0:
+                raise UserError(f"split '{name}' would have no rows: none of its "
+                                f"{report['documents_per_split'][name]} document(s) has 2 or more distinct sentences, "
+                                "so none can be shuffled (check --splitter: 'newline' needs one sentence per line)")
+        save_dataset_with_report(built, report, output, OUTPUT_KIND, s.overwrite)
+        return report
 
 
 def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:

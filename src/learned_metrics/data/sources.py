@@ -46,16 +46,6 @@ class Part:
     dataset: datasets.Dataset | None = None
 
 
-def file_parts(root: Path) -> list[Part]:
-    """A file, or the data files under a folder (recursively, sorted), each named by its own path."""
-    if root.is_file():
-        return [Part(str(root), split_of_name(root.name, root), iter_rows(root))]
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
-    if not files:
-        raise UserError("no .jsonl, .csv or .parquet files in this folder", path=root)
-    return [Part(str(p), split_of_name(str(p.relative_to(root)), p), iter_rows(p)) for p in files]
-
-
 def batch_rows(batch: dict[str, list]) -> Iterator[dict[str, Any]]:
     """The rows of a ``datasets`` batch (columns of values), values as plain Python."""
     columns = list(batch)
@@ -105,8 +95,13 @@ def location_parts(location: str, forms: str, field: str | None = None, name: st
         except Exception as exc:  # datasets raises many types for a folder it cannot read
             raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
         return dataset_parts(loaded, str(path), field)
-    if path.is_dir() or path.is_file():
-        return file_parts(path)
+    if path.is_file():
+        return [Part(str(path), split_of_name(path.name, path), iter_rows(path))]
+    if path.is_dir():  # the data files under it, recursively, sorted, each named by its own path
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+        if not files:
+            raise UserError("no .jsonl, .csv or .parquet files in this folder", path=path)
+        return [Part(str(p), split_of_name(str(p.relative_to(path)), p), iter_rows(p)) for p in files]
     raise UserError(f"{f'source {name!r}: ' if name else ''}{location!r} is not a file or folder here; "
                     f"expected {forms}")
 

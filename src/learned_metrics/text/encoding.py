@@ -33,29 +33,26 @@ def check_max_length(value: object, tokenizer, pair: bool, what: str = "--max-le
     return length
 
 
-def _cut_pair_rows(tokenizer, premises: list[str], hypotheses: list[str], max_length: int):
-    """Premise-only truncation row by row, with the longest-first fallback for a hypothesis that cannot fit."""
-    out: dict[str, list] = {}
-    second_cut: list[bool] = []
-    for premise, hypothesis in zip(premises, hypotheses, strict=True):
-        try:
-            row = tokenizer(premise, hypothesis, truncation="only_first", max_length=max_length)
-            second_cut.append(False)
-        except Exception:  # tokenizers raises a plain Exception when only_first cannot fit
-            row = tokenizer(premise, hypothesis, truncation="longest_first", max_length=max_length)
-            second_cut.append(True)
-        for key, value in row.items():
-            out.setdefault(key, []).append(value)
-    return out, second_cut
-
-
 def _cut(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, list], list[bool]]:
+    """Premise-only truncation of the batch, else row by row with the longest-first fallback for a hypothesis that
+    cannot fit (tokenizers raises a plain Exception when only_first cannot)."""
     if len(texts) == 1:
         return dict(tokenizer(texts[0], truncation=True, max_length=max_length)), [False] * len(texts[0])
     try:
         return dict(tokenizer(*texts, truncation="only_first", max_length=max_length)), [False] * len(texts[0])
     except Exception:  # one row of the batch cannot be cut on the premise only: go row by row
-        return _cut_pair_rows(tokenizer, texts[0], texts[1], max_length)
+        out: dict[str, list] = {}
+        second_cut: list[bool] = []
+    for premise, hypothesis in zip(*texts, strict=True):
+        try:
+            row = tokenizer(premise, hypothesis, truncation="only_first", max_length=max_length)
+            second_cut.append(False)
+        except Exception:
+            row = tokenizer(premise, hypothesis, truncation="longest_first", max_length=max_length)
+            second_cut.append(True)
+        for key, value in row.items():
+            out.setdefault(key, []).append(value)
+    return out, second_cut
 
 
 def tokenize(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_length: int) -> Tokenized:
