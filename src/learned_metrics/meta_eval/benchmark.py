@@ -353,10 +353,9 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         ("labels", labels), ("datasets", datasets), ("splits", splits), ("keys", keys),
         *((f"scores[{name!r}]", column) for name, column in scores.items()))
     labels = np.asarray(labels)
-    n = len(labels)
-    if n == 0 or labels.ndim != 1 or not np.isin(labels, (0, 1)).all():
+    if labels.ndim != 1 or not labels.size or not np.isin(labels, (0, 1)).all():
         raise UserError("labels must be a non-empty 1-D array of 0/1")
-    labels = labels.astype(np.int64)
+    labels, n = labels.astype(np.int64), len(labels)
     values = {}
     for name, column in zip(scores, columns, strict=True):
         array = numbers(column, f"scores[{name!r}]")
