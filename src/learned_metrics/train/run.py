@@ -59,8 +59,8 @@ def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     # 2. build
     model = instantiate(cfg.model)
     startup.lap("model")  # with the checks before it
-    record = RunRecord(output_dir, cfg, OmegaConf.to_container(cfg, resolve=True))
-    callbacks = [*_instantiate_all(cfg.get("callbacks")), record, StartUpReport(startup), ValidationRecord()]
+    record = RunRecord(output_dir, cfg, OmegaConf.to_container(cfg, resolve=True), startup)
+    callbacks = [*_instantiate_all(cfg.get("callbacks")), record, ValidationRecord()]
     loggers = _instantiate_all(cfg.get("logger"))
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
 
@@ -94,27 +94,6 @@ def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     return metrics
 
 
-class StartUpReport(Callback):
-    """Logs the start-up line after the first optimizer step: data (building, tokenizing), the sanity check (when
-    on) and the first step with the trainer's own set-up, after the phases ``train.py`` and :func:`train` timed."""
-
-    def __init__(self, startup: StartUp):
-        self.startup = startup
-
-    def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
-        self.startup.lap("data")  # prepare_data (a set built on first use) and setup (tokenizing) come before
-
-    def on_sanity_check_end(self, trainer: L.Trainer, pl_module: Any) -> None:
-        self.startup.lap("sanity check")  # trainer.num_sanity_val_steps validation batches
-
-    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
-        if not self.startup.reported:
-            self.startup.lap("first step")
-            self.startup.reported = True
-            if trainer.is_global_zero:
-                log.info(self.startup.line())
-
-
 class ValidationRecord(Callback):
     """A checkpoint saved right after a validation carries its metrics (``val/...``), read back for the best one
     instead of validating it again; one saved at another step (``last.ckpt``) gets none: other weights."""
@@ -136,12 +115,14 @@ class ValidationRecord(Callback):
 
 class RunRecord(Callback):
     """What a run folder records about its run, written once when fitting starts: after ``prepare_data`` (which may
-    build the data set), so the data-prep report is there for the card the module and every checkpoint carry."""
+    build the data set), so the data-prep report is there for the card the module and every checkpoint carry. Logs
+    the start-up line after the first optimizer step (data, sanity check, first step: after ``train.py``'s phases)."""
 
-    def __init__(self, output_dir: Path, cfg: DictConfig, resolved: dict[str, Any]):
+    def __init__(self, output_dir: Path, cfg: DictConfig, resolved: dict[str, Any], startup: StartUp):
         self.output_dir = output_dir
         self.cfg = cfg
         self.resolved = resolved
+        self.startup = startup
         self.card: dict[str, Any] = {}
 
     def on_fit_start(self, trainer: L.Trainer, pl_module: Any) -> None:
@@ -153,13 +134,23 @@ class RunRecord(Callback):
         pl_module.card = self.card
         for logger in trainer.loggers:
             logger.log_hyperparams(self.resolved)
-        if not trainer.is_global_zero:
-            return
-        write_json(self.output_dir / "run_info.json", run_info(self.cfg, report, self.resolved))
-        if report is not None:  # the data-prep report this run trained on, beside its results
-            write_json(self.output_dir / "data_report.json", report)
-        with atomic_folder(self.output_dir / TOKENIZER_FOLDER, "tokenizer", overwrite=True) as tmp:
-            datamodule.tokenizer.save_pretrained(tmp)
+        if trainer.is_global_zero:
+            write_json(self.output_dir / "run_info.json", run_info(self.cfg, report, self.resolved))
+            if report is not None:  # the data-prep report this run trained on, beside its results
+                write_json(self.output_dir / "data_report.json", report)
+            with atomic_folder(self.output_dir / TOKENIZER_FOLDER, "tokenizer", overwrite=True) as tmp:
+                datamodule.tokenizer.save_pretrained(tmp)
+        self.startup.lap("data")  # prepare_data (a set built on first use) and setup (tokenizing) come before
+
+    def on_sanity_check_end(self, trainer: L.Trainer, pl_module: Any) -> None:
+        self.startup.lap("sanity check")  # trainer.num_sanity_val_steps validation batches
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        if not self.startup.reported:
+            self.startup.lap("first step")
+            self.startup.reported = True
+            if trainer.is_global_zero:
+                log.info(self.startup.line())
 
 
 def selection_record(monitored: ModelCheckpoint | None, best_checkpoint: dict[str, Any] | None) -> dict[str, Any]:

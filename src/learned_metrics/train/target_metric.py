@@ -241,9 +241,6 @@ def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: st
     return FaithfulnessValidation(benchmark, **options)
 
 
-SHUFFLE_METRIC = "val/shuffle_acc"
-
-
 class ShuffleValidation(Callback):
     """The coherence paper's shuffle test (``val/shuffle_acc``, ``_seconds``) on held-out documents, by ``meta-eval
     shuffle-test``'s own function. ``options``: the keywords of :class:`ShuffleValidationSettings`."""
@@ -258,7 +255,7 @@ class ShuffleValidation(Callback):
         start = time.perf_counter()
         accuracy = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None),
                                 trainer.datamodule.path)
-        pl_module.log(SHUFFLE_METRIC, accuracy, on_step=False, on_epoch=True, sync_dist=False)
+        pl_module.log("val/shuffle_acc", accuracy, on_step=False, on_epoch=True, sync_dist=False)
         pl_module.log("val/shuffle_seconds", time.perf_counter() - start, on_step=False, on_epoch=True, sync_dist=False)
 
     def measure(self, model: Any, tokenizer: Any, card: dict[str, Any] | None, data_path: str | Path) -> float:
