@@ -25,12 +25,10 @@ from learned_metrics.workers import available_cores
 T = TypeVar("T")
 R = TypeVar("R")
 
-# Rows tokenized (and length-sorted) together: large enough that batches inside a slice pad little, small
-# enough that the first forward starts after one slice is tokenized and a queued slice costs megabytes.
+# Rows tokenized and length-sorted together: batches inside a slice pad little, a queued slice costs megabytes.
 SLICE_ROWS = 2048
 FIRST_SLICE_ROWS = 256
-# Most background tokenizer threads chosen automatically on a GPU: a few keep an H100 fed on short pairs; more
-# only contend for the GIL the tokenizer's Python wrapper holds between Rust calls.
+# Most tokenizer threads chosen on a GPU: a few keep an H100 fed on short pairs; more only contend for the GIL.
 MAX_AUTO_WORKERS = 4
 
 

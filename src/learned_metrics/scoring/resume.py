@@ -52,8 +52,6 @@ def _counts_problem(value: Any) -> str | None:
 
 
 def _part_record_problem(record: Any) -> str | None:
-    if record is None:  # a chunk not (or no longer) finished
-        return None
     if not isinstance(record, dict):
         return f"expected an object or null, got {record!r:.60}"
     for key in ("rows", "bytes", "truncated"):
@@ -87,7 +85,7 @@ def progress_problem(data: Any) -> tuple[str, str] | None:
     if not isinstance(parts, list):
         return "parts", f"expected a list of part records, got {parts!r:.60}"
     for index, record in enumerate(parts):
-        if problem := _part_record_problem(record):
+        if record is not None and (problem := _part_record_problem(record)):  # None: a chunk not (yet) finished
             return "parts", f"part {index + 1}: {problem}"
     expected = _totals([record for record in parts if record is not None])
     for key in ("chunks", *_TOTALS):
@@ -279,9 +277,7 @@ class ChunkStore:
         parts[index] = {"rows": len(rows), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
                         "truncated": int(counters.get("truncated") or 0),
                         "details": dict(counters.get("details") or {}), "input_sha256": counters.get("input_sha256")}
-        for key in ("fieldnames", "replaced"):
-            if key in counters:
-                self.state[key] = counters[key]
+        self.state.update({key: counters[key] for key in ("fieldnames", "replaced") if key in counters})
         self._write_progress()
 
     def _merged_schema(self, indices: list[int]):
@@ -319,8 +315,7 @@ class ChunkStore:
             with path.open(encoding="utf-8", newline="") as handle:
                 yield from csv.DictReader(handle, fieldnames=fieldnames)
             return
-        for _, row in iter_rows(path, self.format):
-            yield row
+        yield from (row for _, row in iter_rows(path, self.format))
 
     def _verified_bytes(self, index: int) -> bytes:
         """A part's bytes, only if they are still what was written (else one line; --resume scores it again)."""

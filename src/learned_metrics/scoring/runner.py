@@ -18,6 +18,7 @@ from typing import Any
 from learned_metrics import __version__, provenance, validate
 from learned_metrics.errors import UserError
 from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks, writing
+from learned_metrics.layouts import text_layout
 from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.progress import RowProgress, human_duration, human_rate
 from learned_metrics.scoring.distributed import Processes
@@ -48,20 +49,14 @@ class InputFields:
         if self.text_field and self.sentences_field:
             raise UserError("give either --text-field or --sentences-field, not both")
         if not self.text_field and not self.sentences_field:
-            if "text" not in first_row and "sentences" in first_row:
-                self.sentences_field = "sentences"
-            else:
-                self.text_field = "text"
+            sentences = "text" not in first_row and "sentences" in first_row
+            self.text_field, self.sentences_field = (None, "sentences") if sentences else ("text", None)
         return None
 
     def _settle_faithfulness(self, first_row: dict[str, Any]) -> str | None:
         premise = self.premise_field or ("grounding" if "grounding" in first_row else None)
         hypothesis = self.hypothesis_field or ("generation" if "generation" in first_row else None)
-        layout = None
-        if premise is None or hypothesis is None:
-            from learned_metrics.layouts import text_layout
-
-            layout = text_layout(first_row)
+        layout = text_layout(first_row) if premise is None or hypothesis is None else None
         self.premise_field = premise or (layout.premise if layout else "grounding")
         self.hypothesis_field = hypothesis or (layout.hypothesis if layout else "generation")
         if layout is None:
@@ -193,13 +188,11 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     store = None
     if processes.is_main and not streamed:
         store = ChunkStore(output_path.resolve(), out_format,
-                           run_fingerprint(scorer, input_path, fields, run, processes.world,
-                                           [in_format, out_format]))
+                           run_fingerprint(scorer, input_path, fields, run, processes.world, [in_format, out_format]))
         store.open(resume=run.resume, restart=run.restart)
     state = processes.gather(dict(store.state) if store else {"parts": []})[0]
-    if store is not None and say:
-        for note in store.notes:
-            say(f"note: {note}")
+    for note in store.notes if store is not None and say else ():
+        say(f"note: {note}")
     try:
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
                                 (in_format, out_format), say)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from learned_metrics import safety
+from learned_metrics import provenance, safety
 from learned_metrics.card import read_card
 from learned_metrics.errors import UserError
 from learned_metrics.scoring import loading
@@ -45,7 +45,6 @@ MAX_PAIRS_PER_STREAM = 100_000
 # On CPU small batches stay in cache (MiniLM: 12-25% more rows/CPU-second at 1,024 tokens than at 4,096).
 _CPU_BUDGET = (1024, 384, 1024, 4096)
 _GPU_BUDGET = (32768, 1024, 8192, 131072)
-# Column order of the probabilities in outputs.
 _COLUMN_ORDER = ("coherent", "incoherent", "entailment", "neutral", "contradiction")
 
 
@@ -129,8 +128,6 @@ class Scorer:
     def __init__(self, model, tokenizer, *, kind: str, label_ids: dict[str, int], card: dict[str, Any] | None,
                  device: torch.device, dtype: torch.dtype, max_length: int, source: str,
                  options: ScoringOptions | None = None, model_dir: str | os.PathLike | None = None):
-        from learned_metrics.provenance import precision_name
-
         options = options or ScoringOptions()
         self.model = model
         self.tokenizer = tokenizer
@@ -149,7 +146,7 @@ class Scorer:
         nli = kind == "faithfulness"
         # every default decided, once: provenance, the resume fingerprint and the accessors below read it
         self.options = dataclasses.replace(
-            options, device=device.type, precision=precision_name(dtype),
+            options, device=device.type, precision=provenance.precision_name(dtype),
             mode=one_of(options.mode or card_mode or "e-c", MODES, "mode") if nli else None,
             mc_samples=max(1, options.mc_samples),
             max_length=check_max_length(max_length, tokenizer, pair=nli, what="max_length"),
@@ -193,8 +190,6 @@ class Scorer:
         """The provenance record of this scorer's scores, weights hashed once; arguments are a call's overrides (as in
         :meth:`score`), ``extra`` keys (``input=``, ...) are added. Without a per-call ``seed`` it names the scorer's:
         per-row masks repeat in every call (a compiled forward's torch stream continues from call to call instead)."""
-        from learned_metrics import provenance
-
         if self._weights is None:
             self._weights = provenance.weights_sha256(self.model_dir) if self.model_dir.is_dir() else (None, [])
         model, revision = provenance.model_identity(self.source, self.model_dir)
@@ -329,9 +324,9 @@ class Scorer:
         columns = (first,) if second is None else (first, second)
         feed = SliceFeed(slices_longest_first(*columns), encode_rows, self._tokenizers, self.tokenizer_workers,
                          self.timings)
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        settings = BatchSettings(self.max_tokens, self.batch_size, pad_id, getattr(self.tokenizer, "padding_side",
-                                 "right"), 8 if self.device.type == "cuda" else None)
+        settings = BatchSettings(self.max_tokens, self.batch_size, self.tokenizer.pad_token_id or 0,
+                                 getattr(self.tokenizer, "padding_side", "right"),
+                                 8 if self.device.type == "cuda" else None)
         if self.options.engine == "onnx":
             dataclasses.replace(self.options, mc_samples=passes)  # a per-call --mc-samples: refused as at load
         try:

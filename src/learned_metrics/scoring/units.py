@@ -60,9 +60,7 @@ class ChunkPlan:
 
 
 def _token_lengths(tokenizer, texts: Sequence[str]) -> list[int]:
-    if not texts:
-        return []
-    return [len(ids) for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+    return [len(ids) for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]] if texts else []
 
 
 def split_long_sentence(sentence: str, length: int, budget: int) -> list[tuple[str, int]]:
