@@ -85,7 +85,7 @@ def kill_after_chunks(cmd: list[str], output: Path, chunks: int, signum: int) ->
 
 @pytest.fixture(scope="module")
 def many_rows(tmp_path_factory) -> Path:
-    return write_jsonl(tmp_path_factory.mktemp("resume") / "pairs.jsonl", rows(1200))
+    return write_jsonl(tmp_path_factory.mktemp("resume") / "pairs.jsonl", rows(400))
 
 
 @pytest.mark.slow
@@ -94,7 +94,7 @@ def many_rows(tmp_path_factory) -> Path:
     (signal.SIGTERM, ("--mc-samples", "3", "--seed", "7")),
 ])
 def test_killed_run_resumes_to_the_uninterrupted_file(nli_export, many_rows, tmp_path, capsys, signum, options):
-    """About 25-35 s on 2 cores: 1200 rows are scored three times (whole, interrupted, resumed), and the
+    """About 10-15 s on 2 cores: 400 rows (20 chunks) are scored three times (whole, interrupted, resumed), and the
     interrupted run is a real process (a signal or kill -9 is what is under test). The uninterrupted run,
     the refusal and the resume go through ``main()`` in this process (no interpreter start-up)."""
     options = ("--chunk-size", "20", "--no-progress", *options)
