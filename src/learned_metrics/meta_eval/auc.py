@@ -144,7 +144,7 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
         raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
     labels = labels.astype(np.int64)
     kernel = RaggedAuc(scores, labels, group_ids, len(group_names))
-    intra = _IntraSystem.build(scores, labels, group_ids, systems, confidence) if systems is not None else None
+    intra = _IntraSystem(scores, labels, group_ids, systems, confidence) if systems is not None else None
 
     ones = np.ones((1, len(scores)))
     point = kernel.auc(ones)[0]
@@ -169,22 +169,17 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
                      intra.overall(ones, intra_all) if intra is not None else None, settings)
 
 
-@dataclass
 class _IntraSystem:
     """AUC per (group, system) cell, averaged over a group's systems that have both classes."""
 
-    kernel: RaggedAuc
-    cell_group: np.ndarray  # group of each (group, system) cell
-    confidence: float = 0.95
-
-    @classmethod
-    def build(cls, scores, labels, group_ids, systems, confidence: float = 0.95) -> _IntraSystem:
+    def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ids: np.ndarray, systems: Sequence[str],
+                 confidence: float):
         systems = list(systems)
         if len(systems) != len(scores):
             raise UserError(f"{len(systems)} system values for {len(scores)} scores")
         cell_names, cell_ids = group_index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
-        cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])
-        return cls(RaggedAuc(scores, labels, cell_ids, len(cell_names)), cell_group, confidence)
+        self.cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])  # each cell's group
+        self.kernel, self.confidence = RaggedAuc(scores, labels, cell_ids, len(cell_names)), confidence
 
     def per_group(self, weights: np.ndarray) -> np.ndarray:
         """(R, n_groups) mean intra-system AUC, skipping systems with one class; NaN if none left."""

@@ -207,43 +207,33 @@ def bootstrap_taus(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> n
     if resamples == 0 or m < MIN_ROWS:
         return np.full((resamples, n_groups), np.nan)
     groups = FixedGroups(x, np.repeat(y[None, :], n_groups, axis=0), "kendall", correlation=True, accuracy=False)
-    parts = []
     with single_threaded_blas():
-        for counts, _ in bootstrap_weights(m, 1, resamples, "documents", seed):
-            parts.append(groups.correlation(np.broadcast_to(counts[:, None, :], (len(counts), n_groups, m))))
-    return np.concatenate(parts)
+        return np.concatenate([groups.correlation(np.broadcast_to(counts[:, None, :], (len(counts), n_groups, m)))
+                               for counts, _ in bootstrap_weights(m, 1, resamples, "documents", seed)])
 
 
-def _scope_correlations(data: ConfounderData, scope: str, rows: np.ndarray, o: ConfounderSettings
-                        ) -> list[ProxyCorrelation]:
+def _scope(data: ConfounderData, scope: str, rows: np.ndarray, o: ConfounderSettings
+           ) -> tuple[list[ProxyCorrelation], list[WilliamsTest]]:
+    """Every score column's tau-b with every proxy in a scope, and per ordered metric pair (A, B) the one-sided Williams
+    p for |tau(B, P)| > |tau(A, P)|. |tau(P, X)| is tau(P, sign(tau(P, X)) * X), so tau(A, B) takes the same signs."""
     columns = list(data.scores) if scope == ALL_ROWS else data.metrics
-    out = []
+    correlations, tests = [], []
     for proxy, values in data.proxies.items():
         used = rows & ~np.isnan(values)
         x = np.stack([data.scores[c][used] for c in columns])
-        samples = bootstrap_taus(x, values[used], o.resamples, o.seed)
+        samples, taus = bootstrap_taus(x, values[used], o.resamples, o.seed), {}
         for g, column in enumerate(columns):
-            tau, p = _tau_and_p(x[g], values[used])
-            estimate = estimate_from(tau, samples[:, g], n=int(used.sum()), skipped=int((rows & ~used).sum()),
-                                     confidence=o.confidence)
-            out.append(ProxyCorrelation(scope, column, proxy, estimate, p))
-    return out
-
-
-def williams_tests(data: ConfounderData, scope: str, rows: np.ndarray) -> list[WilliamsTest]:
-    """Every ordered metric pair (A, B) and proxy: one-sided Williams p for |tau(B, P)| > |tau(A, P)|. |tau(P, X)| is
-    tau(P, sign(tau(P, X)) * X), so tau(A, B) takes the same signs: the three stay the correlations of one triple."""
-    tests = []
-    for proxy, values in data.proxies.items():
-        used = rows & ~np.isnan(values)
-        taus = {m: _tau_and_p(data.scores[m][used], values[used])[0] for m in data.metrics}
+            taus[column], p = _tau_and_p(x[g], values[used])
+            estimate = estimate_from(taus[column], samples[:, g], n=int(used.sum()),
+                                     skipped=int((rows & ~used).sum()), confidence=o.confidence)
+            correlations.append(ProxyCorrelation(scope, column, proxy, estimate, p))
         for a, b in itertools.permutations(data.metrics, 2):
             tau_ab = _tau_and_p(data.scores[a][used], data.scores[b][used])[0]
             signs = -1.0 if (taus[a] < 0) != (taus[b] < 0) else 1.0
             p = williams_p(abs(taus[b]), abs(taus[a]), signs * tau_ab, int(used.sum()))
             tests.append(WilliamsTest(scope, proxy, a, b, none_if_nan(taus[a]), none_if_nan(taus[b]),
                                       none_if_nan(tau_ab), int(used.sum()), p, p))
-    return tests
+    return correlations, tests
 
 
 @takes(ConfounderSettings)
@@ -253,19 +243,15 @@ def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> Confounder
     masks = {ALL_ROWS: np.ones(len(next(iter(data.scores.values()))), dtype=bool)}
     if data.labels is not None:
         masks.update(zip(LABEL_SCOPES, (data.labels == 1, data.labels == 0), strict=True))
-    correlations: list[ProxyCorrelation] = []
-    tests: list[WilliamsTest] = []
-    notes = list(data.notes)
-    for scope, rows in masks.items():
-        if scope != ALL_ROWS and rows.sum() < MIN_ROWS:
-            notes.append(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined")
-        correlations += _scope_correlations(data, scope, rows, settings)
-        tests += williams_tests(data, scope, rows)
+    notes = [*data.notes, *(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined"
+                            for scope, rows in masks.items() if scope != ALL_ROWS and rows.sum() < MIN_ROWS)]
     if len(data.metrics) < 2:
         notes.append("Williams tests need at least two metrics (give --metric-field more than once)")
+    found = [_scope(data, scope, rows, settings) for scope, rows in masks.items()]
+    tests = [test for _, part in found for test in part]
     adjusted = adjust_p_values([t.p for t in tests], settings.correction)
     return ConfounderReport(list(data.scores), data.metrics, list(data.proxies), list(masks),
-                            {(c.scope, c.column, c.proxy): c for c in correlations},
+                            {(c.scope, c.column, c.proxy): c for part, _ in found for c in part},
                             [replace(t, p_adjusted=p) for t, p in zip(tests, adjusted, strict=True)], notes,
                             settings.to_json(), {scope: int(rows.sum()) for scope, rows in masks.items()})
 
@@ -288,6 +274,7 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
     report = analyse(parsed, settings=settings)
     report.settings["first_person"] = first_person
     return report
+
 
 SCOPE_TITLES = {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "label 0 rows"}
 

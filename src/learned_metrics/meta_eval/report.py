@@ -65,13 +65,11 @@ class ReportTable(Tabular):
 
     def tables(self) -> list[Table]:
         coefficient = self.settings.get("coefficient")
-        columns = [Column("#", kind="count"), Column("metric", kind="text")]
-        for name in self.columns:
-            if coefficient is None:  # AUC mode: corpora
-                columns.append(Column(name, kind="estimate", share=True))
-            else:
-                columns.append(Column(name, statistic_label(name, coefficient), kind="estimate",
-                                      latex=statistic_label(name, coefficient, latex=True), share=name == "acc_pair"))
+        columns = [Column("#", kind="count"), Column("metric", kind="text"),
+                   *(Column(name, kind="estimate", share=True) if coefficient is None  # AUC mode: corpora
+                     else Column(name, statistic_label(name, coefficient), kind="estimate",
+                                 latex=statistic_label(name, coefficient, latex=True), share=name == "acc_pair")
+                     for name in self.columns)]
         rows = [[number, metric, *(Cell(c.value, c.ci, bold=c.best and c.value is not None,
                                         marks=tuple(map(str, c.beats)))
                                    for c in (self.cell(metric, column) for column in self.columns))]
