@@ -149,10 +149,7 @@ def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> l
     choices = {key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
                for key, spec in sweep.parameters.items()}
     base = {key: values[0] for key, values in choices.items()}
-    combos = [base]
-    for key, values in choices.items():
-        combos += [{**base, key: value} for value in values[1:]]
-    return combos
+    return [base, *({**base, key: value} for key, values in choices.items() for value in values[1:])]
 
 
 def _config_groups(conf_dir: Path) -> set[str]:

@@ -101,9 +101,8 @@ class TextClassificationDataModule(L.LightningDataModule):
         """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads:
         before the trainer is built (a set still to be built: in :meth:`setup`), so nothing is written first."""
         self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
-        if not self.path.exists() and self.builder is not None:
-            return
-        self._checked_splits()
+        if self.path.exists() or self.builder is None:
+            self._checked_splits()
 
     def _checked_splits(self) -> dict[str, Any]:
         """The splits the run needs, each loaded on its own and checked: ``datasets`` cannot load a ``DatasetDict``
@@ -127,18 +126,16 @@ class TextClassificationDataModule(L.LightningDataModule):
                 why = " (the run tests: test=true)" if split == "test" else ""
                 raise UserError(f"split '{split}' missing{why}; the set has {', '.join(map(str, available)) or 'none'}",
                                 path=self.path)
-            state = read_json_object(self.path / split / "state.json")
-            if state is not None and state.get("_data_files") == []:
-                raise UserError(f"split '{split}' has no rows", path=self.path)
+            empty = (read_json_object(self.path / split / "state.json") or {}).get("_data_files") == []
             try:
-                ds = datasets.load_from_disk(str(self.path / split))
+                ds = None if empty else datasets.load_from_disk(str(self.path / split))
             except Exception as exc:  # datasets raises many types for a damaged folder
                 raise UserError(f"split '{split}' is not readable ({first_line(exc)})", path=self.path) from None
+            if ds is None or len(ds) == 0:
+                raise UserError(f"split '{split}' has no rows", path=self.path)
             missing = [c for c in columns if c not in ds.column_names]
             if missing:
                 raise UserError(f"split '{split}' lacks column(s) {missing} (has {ds.column_names})", path=self.path)
-            if len(ds) == 0:
-                raise UserError(f"split '{split}' has no rows", path=self.path)
             loaded[split] = ds
         return loaded
 

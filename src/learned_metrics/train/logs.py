@@ -4,6 +4,7 @@ summary has an always-zero FLOPs column (:class:`ParameterSummary`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
@@ -72,10 +73,8 @@ class LineProgress(ProgressBar):
         self._rows = 0
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
-        try:
+        with contextlib.suppress(KeyError, TypeError, AttributeError):
             self._rows += int(batch["labels"].shape[0])  # a dict-like BatchEncoding
-        except (KeyError, TypeError, AttributeError):
-            pass
         now = time.monotonic()
         if self._enabled and trainer.is_global_zero and now - self._last >= self.every_seconds:
             self._last = now
