@@ -127,15 +127,13 @@ class Protocol:
                 f"best BAcc, ties to the {TIES[self.grid]} threshold; supported when score > threshold.")
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "used_by": PROTOCOL_TOOLS[self.name], "split": self.split,
-                               "optimistic": self.name == "same-split", "rule": "supported when score > threshold"}
-        if self.name == "fixed":
-            out["threshold"] = self.threshold
-        else:
-            out.update(grid=self.grid, grid_values=GRID_WORDS[self.grid], ties=TIES[self.grid], scope=self.scope)
-        if self.name == "tune-on-val":
-            out.update(tune_split=self.tune_split, unseen_dataset=self.unseen_dataset)
-        return out
+        """Every field but ``split`` only where this protocol has it (None: it does not apply)."""
+        out = {"name": self.name, "used_by": PROTOCOL_TOOLS[self.name], "split": self.split,
+               "optimistic": self.name == "same-split", "rule": "supported when score > threshold",
+               "threshold": self.threshold, "grid": self.grid, "grid_values": GRID_WORDS.get(self.grid),
+               "ties": TIES.get(self.grid), "scope": self.scope, "tune_split": self.tune_split,
+               "unseen_dataset": self.unseen_dataset}
+        return {key: value for key, value in out.items() if value is not None or key == "split"}
 
 
 def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
@@ -251,20 +249,13 @@ class BenchmarkReport(Tabular):
         return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {intervals}, seed "
                 f"{self.settings.seed}. {self.protocol.words()}{one_class if 'AUC' in what else ''}")
 
-    def _title(self) -> str:
-        p = self.protocol
-        short = (f"threshold fixed at {p.threshold:g}" if p.name == "fixed"
-                 else f"threshold tuned on {p.tune_split}, {p.grid} grid" if p.name == "tune-on-val"
-                 else f"threshold tuned on the same split, {p.grid} grid, OPTIMISTIC")
-        return f"{self.benchmark} · {p.judged} · {short}"
-
     def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
         """A per-dataset table: per metric its datasets, then the mean; ``long`` (the CSV's) names the metric in each
         row, the others head each metric's block with it."""
-        lead = [Column("metric", kind="text")] if long else []
-        columns = [*lead, Column("dataset", kind="text"), Column("threshold", kind="number", digits=4),
-                   Column("tuned_on", "tuned on", kind="text"), Column("rows", kind="count"),
-                   Column("positives", "pos", kind="count"), Column("negatives", "neg", kind="count"),
+        columns = [*([Column("metric", kind="text")] if long else []), Column("dataset", kind="text"),
+                   Column("threshold", kind="number", digits=4), Column("tuned_on", "tuned on", kind="text"),
+                   Column("rows", kind="count"), Column("positives", "pos", kind="count"),
+                   Column("negatives", "neg", kind="count"),
                    *(Column(s, STATISTIC_TITLES[s], kind="estimate", share=True) for s in statistics)]
         rows: list[list[Any]] = []
         rules, groups = set(), {}
@@ -278,7 +269,11 @@ class BenchmarkReport(Tabular):
             rows.append([*first, "mean (unweighted)", None, "", None, None, None,
                          *(Cell(result.mean[s].value, result.mean[s].ci) for s in statistics)])
             rules.add(len(rows) - 1)
-        title = self._title() + title
+        p = self.protocol
+        short = (f"threshold fixed at {p.threshold:g}" if p.name == "fixed"
+                 else f"threshold tuned on {p.tune_split}, {p.grid} grid" if p.name == "tune-on-val"
+                 else f"threshold tuned on the same split, {p.grid} grid, OPTIMISTIC")
+        title = f"{self.benchmark} · {p.judged} · {short}{title}"
         return Table(columns, rows, title=title, heading="" if long else title, key=key, caption=self._caption(what),
                      rules=rules, groups={} if long else groups)
 

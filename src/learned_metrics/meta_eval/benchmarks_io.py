@@ -71,9 +71,8 @@ class BenchmarkRows:
 
 def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group_field: str | None,
                 on_missing: str, published: bool) -> tuple[ScoredRows, list[str], Layout]:
-    """One --metric path (a file, or a folder of files read in name order) with the score ``fields``; with
-    ``published`` also every ``<Metric>_score`` column of its first file. Returns the rows
-    (:func:`~.rows.read_scored`), the fields read and the layout."""
+    """One --metric path (a file, or a folder read in name order): its rows, the fields read (with ``published`` also
+    every ``<Metric>_score`` column of its first file) and the layout."""
     files = scored_files(source)
     columns = list(check_columns(files[0], (), "benchmark"))  # the header, for the layout
     found = recognize(columns) if layout == "auto" else LAYOUTS[layout]

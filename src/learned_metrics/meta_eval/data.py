@@ -171,9 +171,8 @@ TRUE_SPLITS = ("_valid", "_dev", "_test")
 
 
 def true_corpus(path: str | Path) -> str:
-    """The corpus of a TRUE benchmark file, so the published files need no renaming: the stem without a trailing
-    ``_download``, then without one trailing ``_valid``/``_dev``/``_test`` (``frank_valid_download.csv`` -> ``frank``,
-    ``qags_c.csv`` -> ``qags_c``)."""
+    """The corpus of a TRUE file, so the published files need no renaming: the stem less ``_download``, then less one
+    trailing ``_valid``/``_dev``/``_test`` (``frank_valid_download.csv`` -> ``frank``, ``qags_c.csv`` -> ``qags_c``)."""
     stem = Path(path).stem
     name = stem.removesuffix("_download")
     return next((name[: -len(s)] for s in TRUE_SPLITS if name.endswith(s) and len(name) > len(s)), name or stem)
@@ -261,9 +260,8 @@ class ShuffleRows:
 def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_field: str = "label",
                       pair_field: str = "doc_id", text_field: str | None = None,
                       length_field: str | None = None) -> ShuffleRows:
-    """Read a shuffle-test file; lengths (characters) come from ``length_field`` or ``len(text_field)``. A row present
-    twice (same pair id, kind and ``text_field``, default ``text``, where the rows have it) is refused naming both
-    rows (:func:`~.rows.duplicates`): each comparison would count twice."""
+    """A shuffle-test file; lengths (characters) from ``length_field`` or ``len(text_field)``. A row present twice (same
+    pair id, kind and ``text_field``, default ``text``) is refused naming both rows: comparisons would count twice."""
     text_name = text_field or "text"
     lengths: list[float] = []
     texts = True

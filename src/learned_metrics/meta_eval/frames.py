@@ -32,9 +32,8 @@ def _score_column(frame: Any, name: str) -> str:
 
 def input_grids(human: Any, metrics: dict[str, Any], axes: str = "documents x systems", *,
                 annotators: bool = True) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(documents x systems) matrices for the human scores and every metric, from matrices or long DataFrames,
-    refused as the CLI refuses its files. ``annotators``: the first input's rows sharing a key are averaged (False:
-    it is a metric, one row per key)."""
+    """(documents x systems) human and metric matrices from matrices or long DataFrames, refused as the CLI refuses its
+    files. ``annotators``: the first input's rows sharing a key are averaged (False: a metric, one row per key)."""
     return labelled_grids(human, metrics, axes, annotators=annotators)[:2]
 
 

@@ -50,9 +50,8 @@ def _axes(value: Any) -> list[tuple[str, Any]]:
 
 
 def by_index(*named: tuple[str, Any]) -> list[Any]:
-    """The values, pandas ones aligned to the first pandas one by their index (and columns, for two DataFrames),
-    never by position (that would compare different rows with exit 0); a duplicate label or label sets that differ
-    are refused naming both arguments."""
+    """The values, pandas ones aligned by label to the first pandas one (index, and columns for two DataFrames), never
+    by position (different rows compared with exit 0); a duplicate label or differing labels are refused by name."""
     values = [value for _, value in named]  # pandas Series and wide DataFrames; a long frame is keyed by its columns
     labelled = [i for i, value in enumerate(values)
                 if hasattr(value, "index") and hasattr(value, "reindex") and not is_long_frame(value)]
