@@ -101,8 +101,6 @@ class AnliSettings(Settings):
 
 
 NLI_SOURCES = f"{FILE_SOURCES}; NAME=SOURCE names it"
-TWO_CLASS_TARGETS = ("neutral", "contradiction")
-SHARED_PAIRS = ("refuse", "drop")
 
 
 def _named_values(value: tuple[str, ...], what: str, number: type) -> tuple[str, ...]:
@@ -161,7 +159,7 @@ class NliSettings(AnliSettings):
                                                   check=parse_data_label_order)
     two_class: str | None = setting(None, "what a two-class set's not_entailment becomes: neutral (recommended "
                                     "beside three-class sources) or contradiction (docs/nli_data.md says why)",
-                                    choices=TWO_CLASS_TARGETS)
+                                    choices=("neutral", "contradiction"))
     split_field: str | None = setting(None, "field naming each row's split (train, dev/validation, test) instead "
                                       "of the file names")
     val_fraction: float = setting(0.1, "share of a source's premises for validation when its files name no split",
@@ -177,7 +175,7 @@ class NliSettings(AnliSettings):
                                              metavar="SOURCE=W,...")
     shared_pairs: str = setting("refuse", "a premise/hypothesis pair in two splits: refuse, or drop it from the "
                                 "lower split (train < validation < test) and count it in report.json",
-                                choices=SHARED_PAIRS)
+                                choices=("refuse", "drop"))
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -67,8 +67,7 @@ def _default_name(location: str) -> str:
 def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:
     """The build's sources: ``"[NAME=]SOURCE"`` texts, or mappings ``{location, name, cap, weight, <field
     options>}`` from a config; caps and weights of ``settings`` by name; names distinct."""
-    items = [sources] if isinstance(sources, (str, Mapping)) else list(validate.ordered(sources, "sources",
-                                                                                        also="--source"))
+    items = (sources,) if isinstance(sources, (str, Mapping)) else validate.ordered(sources, "sources", also="--source")
     if not items:
         raise UserError(f"no --source given; expected {NLI_SOURCES}")
     parsed = []

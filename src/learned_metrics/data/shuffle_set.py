@@ -50,26 +50,22 @@ def parse_source(source: str) -> tuple[str, Path | None]:
     raise UserError(f"unknown source '{source}': it is not a file or folder here; expected {SHUFFLE_SET_SOURCES}")
 
 
-_Fields = tuple[str | None, str | None, str | None]  # text, sentences and id field of ShuffleSetSettings
-
-
-def _check_columns(part: Part, fields: _Fields) -> None:
+def _check_columns(part: Part, s: ShuffleSetSettings) -> None:
     """A file's first row (or a Hub split's columns) holds every field asked for, and without --text-field or
     --sentences-field a 'text' or 'sentences' field; else one line naming the file, its fields and the option."""
-    text, sentences, doc_id = fields
-    missing_fields(part, [(f, option) for f, option in ((text, "text_field"), (sentences, "sentences_field"),
-                                                         (doc_id, "id_field")) if f is not None])
-    if text is None and sentences is None and not {"text", "sentences"} & set(part.columns or []):
+    options = ("text_field", "sentences_field", "id_field")
+    missing_fields(part, [(getattr(s, option), option) for option in options if getattr(s, option) is not None])
+    if s.text_field is None and s.sentences_field is None and not {"text", "sentences"} & set(part.columns or []):
         raise UserError(f"no field 'text' or 'sentences' (fields: {', '.join(map(str, part.columns or [])) or 'none'})"
                         "; pass --text-field NAME or --sentences-field NAME", path=part.where)
 
 
-def _document(row: dict[str, Any], number: int, where: str, fields: _Fields, split: Any,
+def _document(row: dict[str, Any], number: int, where: str, s: ShuffleSetSettings, split: Any,
               tag: str | None) -> dict[str, Any]:
     """One row as ``{doc_id, sentences}``: the sentences field as given, or the text field through the splitter;
     without either option a row's 'sentences' (list) or else its 'text', as ``jsonl:PATH`` always read. Without an
     id field the id is ``row-N``, or ``TAG:row-N`` when several files or splits are read."""
-    text, sentences_field, id_field = fields
+    text, sentences_field, id_field = s.text_field, s.sentences_field, s.id_field
     if sentences_field is not None or (text is None and "sentences" in row):
         sentences = validate.row_sentences(row, sentences_field or "sentences", path=where, row_number=number)
     elif text is not None or "text" in row:
@@ -120,25 +116,25 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
     """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, streamed into Arrow
     files in ``work``, and where the splits came from: ``names`` (split names), ``seed`` (none named: the seeded
     document split) or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
-    fields, split = (s.text_field, s.sentences_field, s.id_field), get_splitter(s.splitter)
+    split = get_splitter(s.splitter)
     parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
     root = Path(location.removeprefix("disk:")).expanduser()
     writer, seen = SplitWriter(work, "documents", DOCUMENT_FEATURES), {}
     for part in parts:
-        tag = None if len(parts) == 1 else part.where.rsplit(":", 1)[-1] if part.dataset is not None else \
-            str(Path(part.where).relative_to(root))
+        tag = None if len(parts) == 1 else (part.where.rsplit(":", 1)[-1] if part.dataset is not None
+                                            else str(Path(part.where).relative_to(root)))
         for i, (number, row) in enumerate(part.rows):
             if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
                 part.columns = part.columns or list(row)
-                _check_columns(part, fields)
-            doc = _document(row, number, part.where, fields, split, tag)
+                _check_columns(part, s)
+            doc = _document(row, number, part.where, s, split, tag)
             if part.dataset is None:  # a file's ids are unique in its split
                 first = seen.setdefault(part.split, {}).setdefault(doc["doc_id"], (part.where, number))
                 if first != (part.where, number):
                     at = f"row {first[1]}" if first[0] == part.where else f"{first[0]} row {first[1]}"
                     raise UserError(f"duplicate id '{doc['doc_id']}' (first on {at})", path=part.where, row=number,
-                                    field=fields[2] or "id")
+                                    field=s.id_field or "id")
             writer.add(part.split or "unsplit", doc)
     written = writer.close()
     empty = next((p for p in parts if (p.split or "unsplit") not in written), None)
@@ -182,21 +178,18 @@ def load_cnndm_documents(splitter: str = "newline"):
                                  for name in SPLITS})
 
 
-def _make_pairs_fn(shuffles_per_doc: int, seed: int, joiner: str):
+def _make_pairs(batch: dict[str, list], shuffles_per_doc: int, seed: int, joiner: str) -> dict[str, list]:
+    """Each document with 2+ distinct sentences as a coherent row followed by its shuffles as incoherent rows."""
     coherent, incoherent = COHERENCE_LABELS.index("coherent"), COHERENCE_LABELS.index("incoherent")
-
-    def make_pairs(batch: dict[str, list]) -> dict[str, list]:
-        out: dict[str, list] = {"doc_id": [], "text": [], "label": []}
-        for doc_id, sentences in zip(batch["doc_id"], batch["sentences"], strict=True):
-            negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner)
-            if not negatives:
-                continue
-            out["doc_id"] += [doc_id] * (1 + len(negatives))
-            out["text"] += [joiner.join(sentences), *negatives]
-            out["label"] += [coherent] + [incoherent] * len(negatives)
-        return out
-
-    return make_pairs
+    out: dict[str, list] = {"doc_id": [], "text": [], "label": []}
+    for doc_id, sentences in zip(batch["doc_id"], batch["sentences"], strict=True):
+        negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner)
+        if not negatives:
+            continue
+        out["doc_id"] += [doc_id] * (1 + len(negatives))
+        out["text"] += [joiner.join(sentences), *negatives]
+        out["label"] += [coherent] + [incoherent] * len(negatives)
+    return out
 
 
 def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -> dict[str, Any]:
@@ -232,11 +225,11 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
             raise UserError(f"split '{empty}' would have no documents: {why}")
         features = datasets.Features({"doc_id": datasets.Value("string"), "text": datasets.Value("string"),
                                       "label": datasets.ClassLabel(names=list(COHERENCE_LABELS))})
-        make_pairs = _make_pairs_fn(s.shuffles_per_doc, s.seed, s.joiner)
+        shuffling = {"shuffles_per_doc": s.shuffles_per_doc, "seed": s.seed, "joiner": s.joiner}
         with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
             built = datasets.DatasetDict({
-                name: split.map(make_pairs, batched=True, remove_columns=split.column_names, features=features,
-                                num_proc=s.num_proc, desc=f"shuffling {name}")
+                name: split.map(_make_pairs, batched=True, remove_columns=split.column_names, features=features,
+                                num_proc=s.num_proc, desc=f"shuffling {name}", fn_kwargs=shuffling)
                 for name, split in docs.items()})
         report = _report(source, docs, built, s, splits_from)
         for name, rows in report["rows"].items():

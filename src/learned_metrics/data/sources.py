@@ -46,16 +46,11 @@ class Part:
     dataset: datasets.Dataset | None = None
 
 
-def batch_rows(batch: dict[str, list]) -> Iterator[dict[str, Any]]:
-    """The rows of a ``datasets`` batch (columns of values), values as plain Python."""
-    columns = list(batch)
-    for values in zip(*(batch[c] for c in columns), strict=True):
-        yield {c: plain_value(v) for c, v in zip(columns, values, strict=True)}
-
-
 def dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row_number, row)`` of a Dataset, read ``CHUNK`` rows at a time, values as plain Python."""
-    yield from enumerate((row for batch in ds.iter(batch_size=CHUNK) for row in batch_rows(batch)), start=1)
+    rows = (dict(zip(batch, map(plain_value, values), strict=True))
+            for batch in ds.iter(batch_size=CHUNK) for values in zip(*batch.values(), strict=True))
+    yield from enumerate(rows, start=1)
 
 
 def _class_names(ds: datasets.Dataset, field: str | None) -> list[str] | None:
@@ -71,8 +66,7 @@ def dataset_parts(loaded: Any, where: str, field: str | None = None) -> list[Par
                  _class_names(ds, field), ds) for split, ds in loaded.items()]
 
 
-def load_hub(location: str,
-             instead: str = "save it with save_to_disk and pass disk:DIR, or export it to files") -> Any:
+def load_hub(location: str, instead: str = "save it with save_to_disk and pass disk:DIR, or export it to files") -> Any:
     """``NAME[:CONFIG]`` through ``datasets.load_dataset`` (the local cache when offline); a failure is one line
     ending with what to use ``instead``."""
     name, _, config = location.partition(":")

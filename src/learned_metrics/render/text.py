@@ -116,6 +116,7 @@ def latex_table(table: Table) -> str:
     lines = [rf"\begin{{{environment}}}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
              rf"{heads} \\", r"\midrule"]
     estimates = any(c.kind == "estimate" for c in table.columns)
+    label = "".join(ch if ch.isalnum() or ch in "-:" else "-" for ch in table.key)
     for index, row in enumerate(table.rows):
         if index in table.groups:
             if index:
@@ -130,12 +131,8 @@ def latex_table(table: Table) -> str:
         if index in table.rules and index < len(table.rows) - 1:
             lines.append(r"\midrule")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption_text(table, shows_bold=True))}}}",
-              rf"\label{{tab:{_label(table.key)}}}", rf"\end{{{environment}}}"]
+              rf"\label{{tab:{label}}}", rf"\end{{{environment}}}"]
     return "\n".join(lines) + "\n"
-
-
-def _label(key: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-:" else "-" for ch in key)
 
 
 def latex(tables: Sequence[Table]) -> str:
