@@ -145,7 +145,6 @@ class TextClassificationDataModule(L.LightningDataModule):
             return
         if self.label2id is None and self.trainer is not None:
             self.set_label_ids(self.trainer.lightning_module.label_ids)
-
         raw = self._checked_splits()  # again: a set built on first use (prepare_data) is checked here
         check_max_length(self.max_length, self.tokenizer, pair=len(self.text_fields) == 2, what="data.max_length")
         for name, ds in raw.items():

@@ -240,12 +240,11 @@ def _git_commit() -> str | None:
 
 def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:
     """What is needed to reproduce a run: commit, versions, resolved config, data report."""
-    versions = {}
-    for name in ("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers", "hydra-core"):
-        try:
+    versions = dict.fromkeys(("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers",
+                              "hydra-core"))
+    for name in versions:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
     return {"experiment": cfg.task_name, "git_commit": _git_commit(), "packages": versions, "config": resolved,
             "data_report": report}
 

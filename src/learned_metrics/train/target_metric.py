@@ -1,7 +1,6 @@
 """Validation on what a metric is judged by (BAcc and ROC AUC on a faithfulness benchmark, shuffle accuracy): the
 model being trained scores rows through ``learned-metrics score``'s scorer and ``meta-eval``'s own functions judge
-them, so a checkpoint or sweep optimises what the metric is later judged by. The benchmark is checked before training.
-"""
+them, so a checkpoint or sweep optimises what the metric is judged by. The benchmark is checked before training."""
 
 from __future__ import annotations
 
@@ -174,10 +173,9 @@ class FaithfulnessValidation(Callback):
 
         scores = self.scores(model, tokenizer, card)
         rows = self.rows
-        report = benchmark({"model": scores}, rows.labels, rows.datasets, [rows.split] * len(scores),
+        result = benchmark({"model": scores}, rows.labels, rows.datasets, [rows.split] * len(scores),
                            threshold_protocol=self.settings.threshold_protocol, threshold=self.settings.threshold,
-                           split=rows.split, resamples=0, benchmark_name=rows.path)
-        result = report.results["model"]
+                           split=rows.split, resamples=0, benchmark_name=rows.path).results["model"]
         values = {f"{PREFIX}_auc": _value(result.mean["auc"]), f"{PREFIX}_bacc": _value(result.mean["bacc"])}
         for entry in result.datasets:
             for statistic in ("auc", "bacc"):
