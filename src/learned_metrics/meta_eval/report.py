@@ -185,7 +185,6 @@ class _AucDifference:
         self.rows = {name: np.flatnonzero(values == name) for name in dict.fromkeys(groups)}
         self.a, self.b, self.labels = a, b, labels
         self.defined = [g for g, idx in self.rows.items() if 0 < labels[idx].sum() < len(idx)]
-        self.columns = [*self.rows, MEAN_COLUMN]
 
     def _with_mean(self, per_group: dict[str, np.ndarray], k: int) -> dict[str, np.ndarray]:
         per_group[MEAN_COLUMN] = (np.mean([per_group[g] for g in self.defined], axis=0) if self.defined

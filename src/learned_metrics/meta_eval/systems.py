@@ -273,14 +273,6 @@ def _document_bootstrap(values: np.ndarray, weights: np.ndarray, resamples: int,
     return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
 
 
-def _permutation_means(diffs: np.ndarray, n: np.ndarray, permutations: int, seed: int) -> np.ndarray:
-    """(permutations x pairs) mean differences with each document's sign flipped at random (A and B swapped);
-    ``diffs`` is 0 where a pair does not share the document, so one product serves every pair."""
-    blocks = [(1.0 - 2.0 * swap[:, :, 0]) @ diffs / np.maximum(n, 1)
-              for swap in swap_masks(diffs.shape[0], 1, permutations, "document", seed)]
-    return np.concatenate(blocks) if blocks else np.empty((0, diffs.shape[1]))
-
-
 def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], systems: list[str],
                      o: SystemsSettings) -> tuple[list[PairResult], list[float | None]]:
     """Every pair's statistics on the documents both systems scored (undefined below 2 of them), and the decisive
@@ -290,7 +282,10 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
     diffs = np.where(shared, filled[:, a] - filled[:, b], 0.0)
     n = shared.sum(axis=0)
     boot = _document_bootstrap(diffs, shared, o.resamples, o.seed)
-    perm = _permutation_means(diffs, n, o.permutations, o.seed)
+    # permuted mean differences: each document's sign flipped at random (A and B swapped), one product for all pairs
+    perm = [(1.0 - 2.0 * swap[:, :, 0]) @ diffs / np.maximum(n, 1)
+            for swap in swap_masks(diffs.shape[0], 1, o.permutations, "document", o.seed)]
+    perm = np.concatenate(perm) if perm else np.empty((0, diffs.shape[1]))
     results, other_way = [], []
     for k, (i, j) in enumerate(pairs):
         if n[k] < 2:
@@ -355,9 +350,6 @@ def _ranking(systems: list[str], means: np.ndarray, counts: np.ndarray, boot: np
         if p.better is not None:
             beaten[p.better].append(p.b if p.better == p.a else p.a)
     rank = {systems[j]: r for r, j in enumerate(order, start=1)}
-    out = []
-    for r, j in enumerate(order, start=1):
-        ci = interval(boot[:, j], confidence).ci if counts[j] >= 2 else None
-        out.append(SystemResult(r, systems[j], float(means[j]), ci, int(counts[j]),
-                                sorted(beaten[systems[j]], key=rank.__getitem__)))
-    return out
+    return [SystemResult(r, systems[j], float(means[j]), interval(boot[:, j], confidence).ci if counts[j] >= 2
+                         else None, int(counts[j]), sorted(beaten[systems[j]], key=rank.__getitem__))
+            for r, j in enumerate(order, start=1)]
