@@ -77,8 +77,14 @@ class LineProgress(ProgressBar):
             self._rows += int(batch["labels"].shape[0])  # a dict-like BatchEncoding
         now = time.monotonic()
         if self._enabled and trainer.is_global_zero and now - self._last >= self.every_seconds:
-            self._last = now
-            self._print(trainer, now)
+            self._last, elapsed = now, now - self._started
+            loss = trainer.callback_metrics.get("train/loss")
+            done, total = self._fraction(trainer)
+            parts = [position(trainer), f"loss {float(loss):.4f}" if loss is not None else "",
+                     human_rate(self._rows, elapsed),
+                     f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}" if total else "",
+                     f"elapsed {human_duration(elapsed)}"]
+            log.info(" · ".join(part for part in parts if part))
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         if not self._enabled or not trainer.is_global_zero or trainer.sanity_checking or trainer.state.fn != "fit":
@@ -86,16 +92,6 @@ class LineProgress(ProgressBar):
         shown = ", ".join(f"{k} {float(v):.4f}" for k, v in sorted(trainer.callback_metrics.items())
                           if k.startswith("val/"))
         log.info(f"validation at {position(trainer)}: {shown}")  # console and train.log alike
-
-    def _print(self, trainer: Any, now: float) -> None:
-        elapsed = now - self._started
-        loss = trainer.callback_metrics.get("train/loss")
-        done, total = self._fraction(trainer)
-        parts = [position(trainer), f"loss {float(loss):.4f}" if loss is not None else "",
-                 human_rate(self._rows, elapsed),
-                 f"ETA {human_duration(elapsed * (total - done) / max(done, 1e-9))}" if total else "",
-                 f"elapsed {human_duration(elapsed)}"]
-        log.info(" · ".join(part for part in parts if part))
 
     @staticmethod
     def _fraction(trainer: Any) -> tuple[float, float]:
