@@ -406,7 +406,13 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         fallback_datasets |= {d for d, f in zip(names_of_datasets, fallback, strict=True) if f}
         s = metric_scores[rows]
         supported[name] = s > thresholds[ids]
-        _range_notes(notes, name, s, protocol)
+        low, high = float(s.min()), float(s.max())  # a fixed threshold or the 0.001 grid assume probabilities
+        if (low < 0 or high > 1) and protocol.name == "fixed":
+            notes.append(f"{name}: scores range from {low:g} to {high:g}, not a probability in [0, 1]; a fixed "
+                         f"threshold of {protocol.threshold:g} may not mean what it does for one")
+        elif (low < 0 or high > 1) and protocol.grid == "fixed-0.001":
+            notes.append(f"{name}: scores range from {low:g} to {high:g}, but the fixed-0.001 grid only tries 0..1 "
+                         "(the percentile grid follows the scores)")
         point = {k: v[0] for k, v in rates(np.ones((1, len(rows))), supported[name]).items()}
         boot = [rates(w, supported[name]) for w in row_weights(ids, n_groups, o.resamples, o.seed)]
         boot_all = {k: np.concatenate([b[k] for b in boot]) if boot else np.empty((0, n_groups)) for k in point}
@@ -432,10 +438,9 @@ def benchmark(scores: dict[str, Any], labels: Any, datasets: Sequence[str], spli
         notes.append(f"{', '.join(sorted(fallback_datasets))}: no {protocol.tune_split} rows; the threshold tuned on "
                      f"the whole {protocol.tune_split} split is used (--unseen-dataset global)")
 
-    names = list(values)
     tests: dict[str, list[PairedAucTest]] = {}
-    if len(names) > 1:
-        pairs = [(a, b) for a in names for b in (baselines or names) if a != b]
+    if len(values) > 1:
+        pairs = [(a, b) for a in values for b in (baselines or values) if a != b]
         tests["bacc"] = [_paired_bacc_test((a, b), supported[a], supported[b], rates, ids, columns, o)
                          for a, b in pairs]
         if both_classes:
@@ -478,16 +483,3 @@ def _thresholds(protocol: Protocol, scores: np.ndarray, labels: np.ndarray, data
 
     thresholds, tuned_on, tune_rows, fallback = zip(*map(per_dataset, names), strict=True)
     return np.array(thresholds), list(tuned_on), list(tune_rows), list(fallback)
-
-
-def _range_notes(notes: list[str], name: str, scores: np.ndarray, protocol: Protocol) -> None:
-    """A fixed threshold or the 0.001 grid assume probabilities in [0, 1]; say so when scores leave it."""
-    low, high = float(scores.min()), float(scores.max())
-    if low >= 0 and high <= 1:
-        return
-    if protocol.name == "fixed":
-        notes.append(f"{name}: scores range from {low:g} to {high:g}, not a probability in [0, 1]; a fixed "
-                     f"threshold of {protocol.threshold:g} may not mean what it does for one")
-    elif protocol.grid == "fixed-0.001":
-        notes.append(f"{name}: scores range from {low:g} to {high:g}, but the fixed-0.001 grid only tries 0..1 "
-                     "(the percentile grid follows the scores)")

@@ -106,11 +106,6 @@ class ScoredRows:
         """The first score field's values: a one-metric input's scores."""
         return np.array(next(iter(self.values.values())), dtype=np.float64)
 
-    def identity(self, i: int) -> tuple[Any, ...]:
-        """What makes row ``i`` the row it is: its group, split, system and texts."""
-        system = None if self.systems is None else self.systems[i]
-        return self.groups[i], self.splits[i], system, self.documents[i], self.texts[i]
-
     def pair_keys(self) -> list[bytes]:
         """One digest per row of its (document, text) pair: the same pair in two splits shares it."""
         pairs = zip(self.documents, self.texts, strict=True)
@@ -200,8 +195,9 @@ def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing dr
     ``on_missing="error"`` naming both rows (``advice``: what to do); ``"drop"`` leaves out every copy."""
     first_at: dict[tuple[Any, ...], int] = {}
     copies: dict[tuple[Any, ...], list[int]] = {}
+    systems = rows.systems or [None] * len(rows)
     for i in range(len(rows)):
-        identity = rows.identity(i)
+        identity = rows.groups[i], rows.splits[i], systems[i], rows.documents[i], rows.texts[i]
         if identity in first_at:
             if on_missing == "error":
                 (path, row), (first_path, first_row) = rows.where[i], rows.where[first_at[identity]]
