@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,7 +55,6 @@ class CorrelationReport(Tabular):
     settings: CorrelationSettings
     n_docs: int
     n_systems: int
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {name: result.to_json() for name, result in self.stats.items()}
