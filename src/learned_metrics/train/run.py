@@ -43,11 +43,11 @@ def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     register_resolvers()
     tidy_logging()
     started = time.time()
-    allow_pickle = _allow_pickle(cfg)
+    allow_pickle = flag(cfg.model.get("allow_pickle", False), "model.allow_pickle")  # "no" is not False
 
     # 1. check
     output_dir = Path(cfg.paths.output_dir)
-    ckpt_path = resolve_ckpt_path(cfg.get("ckpt_path"), cfg)
+    ckpt_path = resolve_ckpt_path(cfg, allow_pickle)
     if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
         check_run_folder(output_dir, ckpt_path)
     datamodule = instantiate(cfg.data)  # reads nothing until checked or set up
@@ -193,9 +193,10 @@ def _instantiate_all(group: DictConfig | None) -> list[Any]:
     return [item for item in built if item is not None]  # a factory may decline (progress_bar when disabled)
 
 
-def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
-    """``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file. Checked as ``export``
-    checks it (memory-mapped): a text file, a truncated archive or a pickle is one line, not a traceback from fit()."""
+def resolve_ckpt_path(cfg: DictConfig, allow_pickle: bool) -> str | None:
+    """``ckpt_path``: ``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file, checked
+    as ``export`` checks it (memory-mapped): a text file, a truncated archive or a pickle is one line, no traceback."""
+    ckpt_path = cfg.get("ckpt_path")
     if not ckpt_path:
         return None
     if ckpt_path == "last":
@@ -204,13 +205,8 @@ def resolve_ckpt_path(ckpt_path: str | None, cfg: DictConfig) -> str | None:
         if not candidates:
             raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
         ckpt_path = str(candidates[-1])
-    load_checkpoint(ckpt_path, allow_pickle=_allow_pickle(cfg))
+    load_checkpoint(ckpt_path, allow_pickle=allow_pickle)
     return str(ckpt_path)
-
-
-def _allow_pickle(cfg: DictConfig) -> bool:
-    """``model.allow_pickle``, True or False only: a string's truthiness ("no") must never allow unpickling."""
-    return flag(cfg.model.get("allow_pickle", False), "model.allow_pickle")
 
 
 def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
