@@ -52,19 +52,15 @@ def lower_first(text: str) -> str:
 def augment_hypothesis(hypothesis: str, phrase: str, position: str = "prepend") -> str:
     """Attach ``phrase`` to ``hypothesis`` with one space: ``prepend`` (the paper's) lower-cases the hypothesis's
     first character, ``append`` (ablation) leaves it unchanged."""
-    if position == "prepend":
+    if validate.one_of(position, POSITIONS, "position") == "prepend":
         return f"{phrase} {lower_first(hypothesis.strip())}"
-    if position == "append":
-        return f"{hypothesis.rstrip()} {phrase}"
-    raise UserError(f"unknown position '{position}', expected one of: {', '.join(POSITIONS)}")
+    return f"{hypothesis.rstrip()} {phrase}"
 
 
 def select_phrases(kind: str = "dialogue", subset: int | None = None, seed: int = 42) -> list[str]:
     """The phrases to draw from: the whole list of ``kind``, or a seeded subset of ``subset`` of them in list order
     (so it reads the same in every report)."""
-    if kind not in PHRASE_LISTS:
-        raise UserError(f"unknown phrase list '{kind}', expected one of: {', '.join(PHRASE_LISTS)}")
-    phrases = list(PHRASE_LISTS[kind])
+    phrases = list(PHRASE_LISTS[validate.one_of(kind, tuple(PHRASE_LISTS), "phrase list")])
     if subset is None:
         return phrases
     if not 1 <= subset <= len(phrases):
@@ -165,10 +161,7 @@ def read_anli(parts: list[tuple[str, Part]], work: Path) -> tuple[datasets.Datas
 
 def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
     """Rows, originals/augmented, and counts per ``by`` (round, or source for ``prep nli``), label and phrase."""
-    groups: Counter[str] = Counter()
-    labels: Counter[str] = Counter()
-    phrases: Counter[str] = Counter()
-    augmented = 0
+    groups, labels, phrases, augmented = Counter[str](), Counter[str](), Counter[str](), 0
     for batch in dataset.select_columns([by, "label", "augmented", "phrase"]).iter(batch_size=CHUNK):
         groups.update(batch[by])
         labels.update(batch["label"])

@@ -113,13 +113,6 @@ def _by_name(items: tuple[str, ...] | None, what: str, names: list[str]) -> dict
     return found
 
 
-def _seeded_split(premise: str, s: NliSettings) -> str:
-    """The split of an unsplit source's row, drawn from its premise and the seed (same premise, same split)."""
-    digest = hashlib.blake2b(f"{s.seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    u = int.from_bytes(digest, "big") / 2**64
-    return "test" if u < s.test_fraction else "validation" if u < s.test_fraction + s.val_fraction else "train"
-
-
 def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     """A row's canonical label; None for an unlabelled row (-1, as Hub test splits have)."""
     where = {"path": part.where, "row": row, "field": s.label_field}
@@ -176,8 +169,11 @@ def read_source(source: Source, work: Path, tag: str = "0") -> tuple[dict[str, d
                 if split is None:
                     raise UserError(f"split {value!r} is none of train, dev/validation, test", path=part.where,
                                     row=number, field=s.split_field)
-            else:
-                split = part.split or _seeded_split(premise, s)
+            elif (split := part.split) is None:  # drawn from the premise and the seed: same premise, same split
+                digest = hashlib.blake2b(f"{s.seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8)
+                u = int.from_bytes(digest.digest(), "big") / 2**64
+                split = ("test" if u < s.test_fraction else
+                         "validation" if u < s.test_fraction + s.val_fraction else "train")
             uid = validate.row_key(row, s.id_field, **at) if s.id_field else f"{Path(part.where).name}:{number}"
             writer.add(split, {"premise": premise, "hypothesis": hypothesis, "label": label, "source": source.name,
                                "uid": f"{source.name}:{uid}", "augmented": False, "phrase": None})

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from learned_metrics.errors import UserError
 from learned_metrics.text.sentences import get_splitter
+from learned_metrics.validate import one_of
 
 PROXIES = ("chars", "tokens", "sentences", "overlap", "first_person")
 FIRST_PERSON = ("i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves")
@@ -30,9 +31,7 @@ def word_tokens(text: str) -> list[str]:
 def first_person_count(text: str, first_person: str = "all") -> int:
     """First-person pronouns (chat phrases such as "I think" that NLI metrics are known to punish): ``"all"`` of
     :data:`FIRST_PERSON` or ``"i"`` only (the paper's proxy), case-insensitive and word-bounded (``I'm`` counts)."""
-    if first_person not in _FIRST_PERSON:
-        raise UserError(f"unknown first-person forms {first_person!r}, expected one of: {', '.join(_FIRST_PERSON)}")
-    return len(_FIRST_PERSON[first_person].findall(text))
+    return len(_FIRST_PERSON[one_of(first_person, tuple(_FIRST_PERSON), "first-person forms")].findall(text))
 
 
 def overlap_share(generation: str, grounding: str) -> float:
@@ -47,9 +46,8 @@ def overlap_share(generation: str, grounding: str) -> float:
 def text_proxies(generation: str, grounding: str | None = None, proxies: Sequence[str] = PROXIES,
                  splitter: str = "pysbd", first_person: str = "all") -> dict[str, float]:
     """The named built-in proxies of one generation (``overlap`` needs the grounding)."""
-    unknown = [proxy for proxy in proxies if proxy not in PROXIES]
-    if unknown:
-        raise UserError(f"unknown proxy '{unknown[0]}', expected one of: {', '.join(PROXIES)}")
+    for proxy in proxies:
+        one_of(proxy, PROXIES, "proxy")
     if "overlap" in proxies and grounding is None:
         raise UserError("the overlap proxy needs a grounding text")
     compute = {"chars": lambda: len(generation), "tokens": lambda: len(word_tokens(generation)),

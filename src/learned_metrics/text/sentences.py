@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 
 from learned_metrics.errors import UserError
-from learned_metrics.validate import is_blank
+from learned_metrics.validate import is_blank, one_of
 
 SPLITTERS = ("newline", "pysbd")
 DEFAULT_JOINER = "\n"  # paper code joins sentences with a newline
@@ -31,9 +31,7 @@ def split_pysbd(text: str) -> list[str]:
 
 def get_splitter(name: str) -> Callable[[str], list[str]]:
     """Return the splitter called ``name`` (``newline`` or ``pysbd``)."""
-    if name not in SPLITTERS:
-        raise UserError(f"unknown sentence splitter '{name}', expected one of {', '.join(SPLITTERS)}")
-    return split_newline if name == "newline" else split_pysbd
+    return split_newline if one_of(name, SPLITTERS, "sentence splitter") == "newline" else split_pysbd
 
 
 def join_sentences(sentences: list[str], joiner: str = DEFAULT_JOINER) -> str:
