@@ -28,7 +28,7 @@ from learned_metrics.meta_eval.resampling import (
 )
 from learned_metrics.meta_eval.rows import distinct, distinct_names, read_scored
 from learned_metrics.meta_eval.significance import williams_p
-from learned_metrics.render import Cell, Column, Table, Tabular, table_frame
+from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.text.proxies import PROXIES, text_proxies
 from learned_metrics.validate import flag, number, ordered, row_text
 
@@ -314,10 +314,6 @@ class ConfounderReport(Tabular):
                           for column in self.columns_of(scope)} for scope in self.scopes}
         return {"proxies": self.proxies, "columns": self.columns, "rows": self.rows, "scopes": scopes,
                 "williams": [asdict(t) for t in self.tests], "notes": self.notes, "settings": self.settings}
-
-    def to_frame(self):
-        """One row per (scope, column, proxy): tau, CI, p-value, n and the rows left out (the CSV's long table)."""
-        return table_frame(self.csv_tables()[0])
 
     def tests_frame(self):
         """One row per Williams test (scope, proxy, metric A, metric B)."""

@@ -32,9 +32,9 @@ class Tabular:
         return csv_text(pick(self.csv_tables(), key))
 
     def to_frame(self, key: str | None = None):
-        """The first table (or the one named ``key``) as a pandas DataFrame: the table as printed, for notebooks.
-        A result with a tidier long form overrides this; :meth:`table_frame` always gives the printed table."""
-        return self.table_frame(key)
+        """The first of :meth:`csv_tables` (or the one named ``key``) as a pandas DataFrame, for notebooks: the long
+        form where a result has one; :meth:`table_frame` always gives the printed table."""
+        return table_frame(pick(self.csv_tables(), key))
 
     def table_frame(self, key: str | None = None):
         """A table as a DataFrame (see :func:`table_frame`)."""
