@@ -46,11 +46,9 @@ def file_format(path: str | os.PathLike, declared: str | None = None) -> str:
         if declared not in FORMATS:
             raise UserError(f"unknown format '{declared}', expected one of {', '.join(FORMATS)}", path=path)
         return declared
-    if is_stdio(path):
-        return "jsonl"
     suffix = Path(path).suffix.lower()
-    if suffix in _SUFFIXES:
-        return _SUFFIXES[suffix]
+    if is_stdio(path) or suffix in _SUFFIXES:
+        return "jsonl" if is_stdio(path) else _SUFFIXES[suffix]
     raise UserError(f"unsupported file type '{suffix or '(none)'}', expected .jsonl, .csv or .parquet", path=path)
 
 
@@ -151,8 +149,7 @@ def numbered_rows(data: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         records = data.to_dict("records")
     elif isinstance(data, Mapping):
         columns = {name: list(values) for name, values in data.items()}
-        lengths = {len(values) for values in columns.values()}
-        if len(lengths) > 1:
+        if len({len(values) for values in columns.values()}) > 1:
             raise UserError(f"columns differ in length: { {name: len(v) for name, v in columns.items()} }")
         records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
     elif isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(r, Mapping) for r in data):
@@ -284,10 +281,9 @@ def _iso_duration(value: dt.timedelta) -> str:
     nanoseconds = getattr(value, "value", None)  # pandas.Timedelta: whole nanoseconds
     if not isinstance(nanoseconds, int):
         nanoseconds = (value // dt.timedelta(microseconds=1)) * 1000
-    sign = "-" if nanoseconds < 0 else ""
     seconds, fraction = divmod(abs(nanoseconds), 1_000_000_000)
     text = f"{seconds}.{fraction:09d}".rstrip("0").rstrip(".")
-    return f"{sign}PT{text}S"
+    return f"{'-' if nanoseconds < 0 else ''}PT{text}S"
 
 
 def _json_default(obj: Any) -> Any:
@@ -512,48 +508,28 @@ def open_sink(path: Path, fmt: str):
 
 
 class RowWriter:
-    """Stream rows to a ``.jsonl``/``.csv``/``.parquet`` file through a temp file renamed when the block ends
-    without an exception (an exception discards it); ``-`` streams JSON lines or CSV to standard output."""
+    """Stream rows as JSON lines or CSV to standard output (``-``); a file output goes through the resume store
+    (scoring.resume), written atomically."""
 
-    def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None,
-                 metadata: dict[str, str] | None = None):
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None):
+        if not is_stdio(path):
+            raise ValueError(f"RowWriter writes standard output, not {path}: a file goes through scoring.resume")
         self.format = file_format(path, declared)
-        self._ctx = None
-        self._target = STDIO if is_stdio(path) else self.path  # what a failed write names
-        if is_stdio(path):
-            if self.format == "parquet":
-                raise UserError("Parquet cannot be written to a pipe; give the output's file name", path=path)
-            self._handle = sys.stdout
-        else:
-            self._ctx = atomic_file(self.path)
-            self._handle = open_sink(self._ctx.__enter__(), self.format)
-        self.sink = RowSink(self._handle, self.format, fieldnames, path=STDOUT_NAME if is_stdio(path) else self.path,
-                            metadata=metadata)
+        if self.format == "parquet":
+            raise UserError("Parquet cannot be written to a pipe; give the output's file name", path=path)
+        self.sink = RowSink(sys.stdout, self.format, fieldnames, path=STDOUT_NAME)
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
-        with writing(self._target):
+        with writing(STDIO):
             self.sink.write(rows)
 
     def __enter__(self) -> RowWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        failed: OSError | None = None
         try:
-            with writing(self._target):
-                try:
-                    self.sink.close()
-                finally:
-                    if self._ctx is None:
-                        self._handle.flush()
-                    elif not isinstance(self._handle, str):
-                        self._handle.close()
-        except OSError as error:
-            failed = error
-        if self._ctx is not None:  # the temporary is renamed only when nothing failed
-            failure = (exc_type, exc, tb) if exc_type is not None or failed is None else (
-                type(failed), failed, failed.__traceback__)
-            self._ctx.__exit__(*failure)
-        if failed is not None and exc_type is None:
-            raise failed
+            with writing(STDIO):
+                sys.stdout.flush()
+        except OSError:
+            if exc_type is None:  # a failure already on its way is the one reported
+                raise

@@ -137,9 +137,8 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
         data = json.loads((folder / MARKER_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or not isinstance(data.get("entries"), list):
-        return None
-    return data
+    ours = isinstance(data, dict) and isinstance(data.get("kind"), str) and isinstance(data.get("entries"), list)
+    return data if ours else None
 
 
 def write_marker(folder: Path, kind: str) -> None:

@@ -147,7 +147,13 @@ def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None 
     if fmt == "parquet":
         if stage is not None:
             raise ValueError("Parquet keeps its provenance inside: pass parquet_metadata(record) to its writer")
-        _rewrite_parquet_metadata(output, parquet_metadata(record))
+        import pyarrow.parquet as pq
+
+        with open_parquet(output) as source, atomic_file(output) as tmp:  # rewritten row group by row group
+            schema = schema_with(source.schema_arrow, parquet_metadata(record))
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for index in range(source.num_row_groups):
+                    writer.write_table(source.read_row_group(index))
         return output
     target = sidecar_path(output)
     if stage is not None:
@@ -156,16 +162,6 @@ def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None 
     check_outputs(outputs(output, fmt), inputs=[output])
     write_json(target, record)
     return target
-
-
-def _rewrite_parquet_metadata(path: Path, metadata: dict[str, str]) -> None:
-    import pyarrow.parquet as pq
-
-    with open_parquet(path) as source, atomic_file(path) as tmp:
-        schema = schema_with(source.schema_arrow, metadata)
-        with pq.ParquetWriter(tmp, schema) as writer:
-            for index in range(source.num_row_groups):
-                writer.write_table(source.read_row_group(index))
 
 
 def _is_parquet(path: Path) -> bool:

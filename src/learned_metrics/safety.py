@@ -26,13 +26,10 @@ NO_REMOTE_CODE = {"trust_remote_code": False}
 def looks_local(name_or_path: str | os.PathLike) -> bool:
     """Meant as a local path, never a Hub id: a PathLike, ``./x``, ``/x``, ``~/x``, ``a/b/c``, ``a\\b``, or ``a/b``
     beside a folder ``a``; ``name`` and ``org/name`` stay Hub ids (a missing local path is never retried online)."""
-    if isinstance(name_or_path, os.PathLike):
-        return True
     name = os.fspath(name_or_path)
-    if name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name:
-        return True
     parent = os.path.dirname(name)
-    return bool(parent) and os.path.isdir(parent)
+    return (isinstance(name_or_path, os.PathLike) or name.startswith((".", "/", "~")) or name.count("/") > 1
+            or "\\" in name or bool(parent) and os.path.isdir(parent))
 
 
 def check_source(name_or_path: str | os.PathLike, what: str = "model") -> str | os.PathLike:

@@ -171,9 +171,7 @@ def _also(also: str | None) -> str:
 def flag(value: Any, what: str, *, also: str | None = None) -> bool:
     """True or False only: ``"false"``, ``"no"``, ``0`` and ``None`` are refused, never read by their truthiness
     (``allow_pickle="false"`` once loaded a pickle). numpy's bool counts as a bool."""
-    if isinstance(value, bool):
-        return value
-    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+    if isinstance(value, bool) or type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
         return bool(value)
     raise UserError(f"{what} takes True or False, got {_shown(value)}{_also(also)}")
 

@@ -58,8 +58,13 @@ def run_jobs(function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], worker
         pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_leave_stop_signals_to_the_parent)
         try:
-            with _stop_signals_deferred():  # the workers are forked here: a signal waits until they all run
+            # the workers are forked here: SIGINT/SIGTERM wait, blocked (not lost), until they all run; they inherit
+            # the mask, which their initializer lifts (fork means POSIX, so pthread_sigmask exists)
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+            try:
                 results = pool.map(function, *zip(*jobs, strict=True))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
             results = list(results)
         except BaseException:  # a stop signal, or a job failed: no point in finishing the others
             _terminate(pool)
@@ -158,27 +163,12 @@ def _watch_parent(parent: int) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
-@contextlib.contextmanager
-def _stop_signals_deferred() -> Iterator[None]:
-    """SIGINT/SIGTERM blocked (not lost) until the block ends; forked children inherit the mask (their initializer
-    unblocks it)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def _leave_stop_signals_to_the_parent() -> None:
     """A :func:`run_jobs` worker: Ctrl-C (sent to the whole process group) is the parent's to handle, which then
     terminates the pool; SIGTERM (from the parent, or the kernel when the parent dies) ends it at once, quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _terminate(pool: Any) -> None:
