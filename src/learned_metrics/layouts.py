@@ -28,9 +28,8 @@ class Layout:
 
 LAYOUTS = {
     "llm-aggrefact": Layout("llm-aggrefact", "LLM-AggreFact", "doc", "claim", ("dataset", "doc", "claim", "label"),
-                            "dataset", True, "supported",
-                            "Hugging Face dataset lytang/LLM-AggreFact (gated: accept its terms), dev and test "
-                            "Parquet files"),
+                            "dataset", True, "supported", "Hugging Face dataset lytang/LLM-AggreFact (gated: accept "
+                            "its terms), dev and test Parquet files"),
     "aggrefact": Layout("aggrefact", "AggreFact", "doc", "summary",
                         ("dataset", "origin", "id", "doc", "summary", "model_name", "label", "cut"), "origin", True,
                         "consistent", "aggre_fact_final.csv / aggre_fact_sota.csv of github.com/Liyan06/AggreFact",

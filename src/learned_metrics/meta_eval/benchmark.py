@@ -159,14 +159,13 @@ def _protocol(o: BenchmarkSettings, splits: Sequence[str | None]) -> Protocol:
     if present and judged not in present:
         raise UserError(f"no rows of split '{judged}' (splits present: {', '.join(present)}); name one with --split")
     tuned = (o.tune_split or next((s for s in TUNE_SPLITS if s in present), None)) if name == "tune-on-val" else None
-    if name == "tune-on-val":
-        if tuned is None:
-            raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
-                            f"({', '.join(present)}); name one with --tune-split")
-        if tuned not in present:
-            raise UserError(f"no rows of --tune-split '{tuned}' (splits present: {', '.join(present)})")
-        if tuned == judged:
-            raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
+    if name == "tune-on-val" and tuned is None:
+        raise UserError(f"no validation split ({', '.join(TUNE_SPLITS)}) among the splits present "
+                        f"({', '.join(present)}); name one with --tune-split")
+    if tuned is not None and tuned not in present:
+        raise UserError(f"no rows of --tune-split '{tuned}' (splits present: {', '.join(present)})")
+    if tuned is not None and tuned == judged:
+        raise UserError(f"--tune-split and --split are both '{tuned}': that is --threshold-protocol same-split")
     if name == "fixed":
         return Protocol(name, judged, threshold=DEFAULT_THRESHOLD if o.threshold is None else o.threshold)
     return Protocol(name, judged, grid=o.grid or "percentile", tune_split=tuned, scope=o.tune_scope or "dataset",

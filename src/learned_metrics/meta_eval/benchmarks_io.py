@@ -32,8 +32,7 @@ NEGATIVE_WORDS = frozenset({"unsupported", "not supported", "inconsistent", "unf
 LABEL_WORDS = "1/0, true/false, yes/no, supported/unsupported, consistent/inconsistent, correct/incorrect"
 
 
-def benchmark_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None
-                    ) -> int | None:
+def benchmark_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> int | None:
     """A 0/1 label from a number, a boolean or a word (None when missing: null, NaN or empty)."""
     if is_missing(value) or (isinstance(value, str) and not value.strip()):
         return None
@@ -165,12 +164,13 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
             if name in columns:
                 raise UserError(f"published metric '{name}' has the name of a --metric; rename it with --names")
             columns[name] = first.values[score_field]
-    keep &= np.array([label is not None for label in first.labels], dtype=bool)
-    missing_labels = sum(label is None for label in first.labels)
-    missing_scores = {}
+    labelled = np.array([label is not None for label in first.labels], dtype=bool)
+    missing = [] if labelled.all() else [f"dropped {int((~labelled).sum())} row(s) without a label"]
+    keep &= labelled
     for name, values in columns.items():
         absent = np.array([value is None for value in values], dtype=bool)
-        missing_scores[name] = int((absent & keep).sum())
+        if (absent & keep).any():
+            missing.append(f"dropped {int((absent & keep).sum())} row(s) without a score for {name}")
         keep &= ~absent
     if sota:
         if found.key != "aggrefact":
@@ -179,9 +179,7 @@ def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = 
         notes.append(f"AggreFact SOTA subset: {int((sota_rows & keep).sum())} of {int(keep.sum())} rows (model_name "
                      f"in {', '.join(AGGREFACT_SOTA)})")
         keep &= sota_rows
-    if missing_labels:
-        notes.append(f"dropped {missing_labels} row(s) without a label")
-    notes += [f"dropped {count} row(s) without a score for {name}" for name, count in missing_scores.items() if count]
+    notes += missing
     if not keep.any():
         raise UserError("no row left to judge (every row lacks a label or a score, or none is in the SOTA subset)",
                         path=first.path)
