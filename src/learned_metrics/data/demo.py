@@ -87,8 +87,7 @@ def write_anli_layout(root: str | Path, sizes: dict[str, int] | None = None, see
         for split, n_rows in sizes.items():
             with (root / rnd / f"{split}.jsonl").open("w", encoding="utf-8") as handle:
                 for i in range(n_rows):
-                    row = {"uid": f"{rnd.lower()}-{split}-{i:05d}", **nli_triple(rng)}
-                    handle.write(json_line(row))
+                    handle.write(json_line({"uid": f"{rnd.lower()}-{split}-{i:05d}", **nli_triple(rng)}))
     return root
 
 

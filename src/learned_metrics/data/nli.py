@@ -247,8 +247,7 @@ def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, An
             read.append(info)
             for split, ds in splits.items():
                 per_split.setdefault(split, []).append(cap_and_weight(ds, split, source))
-        merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLIT_ORDER
-                  if split in per_split}
+        merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLIT_ORDER if split in per_split}
         merged, dropped = shared_pairs(merged, s.shared_pairs)
         for split in ("train", "validation"):
             if not len(merged.get(split, [])):

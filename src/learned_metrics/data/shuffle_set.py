@@ -85,9 +85,7 @@ def corpus_files(root: Path) -> list[Path]:
     files = []
     for current, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
-        for name in filenames:
-            if not name.endswith(".txt"):
-                continue
+        for name in (name for name in filenames if name.endswith(".txt")):
             file = Path(current) / name
             target = Path(os.path.realpath(file))
             if real_root not in target.parents:

@@ -102,11 +102,10 @@ def location_parts(location: str, forms: str, field: str | None = None, name: st
 
 def check_named_splits(parts: list[Part], what: str, fix: str) -> None:
     """All parts name a split or none does: a file naming none beside named ones is one line with ``fix``."""
-    named = [p for p in parts if p.split is not None]
-    if named and len(named) < len(parts):
-        unnamed = next(p for p in parts if p.split is None)
+    unnamed = [p for p in parts if p.split is None]
+    if unnamed and len(unnamed) < len(parts):
         raise UserError(f"names no split (train, dev/validation, test) while other files of {what} do; {fix}",
-                        path=unnamed.where)
+                        path=unnamed[0].where)
 
 
 def missing_fields(part: Part, fields: Iterable[tuple[str, str]]) -> None:

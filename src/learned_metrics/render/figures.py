@@ -215,9 +215,8 @@ def roc_figure(scores: np.ndarray, labels: np.ndarray, groups: list[str],
     for name, in_group in _rows_of_each_group(groups):
         if len(set(labels[in_group].tolist())) < 2:
             continue  # AUC undefined: the table says so
-        fpr, tpr = roc_points(scores[in_group], labels[in_group])
         auc = (aucs or {}).get(name)
-        lines += ax.plot(fpr, tpr, linewidth=1.5)
+        lines += ax.plot(*roc_points(scores[in_group], labels[in_group]), linewidth=1.5)
         names.append(name if auc is None else f"{name} (AUC {auc:.3f})")
     ax.set(xlim=(0, 1), ylim=(0, 1.01), aspect="equal", title="ROC curves by corpus",
            xlabel="False positive rate (share of unfaithful rows accepted)",

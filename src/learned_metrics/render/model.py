@@ -81,11 +81,9 @@ def caption_text(table: Table, *, shows_bold: bool) -> str:
 
 def pick(tables: Sequence[Table], key: str | None) -> Table:
     """The table named ``key`` (the first when None); a ValueError-type one-liner names the keys there are."""
-    if key is None:
-        return tables[0]
-    for table in tables:
-        if table.key == key:
-            return table
+    found = tables[0] if key is None else next((table for table in tables if table.key == key), None)
+    if found is not None:
+        return found
     raise UserError(f"no table {key!r}; tables: {', '.join(t.key for t in tables)}")
 
 

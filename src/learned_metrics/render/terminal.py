@@ -66,8 +66,7 @@ def print_tables(out: Any, tables: Iterable[Table], *, captions: bool = True) ->
     shows_bold = out.color_system is not None  # a pipe or a log file gets no styles: bold is not seen there
     for table in tables:
         out.print(rich_table(table))
-        caption = caption_text(table, shows_bold=shows_bold)
-        if captions and caption:
+        if captions and (caption := caption_text(table, shows_bold=shows_bold)):
             out.print(caption, markup=False, highlight=False)
 
 

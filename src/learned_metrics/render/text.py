@@ -66,8 +66,7 @@ LATEX = _Style(latex_escape, latex_number, r"\textbf{{{}}}", "$^{{{}}}$", r" {{\
 def _styled_cell(style: _Style, column: Column, cell: Cell) -> str:
     """The cell's text in one format: escaped or with its numbers typeset, bold, marks, detail and interval as the
     format writes them."""
-    text = cell_text(column, cell)
-    text = style.text(text) if column.text else style.number(text)
+    text = (style.text if column.text else style.number)(cell_text(column, cell))
     if cell.bold and text:
         text = style.bold.format(text)
     if cell.marks:
@@ -87,8 +86,7 @@ def markdown_table(table: Table) -> str:
             lines.append(f"| **{markdown_escape(table.groups[index])}** |" + " |" * (len(table.columns) - 1))
         cells = (_styled_cell(MARKDOWN, c, cell) for c, cell in zip(table.columns, row, strict=True))
         lines.append("| " + " | ".join(cells) + " |")
-    caption = caption_text(table, shows_bold=True)
-    if caption:
+    if caption := caption_text(table, shows_bold=True):
         lines += ["", " ".join(caption.splitlines())]
     return "\n".join(lines) + "\n"
 
@@ -182,7 +180,5 @@ def csv_text(table: Table) -> str:
 
 def json_text(payload: dict[str, Any], settings: dict[str, Any] | None = None) -> str:
     """An analysis's JSON with its ``settings`` block (the analysis's own settings first, then the run's)."""
-    document = dict(payload)
-    if settings is not None:
-        document["settings"] = {**document.get("settings", {}), **settings}
+    document = payload if settings is None else {**payload, "settings": {**payload.get("settings", {}), **settings}}
     return dump_json(document) + "\n"

@@ -61,8 +61,7 @@ def tokenize(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_
         tokenizer.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
     texts = [list(first)] if second is None else [list(first), list(second)]
     full = dict(tokenizer(*texts, truncation=False))
-    n_rows = len(texts[0])
-    truncated, second_cut = [False] * n_rows, [False] * n_rows
+    truncated, second_cut = [False] * len(texts[0]), [False] * len(texts[0])
     over = [i for i, ids in enumerate(full["input_ids"]) if len(ids) > max_length]
     if over:
         cut, cut_second = _cut(tokenizer, [[column[i] for i in over] for column in texts], max_length)
