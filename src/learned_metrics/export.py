@@ -25,8 +25,7 @@ TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN
 
 @dataclass(frozen=True)
 class ExportSettings(Settings):
-    """How ``learned-metrics export`` (:func:`export_checkpoint`) writes a checkpoint's transformers folder: every
-    flag of the command and keyword of the function."""
+    """Every flag of ``learned-metrics export`` and keyword of :func:`export_checkpoint`."""
 
     tokenizer: str | None = setting(None, "folder with the tokenizer (default: the run's tokenizer/ beside "
                                     "checkpoints/, else the model the run started from)", metavar="DIR")
@@ -62,9 +61,8 @@ def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: st
 
 def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
                          tokenizer_dir: str | Path | None = None) -> str | Path:
-    """Where a checkpoint's tokenizer is, first found of: ``tokenizer_dir``; the ``tokenizer/`` folder of its run
-    (``RUN/checkpoints/x.ckpt`` -> ``RUN/tokenizer``); the model the run started from (``base_model`` in its card;
-    training never changes the tokenizer)."""
+    """Where a checkpoint's tokenizer is, first found of: ``tokenizer_dir``; its run's ``tokenizer/`` folder; the model
+    the run started from (``base_model`` in its card; training never changes the tokenizer)."""
     if tokenizer_dir is not None:
         return tokenizer_dir  # as typed: ./tok is a path, org/name a Hub id (safety.check_source)
     run_tokenizer = Path(ckpt_path).resolve().parent.parent / TOKENIZER_FOLDER

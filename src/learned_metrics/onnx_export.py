@@ -1,8 +1,6 @@
-"""An export folder -> its ONNX graph (``model.onnx``) and optionally a dynamically quantized int8 copy
-(``model.int8.onnx``), beside ``model.safetensors``, so other runtimes (and ``score --engine onnx``) need nothing but
-``onnxruntime`` (docs/scoring.md, "Engines"). The model is loaded as the scorer loads it; every file, the card's
-``onnx`` section and the output marker are renamed into place together: a failed export leaves the folder as it was.
-"""
+"""An export folder -> ``model.onnx`` (and a dynamically quantized ``model.int8.onnx``) beside the safetensors, so
+other runtimes need only ``onnxruntime`` (docs/scoring.md, "Engines"). The files and the card's ``onnx`` section are
+renamed into place together: a failed export leaves the folder as it was."""
 
 from __future__ import annotations
 
@@ -60,8 +58,8 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
     folder = safety.check_model_folder(export_dir)
     if not export_dir.is_dir():
         raise UserError("--onnx-from takes a local export folder", path=export_dir)
-    precisions = ["fp32", "int8"] if int8 else ["fp32"]
-    existing = [GRAPH_FILES[p] for p in precisions if (export_dir / GRAPH_FILES[p]).exists()]
+    targets = {p: export_dir / GRAPH_FILES[p] for p in (["fp32", "int8"] if int8 else ["fp32"])}
+    existing = [path.name for path in targets.values() if path.exists()]
     if existing and not overwrite:
         raise UserError(f"{', '.join(existing)} already exists; pass --overwrite to replace it", path=export_dir)
     card = read_card(export_dir)
@@ -74,7 +72,6 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
     marker = read_marker(export_dir)
     made: dict[str, Any] = {}
     with staged_files() as stage:
-        targets = {p: export_dir / GRAPH_FILES[p] for p in precisions}
         staged = {p: stage(path) for p, path in targets.items()}
         axes = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"logits": {0: "batch"}}
         with _quiet(), torch.no_grad():  # weights inside the file: one file to hash and move (no graphs over 2 GB)

@@ -5,6 +5,7 @@ launch -m learned_metrics.cli score ...`` the input is sharded and process 0 wri
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import os
@@ -31,8 +32,6 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
                         "What made it (model, weights hash, settings) goes into Parquet metadata, else into "
                         "OUTPUT.provenance.json beside it")
     scoring_options.ScoringOptions.add_arguments(parser, where=of_kind(kind))
-    if kind == "faithfulness":  # not chosen: chunk in a benchmark layout (_run), else truncate
-        parser.set_defaults(premise_strategy=None)
     files = parser.add_argument_group("files, resuming and reporting")
     FileRun.add_arguments(files, where=of_kind(kind))
     files.add_argument("--summary", default=None, metavar="FILE",
@@ -42,6 +41,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     files.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     files.add_argument("--quiet", action="store_true", help="print nothing but errors")
     RaySettings.add_arguments(parser.add_argument_group("--engine ray: where its actors run (docs/scaling.md)"))
+    parser.set_defaults(func=_run)
 
 
 COHERENCE_EPILOG = """examples:
@@ -78,7 +78,6 @@ def register(subparsers) -> None:
     text.add_argument("--text-field", default=None, help="field with the text (default: text)")
     text.add_argument("--sentences-field", default=None,
                       help="field with a list of sentences instead (default: sentences, if there is no text)")
-    coherence.set_defaults(func=_run)
 
     faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
                                     description="Score (grounding, generation) pairs with an NLI model: "
@@ -92,7 +91,7 @@ def register(subparsers) -> None:
                               help="field with the generation (hypothesis) (default: generation; in a benchmark file "
                               "the layout's: claim for LLM-AggreFact and SummaC, summary for AggreFact, generated_text "
                               "for TRUE)")
-    faithfulness.set_defaults(func=_run)
+    faithfulness.set_defaults(premise_strategy=None)  # not chosen: chunk in a benchmark layout (_run), else truncate
 
 
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
@@ -101,11 +100,8 @@ def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
 
     if is_stdio(args.input) or "://" in args.input or os.path.isdir(args.input):  # stdin, object storage, folder
         return False
-    rows = iter_row_chunks(args.input, 1, args.input_format)
-    try:
+    with contextlib.closing(iter_row_chunks(args.input, 1, args.input_format)) as rows:
         first = next(rows, None)
-    finally:
-        rows.close()
     return bool(first) and dataclasses.replace(fields).settle(first[0][1]) is not None
 
 
@@ -189,9 +185,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     from learned_metrics.outputs import check_outputs, file_output, inputs_of
 
     check_input_file(args.input, args.input_format)
-    out_format = file_format(args.output, args.output_format)
-    outputs = [] if is_stdio(args.output) else [file_output(args.output),
-                                                 *provenance.outputs(args.output, out_format)]
+    outputs = [] if is_stdio(args.output) else [
+        file_output(args.output), *provenance.outputs(args.output, file_format(args.output, args.output_format))]
     if args.summary:
         if not args.summary.lower().endswith(".json"):
             raise UserError("--summary is written as JSON: give a file name ending in .json", path=args.summary)

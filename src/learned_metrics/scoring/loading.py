@@ -27,8 +27,8 @@ _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "l
 
 
 def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
-    """A local folder as is; a Hub id downloaded (config, safetensors weights, tokenizer, card) to the HF cache.
-    What counts as local is decided by :func:`learned_metrics.safety.check_source`, as for every model source."""
+    """A local folder as is (:func:`~learned_metrics.safety.check_source` decides what is local); a Hub id downloaded
+    (config, safetensors weights, tokenizer, card) to the HF cache."""
     safety.check_source(name_or_path, "model")
     path = Path(name_or_path).expanduser()
     if path.is_dir():

@@ -18,12 +18,6 @@ from torch import nn
 from learned_metrics import compat
 
 
-def _keep_mask(draws: np.ndarray, p: float) -> torch.Tensor:
-    """Bernoulli(1 - p) keep mask scaled by 1/(1 - p) from uint32 draws (the threshold is p in units of 2^-32)."""
-    threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
-    return torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
-
-
 def _derived_seed(*words: int) -> int:
     return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
@@ -36,13 +30,15 @@ def _generator(seed: int, device: torch.device):
 
 
 def _masks(x: torch.Tensor, p: float, generators: list) -> torch.Tensor:
-    """Keep masks of ``x`` split into as many equal blocks as ``generators``, each block from its generator."""
+    """Bernoulli(1 - p) keep masks scaled by 1/(1 - p) of ``x`` split into as many equal blocks as ``generators``,
+    each block from its generator (on CPU uint32 draws against p in units of 2^-32)."""
     size = x.numel() // len(generators)
     if x.device.type == "cpu":
         draws = np.empty(len(generators) * size, dtype=np.uint32)
         for block, generator in enumerate(generators):
             draws[block * size:(block + 1) * size] = generator.integers(0, 2**32, size=size, dtype=np.uint32)
-        return _keep_mask(draws, p)
+        threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
+        return torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
     draws = torch.cat([torch.rand(size, generator=g, device=x.device) for g in generators])
     return (draws >= p).to(x.dtype) / (1.0 - p)
 
@@ -50,7 +46,7 @@ def _masks(x: torch.Tensor, p: float, generators: list) -> torch.Tensor:
 def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
     """Each row's identity: a 128-bit hash of its real tokens (and token types), padding excluded."""
     mask = batch["attention_mask"].bool().cpu()
-    columns = [batch["input_ids"].cpu()] + ([batch["token_type_ids"].cpu()] if "token_type_ids" in batch else [])
+    columns = [batch[name].cpu() for name in ("input_ids", "token_type_ids") if name in batch]
     keys = []
     for row in range(mask.shape[0]):
         digest = hashlib.blake2b(digest_size=16)
@@ -204,13 +200,11 @@ class DropoutStream:
     2 does not reuse chunk 1's masks), the global torch RNG untouched; without a seed the global RNG as is."""
 
     def __init__(self, seed: int | None, device: torch.device):
-        self.device = device
-        self.seed = seed
+        self.device, self.seed = device, seed
         self._state: tuple[torch.Tensor, torch.Tensor | None] | None = None
 
     def reseed(self, seed: int | None) -> None:
-        self.seed = seed
-        self._state = None
+        self.seed, self._state = seed, None
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:

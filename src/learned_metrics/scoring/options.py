@@ -141,8 +141,7 @@ class RaySettings(Settings):
     ray_cpus_per_actor: int = _option(1, "CPUs each actor reserves (its torch threads)", minimum=1, scores=False,
                                     metavar="N")
     ray_gpus_per_actor: int | None = _option(None, "GPUs each actor reserves (default: 1 when the cluster has GPUs and "
-                                             "--device is not cpu, else 0)", minimum=0, scores=False,
-                                             metavar="N")
+                                             "--device is not cpu, else 0)", minimum=0, scores=False, metavar="N")
     ray_single_file: bool = _option(False, "write --output as one Parquet file instead of a folder of part files",
                                     flag=True, scores=False)
 

@@ -39,8 +39,6 @@ class ScoreSummary:
     overall: GroupSummary
     systems: list[GroupSummary] = field(default_factory=list)
     system_field: str | None = None
-    confidence: float = CONFIDENCE
-    resamples: int = RESAMPLES
     seed: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -51,7 +49,7 @@ class ScoreSummary:
             "system_field": self.system_field,
             "systems": [{"system": s.name, "rows": s.rows, "mean": s.mean, "ci": [s.ci_low, s.ci_high]}
                         for s in self.systems],
-            "bootstrap": {"confidence": self.confidence, "resamples": self.resamples, "seed": self.seed,
+            "bootstrap": {"confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": self.seed,
                           "method": "percentile"},
         }
 
