@@ -145,16 +145,12 @@ def _check_command(config: dict[str, Any], path: Path) -> list[str]:
 def representative_combinations(sweep: Sweep, conf_dir: Path | None = None) -> list[dict[str, Any]]:
     """The combinations worth composing: each option of a config group (``experiment=nli_append`` changes the whole
     tree), one value of a plain key (``model.lr``: it shows the key exists); the others at their first value."""
-    groups = _config_groups(conf_dir or _conf_dir(sweep.path, None))
+    conf = conf_dir or _conf_dir(sweep.path, None)  # groups: experiment, trainer, ..., hydra/sweeper as hydra.sweeper
+    groups = {str(p.relative_to(conf)).replace("/", ".") for p in conf.rglob("*") if p.is_dir()}
     choices = {key: _representative_values(spec) if key.lstrip("+") in groups else _representative_values(spec)[:1]
                for key, spec in sweep.parameters.items()}
     base = {key: values[0] for key, values in choices.items()}
     return [base, *({**base, key: value} for key, values in choices.items() for value in values[1:])]
-
-
-def _config_groups(conf_dir: Path) -> set[str]:
-    """``experiment``, ``trainer``, ... and nested groups (``hydra/sweeper`` as ``hydra.sweeper``)."""
-    return {str(p.relative_to(conf_dir)).replace("/", ".") for p in conf_dir.rglob("*") if p.is_dir()}
 
 
 def _representative_values(spec: dict[str, Any]) -> list[Any]:

@@ -85,7 +85,9 @@ def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
                      overwrite=True)  # a run resumed in place replaces its own earlier export
         # 6. report
         log_sweep_objective(loggers, metrics, cfg)  # the best checkpoint's value, not the last step's
-        _link_latest(output_dir)
+        with contextlib.suppress(OSError):  # checkpoints/<experiment>/latest -> the newest run, for scripts
+            (output_dir.parent / "latest").unlink(missing_ok=True)
+            (output_dir.parent / "latest").symlink_to(output_dir.name)
         console().print(key_value_table(f"{cfg.task_name}: best checkpoint", {**metrics,
             "best checkpoint": best_path or "none (no validation during training): final weights",
             "global steps": trainer.global_step, "epochs": trainer.current_epoch,
@@ -243,14 +245,6 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str,
             versions[name] = importlib.metadata.version(name)
     return {"experiment": cfg.task_name, "git_commit": _git_commit(), "packages": versions, "config": resolved,
             "data_report": report}
-
-
-def _link_latest(output_dir: Path) -> None:
-    """``checkpoints/<experiment>/latest`` -> the newest run, for scripts and the README."""
-    link = output_dir.parent / "latest"
-    with contextlib.suppress(OSError):
-        link.unlink(missing_ok=True)
-        link.symlink_to(output_dir.name)
 
 
 def optimized_metric_value(cfg: DictConfig, metrics: dict[str, float]) -> float | None:

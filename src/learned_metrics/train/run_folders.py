@@ -68,12 +68,6 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _monitor(config: dict[str, Any]) -> tuple[str | None, str | None]:
-    checkpoint = _mapping(_mapping(config.get("callbacks")).get("model_checkpoint"))
-    mode = _text(checkpoint.get("mode"))
-    return _text(checkpoint.get("monitor")), mode if mode in ("min", "max") else None
-
-
 def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
     """Start time: the timestamp folder name, else when ``run_info.json`` was written, else the export."""
     for name in (run_dir.name, run_dir.parent.name.removeprefix("multirun_")):
@@ -111,7 +105,9 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
     info = _read_json(run_dir / "run_info.json")
     card = _read_json(run_dir / "export" / "learned_metric.json")
     config = _mapping(info.get("config")) or _mapping(card.get("training_config"))
-    metric, mode = _monitor(config)
+    checkpoint = _mapping(_mapping(config.get("callbacks")).get("model_checkpoint"))
+    metric, mode = _text(checkpoint.get("monitor")), checkpoint.get("mode")
+    mode = mode if mode in ("min", "max") else None
     validation = {str(k): float(v) for k, v in _mapping(card.get("validation")).items()
                   if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
     best, source = (validation[metric], "export") if metric in validation else (None, None)
