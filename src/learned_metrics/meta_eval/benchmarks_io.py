@@ -34,14 +34,11 @@ LABEL_WORDS = "1/0, true/false, yes/no, supported/unsupported, consistent/incons
 
 def benchmark_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> int | None:
     """A 0/1 label from a number, a boolean or a word (None when missing: null, NaN or empty)."""
-    if is_missing(value) or (isinstance(value, str) and not value.strip()):
+    word = re.sub(r"[\s_-]+", " ", value.strip().lower()) if isinstance(value, str) else None
+    if is_missing(value) or word == "":
         return None
-    if isinstance(value, str):
-        word = re.sub(r"[\s_-]+", " ", value.strip().lower())
-        if word in POSITIVE_WORDS:
-            return 1
-        if word in NEGATIVE_WORDS:
-            return 0
+    if word in POSITIVE_WORDS or word in NEGATIVE_WORDS:
+        return int(word in POSITIVE_WORDS)
     try:
         return binary_label(value, path=path, row=row, field=field)
     except UserError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,11 +193,8 @@ def scored_files(source: str | Path) -> list[Path]:
 def check_columns(path: Path, required: Sequence[str], layout: str) -> dict[str, Any]:
     """Stop on a file without a required column before anything is read in full; returns the first row (the
     header; an empty file is an error of :func:`iter_rows`)."""
-    rows = iter_rows(path)
-    try:
+    with closing(iter_rows(path)) as rows:
         _, first = next(rows)
-    finally:
-        rows.close()
     missing = [name for name in required if name not in first]
     if missing:
         raise UserError(f"missing column ({layout} files need {', '.join(required)}; present: "

@@ -21,9 +21,7 @@ AXES = ("documents x systems", "systems x documents")
 
 def _score_column(frame: Any, name: str) -> str:
     others = [c for c in frame.columns if c not in (DOC, SYSTEM)]
-    if "score" in others:
-        return "score"
-    numeric = [c for c in others if np.issubdtype(frame[c].dtype, np.number)]
+    numeric = ["score"] if "score" in others else [c for c in others if np.issubdtype(frame[c].dtype, np.number)]
     if len(numeric) != 1:
         raise UserError(f"{name}: a long DataFrame needs a 'score' column or exactly one numeric column besides "
                         f"{DOC} and {SYSTEM}; got {others}")
