@@ -227,15 +227,6 @@ def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
                         "ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).parent)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:
     """What is needed to reproduce a run: commit, versions, resolved config, data report."""
     versions = dict.fromkeys(("learned-metrics", "torch", "transformers", "lightning", "datasets", "tokenizers",
@@ -243,7 +234,12 @@ def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str,
     for name in versions:
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[name] = importlib.metadata.version(name)
-    return {"experiment": cfg.task_name, "git_commit": _git_commit(), "packages": versions, "config": resolved,
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                                cwd=Path(__file__).parent).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {"experiment": cfg.task_name, "git_commit": commit, "packages": versions, "config": resolved,
             "data_report": report}
 
 

@@ -82,14 +82,6 @@ def _run_date(run_dir: Path, card: dict[str, Any]) -> datetime | None:
         return None
 
 
-def _best_step(run_dir: Path, card: dict[str, Any]) -> int | None:
-    """The optimizer step in the name of the exported checkpoint, else of the last ``best*.ckpt``."""
-    name = _text(card.get("source_checkpoint")) or max((p.name for p in (run_dir / "checkpoints").glob("best*.ckpt")),
-                                                        default=None)
-    match = _STEP.search(Path(name).name) if name else None
-    return int(match.group(1)) if match else None
-
-
 def best_from_metrics_csv(path: Path, metric: str, mode: str | None) -> float | None:
     """Best logged value of ``metric`` in a Lightning CSV log (for runs without an export)."""
     try:
@@ -114,6 +106,10 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
     if best is None and metric:
         best = best_from_metrics_csv(run_dir / "csv" / "metrics.csv", metric, mode)
         source = "metrics.csv" if best is not None else None
+    # the best step: in the name of the exported checkpoint, else of the last best*.ckpt
+    name = _text(card.get("source_checkpoint")) or max((p.name for p in (run_dir / "checkpoints").glob("best*.ckpt")),
+                                                        default=None)
+    step = _STEP.search(Path(name).name) if name else None
     date = _run_date(run_dir, card)
     seed = config.get("seed")
     experiment = (_text(info.get("experiment")) or _text(card.get("experiment")) or _text(config.get("task_name"))
@@ -122,7 +118,7 @@ def read_run(run_dir: Path, root: Path) -> RunRow:
                   date=date.isoformat(sep=" ", timespec="minutes") if date else None,
                   git_commit=_text(info.get("git_commit")),
                   seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None, metric=metric,
-                  mode=mode, best=best, best_source=source, best_step=_best_step(run_dir, card),
+                  mode=mode, best=best, best_source=source, best_step=int(step.group(1)) if step else None,
                   export=(run_dir / "export" / "learned_metric.json").is_file(), validation=validation)
 
 

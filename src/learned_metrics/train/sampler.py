@@ -64,16 +64,12 @@ class LengthGroupedBatchSampler(Sampler[list[int]]):
         longest = sorted(range(len(batches)), key=lambda i: -int(self.lengths[batches[i]].max()))[:world]
         return [batches[i] for i in longest] + [b for i, b in enumerate(batches) if i not in set(longest)]
 
-    def _rank_batches(self) -> list[np.ndarray]:
+    def __iter__(self) -> Iterator[list[int]]:
         rank, world = _distributed_rank_and_world()
         batches = self._all_batches(world)
         # every rank must run the same number of steps: pad by repeating from the start (one rank: nothing to pad)
         per_rank = -(-len(batches) // world)
-        batches = batches + batches[: per_rank * world - len(batches)]
-        return batches[rank::world]
-
-    def __iter__(self) -> Iterator[list[int]]:
-        batches = self._rank_batches()
+        batches = (batches + batches[: per_rank * world - len(batches)])[rank::world]
         # Lightning may create the iterator more than once on restart: skip on every one of this epoch
         if self._resume_at is not None and self._resume_at[0] == self.epoch:
             batches = batches[self._resume_at[1] :]
