@@ -149,8 +149,7 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
 
 def script_main(prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
                 argv: Sequence[str] | None = None, **parser_kwargs: Any) -> int:
-    """A stand-alone script (``data_prep/*.py``, ``python -m learned_metrics.sweeps``) made of one command's
-    arguments: the same parser, the same boundary, its own program name in messages."""
+    """A stand-alone script (``data_prep/*.py``, sweeps): one command's arguments, parser and boundary, its own name."""
     parser = CommandParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, **parser_kwargs)
     add_arguments(parser)
     args = parser.parse_args(argv)

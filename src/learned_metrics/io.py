@@ -130,11 +130,10 @@ def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[
     """Yield ``(row_number, row)`` pairs; an empty file is an error."""
     path = check_input_file(path, declared)
     fmt = file_format(path, declared)
-    empty = True
-    for item in _iter_parquet(path) if fmt == "parquet" else _iter_text(path, fmt):
-        empty = False
-        yield item
-    if empty:
+    number = 0
+    for number, row in _iter_parquet(path) if fmt == "parquet" else _iter_text(path, fmt):
+        yield number, row
+    if not number:
         raise UserError("file is empty (no data rows)", path=path)
 
 
@@ -205,9 +204,8 @@ def iter_row_chunks(path: str | os.PathLike, chunk_size: int,
 
 @contextlib.contextmanager
 def writing(target: str | os.PathLike | None = None, *, needed: int | None = None) -> Iterator[None]:
-    """Where a failed write was writing: an ``OSError`` without a file name (a full disk, a closed pipe) gets
-    ``target``'s (``-``: "standard output"), and on a full disk the bytes ``needed`` when known; nested blocks keep
-    what the innermost one knew (:func:`learned_metrics.boundary.describe_os_error` prints the line)."""
+    """An ``OSError`` without a file name (full disk, closed pipe) gets ``target``'s (``-``: "standard output") and,
+    on a full disk, the bytes ``needed``; the innermost block's wins (``boundary.describe_os_error`` prints it)."""
     try:
         yield
     except OSError as exc:
@@ -226,9 +224,8 @@ def _shown_character(character: str) -> str:
 
 
 def display_text(text: str) -> str:
-    """A name or path as every output writes it: valid UTF-8 unchanged; each byte of a file name that is not UTF-8
-    (which ``os.fsdecode`` keeps as a lone surrogate) as ``\\xNN``, any other lone surrogate as ``\\udNNN``. The one
-    rule for JSON, provenance, tables and captions (docs/safety.md), so no UTF-8 file or terminal refuses it."""
+    """A name or path as every output writes it (docs/safety.md): valid UTF-8 unchanged; each byte of a name that is
+    not UTF-8 (a lone surrogate from ``os.fsdecode``) as ``\\xNN``, any other lone surrogate as ``\\udNNN``."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -255,9 +252,8 @@ def _strict(obj: Any) -> Any:
 
 
 def dump_json(obj: Any, *, indent: int | None = 2, compact: bool = False) -> str:
-    """The one JSON encoder of everything the project writes: strict JSON (NaN and infinities as null, never the
-    ``NaN``/``Infinity`` tokens other parsers refuse), names that are not UTF-8 as :func:`display_text` writes
-    them, values readers hand over spelled exactly (:func:`_json_default`). Plain values take the fast path."""
+    """The one JSON encoder: strict JSON (NaN and infinities as null, never ``NaN``/``Infinity``), names that are not
+    UTF-8 as :func:`display_text` writes them, reader values spelled exactly (:func:`_json_default`)."""
     options: dict[str, Any] = {"ensure_ascii": False, "allow_nan": False, "default": _json_default,
                                "indent": indent, "separators": (",", ":") if compact else None}
     try:
@@ -334,8 +330,7 @@ def _has_empty_struct(arrow_type) -> bool:
 
 
 def _first_unconvertible(values: list[Any]) -> int:
-    """Index of the first value that makes a column of ``values[:i + 1]`` impossible (a prefix that fails only
-    grows into longer prefixes that fail, so a binary search finds it)."""
+    """The first value that makes a column of ``values[:i + 1]`` fail (failing prefixes only grow: binary search)."""
     import pyarrow as pa
 
     low, high = 1, len(values)
@@ -394,9 +389,8 @@ def _conflicting_field(schemas) -> str | None:
 
 def merge_schemas(schemas: Sequence, *, path: str | os.PathLike | None = None,
                   rows: Sequence[Mapping[str, Any]] | None = None, first_row: int = 1):
-    """One schema for tables written one after another into a file: fields in order of first appearance, null
-    columns typed by the others, integers widened to floats, objects' fields merged. A field whose types cannot be
-    merged is refused, naming it and, given the last table's ``rows``, the first of them that holds it."""
+    """One schema for tables written one after another into a file (fields in order of appearance, nulls typed by the
+    others, ints widened to floats, objects merged); a field that cannot merge is refused, naming it and its row."""
     import pyarrow as pa
 
     try:
@@ -424,14 +418,8 @@ class RowSink:
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
                  schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None,
                  first_row: int = 1):
-        self.handle = handle
-        self.format = fmt
-        self.fieldnames = fieldnames
-        self.header = header
-        self.schema = schema
-        self.path = path
-        self.metadata = metadata
-        self.first_row = first_row
+        self.handle, self.format, self.fieldnames, self.header = handle, fmt, fieldnames, header
+        self.schema, self.path, self.metadata, self.first_row = schema, path, metadata, first_row
         self._columns: list[str] | None = None  # CSV: fixed by the first row (or fieldnames), header written
         self._parquet = None
         self.rows_written = 0

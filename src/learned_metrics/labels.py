@@ -47,9 +47,8 @@ def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) ->
         raise UserError(f"--label-order names {len(order)} classes; the model has {len(id2label)} ({dict(id2label)})")
     if not is_generic(id2label):
         named = {int(i): canonical_label(name) for i, name in id2label.items()}
-        clash = [i for i, name in enumerate(order) if named.get(i) != name]
-        if clash:
-            i = clash[0]
+        i = next((i for i, name in enumerate(order) if named.get(i) != name), None)
+        if i is not None:
             raise UserError(f"--label-order says class {i} is {order[i]}, but the model's config calls it "
                             f"{id2label.get(i, id2label.get(str(i)))!r}; drop --label-order (the config names its "
                             "labels)")

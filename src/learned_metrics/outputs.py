@@ -306,8 +306,7 @@ def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
 
 @contextlib.contextmanager
 def scratch_folder(target: str | os.PathLike) -> Iterator[Path]:
-    """A hidden working folder beside ``target`` (same file system), removed at the end with the empty folders made
-    for it."""
+    """A hidden working folder beside ``target`` (same file system), removed with the empty folders made for it."""
     work, created = _fresh_temp(_resolved(Path(target)), folder=True)
     try:
         yield work

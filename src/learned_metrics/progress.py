@@ -54,10 +54,7 @@ class RowProgress:
 
     def __init__(self, total: int | None, *, label: str = "scoring", done: int = 0, enabled: bool = True,
                  every_seconds: float = 30.0, stream: IO[str] | None = None):
-        self.total = total
-        self.label = label
-        self.enabled = enabled
-        self.every_seconds = every_seconds
+        self.total, self.label, self.enabled, self.every_seconds = total, label, enabled, every_seconds
         self.stream = stream if stream is not None else sys.stderr
         self.skip(done)
         self._started = self._last = 0.0

@@ -76,8 +76,7 @@ def precision_name(dtype: Any) -> str:
 
 
 def input_record(path: str | os.PathLike | None, *, hashed: bool = True) -> dict[str, Any] | str | None:
-    """``{"path", "size", "sha256"}`` of an input file (``hashed=False``: path and size only, no read of the
-    file); ``"-"`` for standard input; None for no file."""
+    """``{"path", "size", "sha256"}`` of an input file (``hashed=False``: no sha256, no read), ``"-"``, or None."""
     if path is None:
         return None
     if os.fspath(path) == "-":
@@ -137,9 +136,8 @@ def parquet_metadata(record: Mapping[str, Any]) -> dict[str, str]:
 
 def write(record: Mapping[str, Any], output: str | os.PathLike, fmt: str | None = None, *,
           stage: Callable[[Path], Path] | None = None) -> Path | None:
-    """Attach ``record`` to a written output, atomically: a Parquet file's schema metadata (rewritten row group by
-    row group; a scoring run passes :func:`parquet_metadata` to its writer instead), else the sidecar (into ``stage``
-    of a :func:`~learned_metrics.outputs.staged_files` block when given). Returns where it went; None for ``-``."""
+    """Attach ``record`` to a written output, atomically: a Parquet file's schema metadata (a scoring run's writer
+    takes :func:`parquet_metadata` instead), else the sidecar (into ``stage`` if given); where it went, None for -."""
     if os.fspath(output) == "-":
         return None
     fmt = file_format(output, fmt)

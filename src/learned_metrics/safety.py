@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,8 +157,6 @@ def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
     finally:
         hf_logging.set_verbosity(verbosity)
         if was_enabled:
-            import warnings
-
             with warnings.catch_warnings():  # huggingface_hub warns when HF_HUB_DISABLE_PROGRESS_BARS=1 keeps
                 warnings.simplefilter("ignore")  # them off; the user asked for that, so it is no news
                 hf_logging.enable_progress_bar()

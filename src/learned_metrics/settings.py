@@ -146,8 +146,7 @@ class Settings:
         return {spec.name: _plain(getattr(self, spec.name)) for spec in fields(self)}
 
     def affecting(self, where: Callable[[Any], bool] | None = None) -> dict[str, Any]:
-        """The fields that can change a result (not declared ``scores=False``), as JSON values; ``where`` may map a
-        field to None where it does not apply (provenance records None for it)."""
+        """Fields that can change a result (not ``scores=False``) as JSON; None where ``where`` rejects it."""
         return {spec.name: _plain(getattr(self, spec.name)) if where is None or where(spec) else None
                 for spec in fields(self) if spec.metadata["scores"]}
 

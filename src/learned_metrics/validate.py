@@ -118,9 +118,7 @@ def key(value: Any, *, path: object = None, row: int | None = None, field: str |
         raise UserError("key is empty", path=path, row=row, field=field)
     if isinstance(value, (list, dict)):
         raise UserError(f"expected a key (text or number), got {type(value).__name__}", path=path, row=row, field=field)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
+    return str(int(value) if isinstance(value, float) and value.is_integer() else value).strip()
 
 
 def _in_row(parse: Callable[..., T]) -> Callable[..., T]:
@@ -139,8 +137,7 @@ row_key = _in_row(key)
 
 
 def text_list(values: Any, name: str, parse: Callable[..., Any] = text, what: str = "strings") -> list[Any]:
-    """A list of texts (or of what ``parse`` reads) passed to the Python API as a list, tuple, numpy array or pandas
-    Series; errors name the argument and the 1-based position."""
+    """Texts (or what ``parse`` reads) as a list, tuple, array or Series from the API; errors name it and the place."""
     if hasattr(values, "tolist") and not isinstance(values, str):
         values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence):
@@ -177,9 +174,8 @@ def flag(value: Any, what: str, *, also: str | None = None) -> bool:
 
 
 def ordered(value: Any, what: str, *, also: str | None = None) -> tuple[Any, ...]:
-    """The items of an option whose order means something (class names in index order, statistics, names): text is
-    comma-separated (blank parts dropped); a list, tuple, array or Series as given; a generator is read once. Sets,
-    dicts and dict views are refused: their iteration order is not the user's."""
+    """An option whose order means something: comma-separated text (blanks dropped), or a list, tuple, array, Series
+    or generator as given; sets, dicts and dict views are refused (their iteration order is not the user's)."""
     if isinstance(value, str):
         return tuple(part.strip() for part in value.split(",") if part.strip())
     if not isinstance(value, (Set, Mapping, MappingView)) and hasattr(value, "tolist"):
@@ -229,8 +225,7 @@ def _shown(value: Any) -> str:
 
 
 def numbers(values: Any, what: str) -> np.ndarray:
-    """An API argument of scores as a float array (NaN kept: an absent value); anything that is not a number is one
-    line naming the argument and the 1-based position, infinities too."""
+    """Scores from the API as a float array (NaN kept: absent); text, bools, infinities: one line naming the place."""
     import numpy as np
 
     try:
