@@ -91,14 +91,16 @@ def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str]
     return chosen
 
 
-def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFields = ConfounderFields(), *,
-               proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
-               path: object = None, first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
-    """Scores, proxies and labels of numbered rows, read by the one reader (:func:`~.rows.read_scored`); bad values
-    stop with one line naming path, row and field. A human field that is the label field is read as its 0/1 label."""
+def read_confounder_rows(path: str | Path | None, fields: ConfounderFields = ConfounderFields(), *,
+                         proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
+                         first_person: str = ConfoundersCommand.first_person,
+                         rows: Iterable[tuple[int, dict[str, Any]]] | None = None) -> ConfounderData:
+    """Scores, proxies and labels of a scored ``.jsonl``/``.csv``/``.parquet`` file (or of numbered ``rows``), read by
+    :func:`~.rows.read_scored`: a bad value is one line naming path, row and field; a human field that is the label
+    field is read as its 0/1 label."""
     check(first_person=first_person)
     by_label = flag(by_label, "by_label", also="--by-label")
-    iterator = iter(rows)
+    iterator = iter(iter_rows(path) if rows is None else rows)
     first = next(iterator, None)
     if first is None:
         raise UserError("no rows", path=path)
@@ -152,14 +154,6 @@ def parse_rows(rows: Iterable[tuple[int, dict[str, Any]]], fields: ConfounderFie
                           notes)
 
 
-def read_confounder_rows(path: str | Path, fields: ConfounderFields = ConfounderFields(), *,
-                         proxies: Sequence[str] | None = None, by_label: bool = False, splitter: str = "pysbd",
-                         first_person: str = ConfoundersCommand.first_person) -> ConfounderData:
-    """Read a scored ``.jsonl``/``.csv``/``.parquet`` file (e.g. the output of ``learned-metrics score``)."""
-    return parse_rows(iter_rows(path), fields, proxies=proxies, by_label=by_label, splitter=splitter, path=path,
-                      first_person=first_person)
-
-
 @dataclass(frozen=True)
 class ProxyCorrelation:
     """tau-b of one score column with one proxy in one scope; ``tau.skipped`` = rows without the proxy."""
@@ -169,9 +163,6 @@ class ProxyCorrelation:
     proxy: str
     tau: Estimate
     p_value: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.tau.to_json(), "p_value": self.p_value}
 
 
 @dataclass(frozen=True)
@@ -269,8 +260,8 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
     names = None if names is None else ordered(names, "names", also="--names")
     fields = ConfounderFields(tuple(metric_fields), names or None, human_field, generation_field,
                               grounding_field, tuple(proxy_fields), label_field)
-    parsed = parse_rows(numbered_rows(data), fields, proxies=proxies, by_label=by_label, splitter=splitter,
-                        first_person=first_person)
+    parsed = read_confounder_rows(None, fields, proxies=proxies, by_label=by_label, splitter=splitter,
+                                  first_person=first_person, rows=numbered_rows(data))
     report = analyse(parsed, settings=settings)
     report.settings["first_person"] = first_person
     return report
@@ -310,7 +301,8 @@ class ConfounderReport(Tabular):
         return f"Kendall tau-b of each score with each proxy, {ci}."
 
     def to_json(self) -> dict[str, Any]:
-        scopes = {scope: {column: {proxy: self.correlation(scope, column, proxy).to_json() for proxy in self.proxies}
+        scopes = {scope: {column: {proxy: {**c.tau.to_json(), "p_value": c.p_value} for proxy in self.proxies
+                                   for c in [self.correlation(scope, column, proxy)]}
                           for column in self.columns_of(scope)} for scope in self.scopes}
         return {"proxies": self.proxies, "columns": self.columns, "rows": self.rows, "scopes": scopes,
                 "williams": [asdict(t) for t in self.tests], "notes": self.notes, "settings": self.settings}

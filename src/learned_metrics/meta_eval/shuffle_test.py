@@ -88,10 +88,9 @@ class ShuffleReport(Tabular):
         return out
 
     def to_json(self) -> dict:
-        out = {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids}
-        if self.buckets is not None:
-            out.update(min_bucket_pairs=self.min_bucket_pairs, by_length_gap=[b.to_json() for b in self.buckets])
-        return out
+        buckets = {} if self.buckets is None else {"min_bucket_pairs": self.min_bucket_pairs,
+                                                   "by_length_gap": [b.to_json() for b in self.buckets]}
+        return {"accuracy": self.accuracy.to_json(), "ties": self.ties, "pair_ids": self.pair_ids, **buckets}
 
     def to_frame(self):
         """One row for all comparisons (``gap`` missing), then one per length-gap bucket if asked, for notebooks:
@@ -110,9 +109,8 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
     for i, (pair_id, label) in enumerate(zip(rows.pair_ids, rows.is_original, strict=True)):
         if label == 1:
             if pair_id in originals:
-                first = rows.rows[originals[pair_id]]
-                raise UserError(f"second original for {pair_field}={pair_id!r} (first at row {first})", path=path,
-                                row=rows.rows[i])
+                raise UserError(f"second original for {pair_field}={pair_id!r} (first at row "
+                                f"{rows.rows[originals[pair_id]]})", path=path, row=rows.rows[i])
             originals[pair_id] = i
         else:
             shuffled.setdefault(pair_id, []).append(i)
@@ -125,12 +123,11 @@ def pairs_from_rows(rows: ShuffleRows, path: object = None, *, pair_field: str =
         raise UserError(f"original of {pair_field}={lonely[0]!r} has no shuffled text ({len(lonely)} such pair id(s))",
                         path=path, row=rows.rows[originals[lonely[0]]])
     pair_ids = list(originals)
-    index = {p: k for k, p in enumerate(pair_ids)}
     orig_rows = [originals[p] for p in pair_ids for _ in shuffled[p]]
     shuf_rows = [j for p in pair_ids for j in shuffled[p]]
     gaps = None if rows.lengths is None else rows.lengths[orig_rows] - rows.lengths[shuf_rows]
     return ShufflePairs(rows.scores[orig_rows], rows.scores[shuf_rows],
-                        np.array([index[rows.pair_ids[j]] for j in shuf_rows], dtype=np.int64), pair_ids, gaps)
+                        np.repeat(np.arange(len(pair_ids)), [len(shuffled[p]) for p in pair_ids]), pair_ids, gaps)
 
 
 def merge_sparse_buckets(counts: np.ndarray, minimum: int) -> list[tuple[int, int]]:
