@@ -123,7 +123,6 @@ def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], ma
     pairs: list[tuple[str, str, int, int]] = []  # (unit, generation sentence, sentence id, unit index in its row)
     row_of_sentence: list[int] = []
     chunked_rows = 0
-    min_budget = max(1, max_length // 4)
     for row, (premise, hypothesis) in enumerate(zip(premises, hypotheses, strict=True)):
         fits = premise_lengths[row] + hypothesis_lengths[row] + specials <= max_length
         units, sentences = [premise], [hypothesis]
@@ -131,7 +130,7 @@ def plan_units(tokenizer, premises: Sequence[str], hypotheses: Sequence[str], ma
             chunked_rows += not fits
             sentences = [hypothesis] if whole_claim else split(hypothesis) or [hypothesis]
             longest_hyp = max(_token_lengths(tokenizer, sentences))
-            budget = min(max(min_budget, max_length - specials - longest_hyp - SAFETY_MARGIN),
+            budget = min(max(max(1, max_length // 4), max_length - specials - longest_hyp - SAFETY_MARGIN),
                          chunk_tokens or max_length)
             units = grounding_units(tokenizer, premise, granularity, budget, split)
         for sentence in sentences:
@@ -151,8 +150,7 @@ class UnitChoice:
     sentence_scores: np.ndarray
 
 
-def aggregate_units(pair_probs: np.ndarray, plan: ChunkPlan,
-                    pair_scores: np.ndarray) -> tuple[np.ndarray, UnitChoice]:
+def aggregate_units(pair_probs: np.ndarray, plan: ChunkPlan, pair_scores: np.ndarray) -> tuple[np.ndarray, UnitChoice]:
     """``(passes, pairs, C)`` -> ``(passes, rows, C)``: best unit per sentence by ``pair_scores``
     (``(passes, pairs)``, the mode's score), mean over the row's sentences."""
     passes, _, classes = pair_probs.shape
