@@ -109,8 +109,17 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
         raise UserError(f"no rows of split '{split}' (splits present: {', '.join(present) or 'none'})", path=path)
     keep = [i for i, label in enumerate(source.labels)
             if label is not None and (split is None or source.splits[i] == split)]
-    if s.max_rows_per_dataset is not None:
-        keep = _subsample(keep, source.groups, s.max_rows_per_dataset, s.seed)
+    if s.max_rows_per_dataset is not None:  # at most that many rows per dataset, drawn with the seed per dataset
+        by_dataset: dict[str, list[int]] = {}
+        for i in keep:
+            by_dataset.setdefault(source.groups[i], []).append(i)
+        keep = []
+        for index, members in enumerate(by_dataset.values()):
+            if len(members) > s.max_rows_per_dataset:
+                members = np.random.default_rng([s.seed, index]).choice(members, size=s.max_rows_per_dataset,
+                                                                        replace=False).tolist()
+            keep.extend(members)
+        keep.sort()  # file order
     if not keep:
         raise UserError(f"faithfulness validation benchmark {path}: no labelled rows to validate on", path=path)
     labels = np.array([source.labels[i] for i in keep], dtype=np.int64)
@@ -126,19 +135,6 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
     return ValidationRows(str(path), split, [texts[i][0] for i in keep], [texts[i][1] for i in keep], labels, datasets)
 
 
-def _subsample(rows: list[int], datasets: list[str], limit: int, seed: int) -> list[int]:
-    """At most ``limit`` rows per dataset, drawn with ``seed`` per dataset, in file order."""
-    by_dataset: dict[str, list[int]] = {}
-    for i in rows:
-        by_dataset.setdefault(datasets[i], []).append(i)
-    kept: list[int] = []
-    for index, members in enumerate(by_dataset.values()):
-        if len(members) > limit:
-            members = sorted(np.random.default_rng([seed, index]).choice(members, size=limit, replace=False).tolist())
-        kept.extend(members)
-    return sorted(kept)
-
-
 class FaithfulnessValidation(Callback):
     """After every validation but the sanity check, logs ``val/faithfulness_auc``/``_bacc`` (means over datasets; per
     dataset as ``.../<dataset>``, no AUC for a one-class one), ``_seconds`` and ``_time_share`` (of the run's wall
@@ -148,7 +144,11 @@ class FaithfulnessValidation(Callback):
         self.settings = FaithfulnessValidationSettings.from_keywords(**options)
         self.options = self.settings.scoring()
         self.rows = read_validation_rows(benchmark, self.settings)
-        self.logged = _unique_names(list(dict.fromkeys(self.rows.datasets)))
+        self.logged: dict[str, str] = {}  # dataset -> logged name; two that sanitise alike get _2, _3
+        for name in dict.fromkeys(self.rows.datasets):
+            base = logged_name(name)
+            candidates = (base, *(f"{base}_{count}" for count in range(2, len(self.rows.datasets) + 2)))
+            self.logged[name] = next(candidate for candidate in candidates if candidate not in self.logged.values())
         self.seconds_total = 0.0
         self._fit_started: float | None = None
 
@@ -215,16 +215,6 @@ def score_in_training(model: Any, tokenizer: Any, card: dict[str, Any] | None, k
 
 def _value(estimate: Any) -> float:
     return float("nan") if estimate.value is None else float(estimate.value)
-
-
-def _unique_names(datasets: list[str]) -> dict[str, str]:
-    """Dataset -> logged name; two datasets that sanitise alike get ``_2``, ``_3``."""
-    out: dict[str, str] = {}
-    for name in datasets:
-        base = logged_name(name)
-        candidates = (base, *(f"{base}_{count}" for count in range(2, len(datasets) + 2)))
-        out[name] = next(candidate for candidate in candidates if candidate not in out.values())
-    return out
 
 
 def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: str = "faithfulness",
