@@ -106,8 +106,7 @@ class LineProgress(ProgressBar):
 
 
 def progress_bar(enabled: bool = True, every_seconds: float = 30.0) -> ProgressBar | None:
-    """The rich bar in a terminal, described by :func:`position`; :class:`LineProgress` when stdout is a file or a
-    pipe; None when disabled (``trainer.enable_progress_bar=false``)."""
+    """A rich bar in a terminal (see :func:`position`), :class:`LineProgress` in a file or pipe; None when disabled."""
     if not enabled:
         return None
     return compat.rich_progress_bar(describe=position) if sys.stdout.isatty() else LineProgress(every_seconds)

@@ -219,8 +219,7 @@ def _value(estimate: Any) -> float:
 
 def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: str = "faithfulness",
                             **options: Any) -> FaithfulnessValidation | None:
-    """The callback of ``conf/callbacks``: None (no validation on a benchmark) while ``benchmark`` is unset; a
-    coherence run with a benchmark is refused here, before any training."""
+    """The ``conf/callbacks`` entry: None while ``benchmark`` is unset; refused for a coherence run, before training."""
     if benchmark is None or (isinstance(benchmark, str) and not benchmark.strip()):
         return None
     if metric_kind != "faithfulness":
