@@ -290,14 +290,12 @@ class BenchmarkReport(Tabular):
                             long=True), *self.tables()]
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"benchmark": self.benchmark, "protocol": self.protocol.to_json(),
-                               "metrics": list(self.results), "datasets": self.datasets,
-                               "results": {name: r.to_json() for name, r in self.results.items()}}
-        if self.marked:
-            out["tables"] = {key: table.to_json() for key, table in self.marked.items()}
-            out["tests"] = {key: [t.to_json() for t in tests] for key, tests in self.tests.items()}
-        out.update(notes=self.notes, warnings=self.warnings, settings=self.record)
-        return out
+        paired = ({"tables": {key: table.to_json() for key, table in self.marked.items()},
+                   "tests": {key: [t.to_json() for t in tests] for key, tests in self.tests.items()}}
+                  if self.marked else {})
+        return {"benchmark": self.benchmark, "protocol": self.protocol.to_json(), "metrics": list(self.results),
+                "datasets": self.datasets, "results": {name: r.to_json() for name, r in self.results.items()}, **paired,
+                "notes": self.notes, "warnings": self.warnings, "settings": self.record}
 
     def to_frame(self, key: str | None = None):
         """The CSV's long table (one row per metric and dataset, then its mean; every statistic with its CI)."""

@@ -23,7 +23,6 @@ from learned_metrics.validate import binary_label, is_missing, key
 # AggreFact's SOTA subset, as its utils.py defines it.
 AGGREFACT_SOTA = ("BART", "PegasusDynamic", "T5", "Pegasus")
 
-SPLIT_FIELDS = ("cut", "split")
 SPLIT_WORDS = ("dev", "val", "valid", "validation", "test", "train")
 TUNE_SPLITS = ("val", "dev", "valid", "validation")
 
@@ -94,7 +93,7 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     models: list[str | None] = []
 
     def split_and_model(row: dict[str, Any], path: str | Path, row_number: int) -> None:
-        named = [key(row[n], path=path, row=row_number, field=n) for n in SPLIT_FIELDS
+        named = [key(row[n], path=path, row=row_number, field=n) for n in ("cut", "split")
                  if n in row and not is_missing(row[n]) and str(row[n]).strip()]
         splits.append(None if not found.has_splits else named[0] if named else split_of_name(path))
         models.append(None if is_missing(row.get("model_name")) else str(row["model_name"]))
