@@ -14,7 +14,7 @@ EPILOG = f"""\
 examples:
   learned-metrics meta-eval auc --input examples/meta_eval/faithfulness.jsonl --group-field corpus \\
       --system-field system --plot out/auc.png --roc-plot out/roc.png
-  learned-metrics meta-eval auc --format true --input examples/meta_eval/true_scored/nli_aug
+  learned-metrics meta-eval auc --format true --input examples/meta_eval/true_scored/nli_aug --on-missing drop
 
 {common.TRUE_FORMAT_HELP}"""
 

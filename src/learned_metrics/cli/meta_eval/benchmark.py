@@ -21,8 +21,8 @@ tuning grids (--grid): percentile = the score percentiles 0, 0.2, ..., 99.8 of t
   BAcc, ties to the later threshold (SummaC, AggreFact); fixed-0.001 = 0, 0.001, ..., 1, ties to the
   lowest (AlignScore). Every protocol predicts "supported" when score > threshold.
 
-layouts (--layout auto recognizes them by their columns; score the file first with
-  learned-metrics score faithfulness --input FILE ..., which keeps every column):
+layouts (--layout auto recognizes them by their columns; score the file first with `learned-metrics score
+faithfulness --input FILE ...`, which keeps every column):
   llm-aggrefact  dataset, doc, claim, label (1 = supported); split from the file name (dev/test)
   aggrefact      dataset, origin, id, doc, summary, model_name, label, cut (+ <Metric>_score columns,
                  --published-scores); dataset = origin (AggreFact-CNN/XSum), --sota for the SOTA subset

@@ -19,7 +19,7 @@ this one is significantly better than (one-sided permutation test as in compare,
 
 example (TRUE-style AUC table, one folder of scored TRUE files per metric):
   learned-metrics meta-eval report --auc --format true --metric examples/meta_eval/true_scored/nli_aug \\
-      --metric examples/meta_eval/true_scored/nli_base --baseline nli_base --latex true_table.tex
+      --metric examples/meta_eval/true_scored/nli_base --baseline nli_base --on-missing drop --latex true_table.tex
 
 {common.TRUE_FORMAT_HELP}"""
 
