@@ -168,8 +168,7 @@ def count_split(dataset: datasets.Dataset, by: str = "round") -> dict[str, Any]:
         phrases.update(p for p in batch["phrase"] if p is not None)
         augmented += sum(batch["augmented"])
     return {"rows": len(dataset), "original": len(dataset) - augmented, "augmented": augmented,
-            f"per_{by}": dict(sorted(groups.items())),
-            "per_label": {label: labels.get(label, 0) for label in NLI_LABELS},
+            f"per_{by}": dict(sorted(groups.items())), "per_label": {label: labels[label] for label in NLI_LABELS},
             "per_phrase": dict(sorted(phrases.items(), key=lambda item: (-item[1], item[0])))}
 
 

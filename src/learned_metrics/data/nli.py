@@ -119,9 +119,8 @@ def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
     value = plain_value(value)
     if validate.is_missing(value) or isinstance(value, bool):
         raise UserError(f"label is {value!r}; expected {_LABEL_NAMES}", **where)
-    integer = isinstance(value, int) or (isinstance(value, float) and value.is_integer()) or \
-        (isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value) is not None)
-    if integer:
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()) or \
+            (isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value) is not None):
         index = int(float(value))
         if index == -1:
             return None

@@ -60,10 +60,9 @@ def _class_names(ds: datasets.Dataset, field: str | None) -> list[str] | None:
 
 def dataset_parts(loaded: Any, where: str, field: str | None = None) -> list[Part]:
     """One part per split of a DatasetDict (named ``WHERE:SPLIT``), or one unnamed part of a Dataset."""
-    if isinstance(loaded, datasets.Dataset):
-        return [Part(where, None, dataset_rows(loaded), loaded.column_names, _class_names(loaded, field), loaded)]
-    return [Part(f"{where}:{split}", split_of_name(split, where), dataset_rows(ds), ds.column_names,
-                 _class_names(ds, field), ds) for split, ds in loaded.items()]
+    splits = {None: loaded} if isinstance(loaded, datasets.Dataset) else loaded
+    return [Part(where if split is None else f"{where}:{split}", None if split is None else split_of_name(split, where),
+                 dataset_rows(ds), ds.column_names, _class_names(ds, field), ds) for split, ds in splits.items()]
 
 
 def load_hub(location: str, instead: str = "save it with save_to_disk and pass disk:DIR, or export it to files") -> Any:

@@ -56,8 +56,7 @@ def literal_text(build: Callable[..., Any]) -> Callable[..., Any]:
         with matplotlib.rc_context(_LITERAL):
             fig = build(*args, **kwargs)
         for text in fig.findobj(Text):
-            text.set_parse_math(False)
-            text.set_usetex(False)
+            text.set(parse_math=False, usetex=False)
         return fig
 
     return literal
@@ -77,7 +76,6 @@ def _save(path: str | Path, draw: Callable[[], Any]) -> Path:
 
 
 SCORE_LABEL = "Score, P(entail) − P(contradict)"
-# the x-axis label of a score file's histogram, by what its provenance says made the scores
 _SCORE_LABELS = {("faithfulness", "e-c"): SCORE_LABEL, ("faithfulness", "e"): "Score, P(entail)",
                  ("coherence", None): "Score, P(coherent)"}
 
@@ -233,19 +231,12 @@ def plot_roc_curves(scores: np.ndarray, labels: np.ndarray, groups: list[str], p
     return _save(path, lambda: roc_figure(scores, labels, groups, aucs))
 
 
-def _minus(value: int) -> str:
-    return f"{value}".replace("-", "−")
-
-
 def bucket_range_label(bucket: Any) -> str:
     """A length-gap bucket's range as an x tick says it: ``[−30, 10)``, ``< −190``, ``≥ 190``, ``all``."""
-    if bucket.low is None and bucket.high is None:
-        return "all"
-    if bucket.low is None:
-        return f"< {_minus(bucket.high)}"
-    if bucket.high is None:
-        return f"≥ {_minus(bucket.low)}"
-    return f"[{_minus(bucket.low)}, {_minus(bucket.high)})"
+    low, high = (None if end is None else f"{end}".replace("-", "−") for end in (bucket.low, bucket.high))
+    if low is None or high is None:
+        return "all" if low == high else f"< {high}" if low is None else f"≥ {low}"
+    return f"[{low}, {high})"
 
 
 @literal_text
@@ -296,9 +287,8 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
                               label=f"Fewer than {minimum} comparisons:\nno CI"))
     end = BUCKET_LIMIT + BUCKET_WIDTH // 2  # the open end buckets as if closed: wider than one bucket when merged
     if any((end if b.high is None else b.high) - (-end if b.low is None else b.low) > BUCKET_WIDTH for b in buckets):
-        merged_below = getattr(report, "min_bucket_pairs", minimum)
-        handles.append(Line2D([], [], linestyle="none",
-                              label=f"Buckets under {merged_below} comparisons\nmerged with a neighbour"))
+        label = f"Buckets under {getattr(report, 'min_bucket_pairs', minimum)} comparisons\nmerged with a neighbour"
+        handles.append(Line2D([], [], linestyle="none", label=label))
     ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.set_title(f"Shuffle-test accuracy by length gap (overall {report.accuracy.value:.3f})")
     return fig

@@ -34,9 +34,7 @@ def format_count(value: int | None) -> str:
 
 def plain_number(value: float | None) -> str:
     """A CSV cell: full precision (6 significant digits), empty when undefined."""
-    if is_missing(value):
-        return ""
-    return f"{value + 0.0:.6g}" if isinstance(value, float) else str(value)  # + 0.0: never "-0"
+    return "" if is_missing(value) else f"{value + 0.0:.6g}" if isinstance(value, float) else str(value)  # never -0
 
 
 _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

@@ -53,8 +53,7 @@ def rich_table(table: Table):
             text = Text(cell_text(column, cell), style="bold" if cell.bold else "")
             if cell.marks:
                 text.append("^" + ",".join(cell.marks), style="dim")
-            below = interval_text(column, cell) or (f"({cell.detail})" if cell.detail else None)
-            if below:
+            if below := interval_text(column, cell) or (f"({cell.detail})" if cell.detail else None):
                 text.append("\n" + below, style="dim")
             cells.append(text)
         rendered.add_row(*cells, end_section=index in table.rules)
