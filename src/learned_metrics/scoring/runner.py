@@ -247,6 +247,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     start = time.perf_counter()
     progress.skip(resumed)
     read = hashlib.sha256()  # the input rows so far: what a resumed run must find again
+    source = "standard input" if is_stdio(input_path) else str(input_path)  # as resume refusals name it
     chunks = 0
     writer_ctx = RowWriter(output_path, None, out_format) if streamed else contextlib.nullcontext()
     try:
@@ -264,7 +265,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 if index in finished:
                     if parts[index]["input_sha256"] != read.hexdigest():
                         raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of "
-                                        f"{_input_name(input_path)} differ from the rows the interrupted run scored "
+                                        f"{source} differ from the rows the interrupted run scored "
                                         "there; give the same input, or pass --restart instead of --resume to score "
                                         "from the beginning")
                     systems = collector.systems_of(chunk, input_path)  # checked as in a whole run
@@ -297,7 +298,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                                           "replaced": builder.replaced}, index, first_row=summary.rows - len(chunk) + 1)
                 collector.add(result.scores, systems)
             if finished and max(finished) >= chunks:
-                raise UserError(f"cannot resume: {_input_name(input_path)} ended after {summary.rows:,} rows, but "
+                raise UserError(f"cannot resume: {source} ended after {summary.rows:,} rows, but "
                                 f"the interrupted run scored {max(finished) + 1} chunks of {run.chunk_size:,} rows "
                                 "of it; give the same input, or pass --restart instead of --resume to score from "
                                 "the beginning")
@@ -307,7 +308,3 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     summary.replaced_columns = builder.replaced
     summary.scores = collector.summary()
     return summary
-
-
-def _input_name(path) -> str:
-    return "standard input" if is_stdio(path) else str(path)
