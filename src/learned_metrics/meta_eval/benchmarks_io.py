@@ -107,19 +107,14 @@ def read_source(source: str | Path, fields: Sequence[str], *, layout: str, group
     return out, fields, found
 
 
-def _names_a_benchmark(stem: str) -> bool:
-    """Whether a file or folder is named after a benchmark (``llm_aggrefact``, ``aggre_fact_final``, ``true``)."""
-    names = [stem, *(name for layout in LAYOUTS.values() for name in (layout.key, layout.name))]
-    bare = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in names]  # the stem, then every benchmark's names
-    return bare[0] in bare[1:] or bare[0].startswith("aggrefact")
-
-
 def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[str]:
     """File stems, or the folder above one named after a benchmark (``out/nli/llm_aggrefact`` -> ``nli``: the
     folder layout the docs recommend names the metric one level up); where names repeat, ``folder/stem`` for
     different paths and ``stem:field`` for one file read for several fields."""
-    stems = [Path(p).parent.name if _names_a_benchmark(Path(p).stem) and Path(p).parent.name else Path(p).stem
-             for p in paths]
+    known = {re.sub(r"[^a-z0-9]", "", n.lower()) for layout in LAYOUTS.values() for n in (layout.key, layout.name)}
+    bare = [re.sub(r"[^a-z0-9]", "", Path(p).stem.lower()) for p in paths]  # llm_aggrefact, aggre_fact_final, true
+    stems = [Path(p).parent.name if (b in known or b.startswith("aggrefact")) and Path(p).parent.name else Path(p).stem
+             for p, b in zip(paths, bare, strict=True)]
     names = []
     for path, stem, name in zip(paths, stems, fields, strict=True):
         same = [i for i, s in enumerate(stems) if s == stem]
