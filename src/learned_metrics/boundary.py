@@ -35,13 +35,11 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def describe_os_error(exc: OSError) -> str:
-    """``PATH: Permission denied`` (both paths for a rename), without Python's ``[Errno 13]`` prefix; a full disk
-    says how much the write needed when the writer knew (``needed_bytes``)."""
+    """``PATH: Permission denied`` (both paths of a rename), no ``[Errno 13]``; a full disk adds what was needed."""
     # the system's words for an error number (Arrow's "Error writing bytes to file. Detail: [errno 28] ..." too)
     known = isinstance(exc.errno, int) and exc.errno > 0 and not os.strerror(exc.errno).startswith("Unknown error")
     reason = os.strerror(exc.errno) if known else exc.strerror or first_line(exc)
-    needed = getattr(exc, "needed_bytes", None)
-    if needed:
+    if needed := getattr(exc, "needed_bytes", None):
         reason += f" (writing it needs about {_human_bytes(needed)})"
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     return f"{' -> '.join(paths)}: {reason}" if paths else reason
@@ -139,7 +137,7 @@ def run_command(prog: str, fn: Callable[[], Any]) -> int:
         report(prog, str(cause))
         return EXIT_USER_ERROR
     except (CommandInterrupted, KeyboardInterrupt) as exc:
-        code = exc.exit_code if isinstance(exc, CommandInterrupted) else 128 + signal.SIGINT
+        code = 128 + (exc.signum if isinstance(exc, CommandInterrupted) else signal.SIGINT)  # shell: 130, 143
         if is_main_process():
             print(f"{prog}: stopped by {signal.Signals(code - 128).name}; unfinished outputs and temporary files "
                   "were removed", file=sys.stderr, flush=True)

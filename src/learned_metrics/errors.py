@@ -25,11 +25,6 @@ class CommandInterrupted(BaseException):
         self.signum = int(signum)
         super().__init__(signal.Signals(self.signum).name)
 
-    @property
-    def exit_code(self) -> int:
-        """The shell convention: 128 + signal number (130 for SIGINT, 143 for SIGTERM)."""
-        return 128 + self.signum
-
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
     """The first non-empty line of an exception's message (else its type name), shortened: library errors run long."""

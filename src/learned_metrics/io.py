@@ -411,9 +411,8 @@ def schema_with(schema, metadata: Mapping[str, str]):
 
 
 class RowSink:
-    """Rows to an open destination: JSON lines, CSV (``fieldnames`` or the first row's, header once) or Parquet (one
-    row group per call; ``schema`` or the first table's: a later one may lack fields or widen integers, a new field
-    or type is refused; ``metadata`` into the schema). ``first_row`` numbers the rows in messages."""
+    """Rows to an open destination: JSON lines, CSV (``fieldnames`` or the first row's) or Parquet (a row group a call;
+    ``schema`` or the first table's: later ones may lack fields or widen ints, not add any); rows from ``first_row``."""
 
     def __init__(self, handle, fmt: str, fieldnames: list[str] | None = None, *, header: bool = True,
                  schema=None, path: str | os.PathLike | None = None, metadata: dict[str, str] | None = None,
@@ -496,8 +495,7 @@ def open_sink(path: Path, fmt: str):
 
 
 class RowWriter:
-    """Stream rows as JSON lines or CSV to standard output (``-``); a file output goes through the resume store
-    (scoring.resume), written atomically."""
+    """JSON lines or CSV rows to standard output (``-``); a file output goes through scoring.resume, atomically."""
 
     def __init__(self, path: str | os.PathLike, fieldnames: list[str] | None = None, declared: str | None = None):
         if not is_stdio(path):

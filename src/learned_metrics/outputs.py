@@ -142,9 +142,9 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 def write_marker(folder: Path, kind: str) -> None:
-    entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER_NAME)
     from learned_metrics import __version__
 
+    entries = sorted(p.name for p in folder.iterdir() if p.name != MARKER_NAME)
     marker = {"kind": kind, "entries": entries, "written_by": f"learned-metrics {__version__}",
               "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     (folder / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
@@ -258,8 +258,7 @@ def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -> Iterator[Path]:
-    """Yield a temporary folder beside ``path``; at the end it gets the marker and replaces ``path`` (an earlier
-    ``kind`` output of ours, with ``overwrite``: checked again at the swap)."""
+    """A temporary folder beside ``path``, marked and swapped in at the end (an earlier ``kind``: overwrite)."""
     path = _resolved(Path(path))
     with scratch_folder(path) as tmp:  # once swapped in, nothing is left for it to remove
         yield tmp
@@ -282,8 +281,7 @@ def atomic_folder(path: str | os.PathLike, kind: str, overwrite: bool = False) -
 
 @contextlib.contextmanager
 def staged_files() -> Iterator[Callable[[str | os.PathLike], Path]]:
-    """Several file outputs as one: ``stage(target)`` gives a temp path; all are renamed only if the block succeeds
-    (a command that writes a JSON and a plot never leaves the JSON behind when the plot fails)."""
+    """Several file outputs as one: ``stage(target)`` gives a temp path; all are renamed only if the block succeeds."""
     staged: list[tuple[Path, Path, list[Path]]] = []
 
     def stage(target: str | os.PathLike) -> Path:

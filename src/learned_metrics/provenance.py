@@ -106,8 +106,7 @@ def build_record(*, metric: str, model: str, revision: str | None = None, weight
 
 
 def finish(record: Mapping[str, Any], fmt: str, **updates: Any) -> dict[str, Any]:
-    """The record as written into an output of format ``fmt`` when it is finalized: ``updates`` applied,
-    ``created`` now, or null in Parquet (byte-identical reruns; see the module docstring)."""
+    """The record finalized into a ``fmt`` output: ``updates`` applied, ``created`` now (Parquet: null, same bytes)."""
     return {**record, **updates, "created": None if fmt == "parquet" else now()}
 
 
@@ -118,8 +117,7 @@ def sidecar_path(output: str | os.PathLike) -> Path:
 
 
 def outputs(output: str | os.PathLike, fmt: str) -> list:
-    """The sidecar as an :class:`~learned_metrics.outputs.Output` to check with the command's other outputs before
-    any work (none for Parquet, which keeps the record inside, or for standard output)."""
+    """The sidecar as an Output to check with the command's others before any work (none for Parquet or ``-``)."""
     if os.fspath(output) == "-" or fmt == "parquet":
         return []
     return [file_output(sidecar_path(output), "--output's provenance file")]
@@ -217,9 +215,8 @@ def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict
 def describe(record: Mapping[str, Any]) -> str:
     """One line for people, missing settings left out: ``model runs/nli/export (weights sha256 3f2a9c1b…),
     faithfulness e-c, MC K=15 seed 0, granularity document, truncate, max length 512, fp32, learned-metrics 0.1.0``."""
-    model = str(record.get("model") or "unknown model")
-    if record.get("revision"):
-        model += f"@{str(record['revision'])[:12]}"
+    revision = record.get("revision")
+    model = str(record.get("model") or "unknown model") + (f"@{str(revision)[:12]}" if revision else "")
     weights = record.get("weights_sha256")
     parts = [f"model {model}" + (f" (weights sha256 {str(weights)[:8]}…)" if weights else "")]
     metric = record.get("metric") or "unknown metric"

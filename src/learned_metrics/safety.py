@@ -89,8 +89,7 @@ class ModelFolder:
 def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_tokenizer: bool = True,
                        need_config: bool = True, what: str = "model") -> ModelFolder:
     """Refuse, before transformers reads it, a missing local folder, or one that would run code or has no tokenizer
-    (``need_config=False``: a run's ``tokenizer/`` has no config.json). A Hub id passes (``trust_remote_code=False``).
-    Returns the :class:`ModelFolder` to hand to the loaders; one already checked for as much is returned as it is."""
+    (``need_config=False``: a run's ``tokenizer/``); a Hub id passes. One already checked for as much is returned."""
     if isinstance(model_dir, ModelFolder):
         if (model_dir.tokenizer or not need_tokenizer) and (model_dir.config or not need_config):
             return model_dir
@@ -105,8 +104,7 @@ def check_model_folder(model_dir: str | os.PathLike | ModelFolder, *, need_token
     if config is not None:
         check_config_dict(config, model_dir / "config.json")
     for name in REMOTE_CODE_FILES[1:]:
-        extra = read_json_object(model_dir / name)
-        if extra is not None and "auto_map" in extra:
+        if "auto_map" in (read_json_object(model_dir / name) or {}):
             raise UserError("asks to run its own Python code (auto_map); learned-metrics never executes code "
                             "shipped with a model", path=model_dir / name)
     if need_tokenizer and not any(any(model_dir.glob(p)) for p in TOKENIZER_FILE_PATTERNS):
@@ -143,9 +141,8 @@ def load_tokenizer(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any)
 
 @contextlib.contextmanager
 def quiet_transformers(errors_only: bool = False) -> Iterator[None]:
-    """The one place that quiets the libraries we call, restored afterwards: transformers' progress bars always (our
-    commands report their own progress), its log messages below ERROR with ``errors_only`` (every condition a user
-    must act on is reported by us in one line). Python warnings are left alone: ours (TruncationWarning) matter."""
+    """Quiets transformers until the block ends: its progress bars (we report our own), and with ``errors_only`` its
+    log below ERROR (we report what a user must act on in one line). Python warnings stay: ours matter."""
     from transformers.utils import logging as hf_logging
 
     was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()

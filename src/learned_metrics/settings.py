@@ -17,12 +17,12 @@ from learned_metrics.errors import UserError
 KINDS = ("flag", "int", "choice", "list", "share", "fraction", "number", "text")
 S = TypeVar("S", bound="Settings")
 _PARSERS = {"flag": validate.flag, "share": validate.share, "fraction": validate.fraction, "number": validate.finite}
+_CLI_TYPES = {"share": validate.fraction_option, "fraction": validate.level_option, "number": float}
 
 
-def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int | None = None,
-            choices: Sequence[str] | None = None, flag: bool = False, check: Callable[[Any], Any] | None = None,
-            scores: bool = True, kind: str | None = None, cli: bool = True, metavar: str | None = None,
-            **metadata: Any) -> Any:
+def setting(default: Any, help: str, *, minimum: int | None = None, maximum: int | None = None, flag: bool = False,
+            choices: Sequence[str] | None = None, check: Callable[[Any], Any] | None = None, scores: bool = True,
+            kind: str | None = None, cli: bool = True, metavar: str | None = None, **metadata: Any) -> Any:
     """A field and what every face of the surface needs (help, allowed values or a parsing ``check``, the strict
     parser ``kind`` of :data:`KINDS`, ``scores=False`` when no value changes a result, ``cli=False`` for no flag);
     metadata read: ``from_text``, ``noun`` (in refusals), ``aliases`` (old flags), ``argparse`` (more keywords)."""
@@ -105,18 +105,15 @@ class Settings:
                 parser.add_argument(flag_name(("no_" if on else "") + spec.name), dest=spec.name, help=meta["help"],
                                     action="store_false" if on else "store_true")
                 continue
-            kwargs: dict[str, Any] = {"default": spec.default, "help": cls._help(spec)}
-            if meta["choices"] is not None and meta["kind"] == "choice":
+            kind, kwargs = meta["kind"], {"default": spec.default, "help": cls._help(spec)}
+            if meta["choices"] is not None and kind == "choice":
                 kwargs["choices"] = meta["choices"]
-            elif meta["kind"] == "int":
+            elif kind == "int":
                 kwargs["type"] = validate.int_option(meta["minimum"], meta["maximum"])
-                if cls.int_metavar:
-                    kwargs["metavar"] = cls.int_metavar
-            elif meta["kind"] in ("share", "fraction", "number"):
-                kwargs["type"] = {"share": validate.fraction_option, "fraction": validate.level_option,
-                                  "number": float}[meta["kind"]]
-            if meta["metavar"]:
-                kwargs["metavar"] = meta["metavar"]
+            elif kind in _CLI_TYPES:
+                kwargs["type"] = _CLI_TYPES[kind]
+            if meta["metavar"] or (kind == "int" and cls.int_metavar):
+                kwargs["metavar"] = meta["metavar"] or cls.int_metavar
             kwargs.update(meta.get("argparse") or {})
             if meta.get("aliases"):  # old spellings: same destination, hidden, a note when used
                 parser.add_argument(*meta["aliases"], dest=spec.name, type=kwargs.get("type"), help=argparse.SUPPRESS,

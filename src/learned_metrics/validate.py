@@ -98,8 +98,7 @@ def number(value: Any, *, path: object = None, row: int | None = None, field: st
     return None if math.isnan(value) else value
 
 
-_TRUE = {"1", "1.0", "true", "yes"}
-_FALSE = {"0", "0.0", "false", "no"}
+_TRUE, _FALSE = {"1", "1.0", "true", "yes"}, {"0", "0.0", "false", "no"}
 
 
 def binary_label(value: Any, *, path: object = None, row: int | None = None, field: str | None = None) -> int:
@@ -189,8 +188,7 @@ def ordered(value: Any, what: str, *, also: str | None = None) -> tuple[Any, ...
 def int_at_least(value: Any, minimum: int, what: str, *, maximum: int | None = None, also: str | None = None) -> int:
     """An integer in ``[minimum, maximum]``: bools, text, NaN/inf, fractions refused; numpy ints, whole floats taken."""
     allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
-    whole = isinstance(value, Integral) or (isinstance(value, Real) and math.isfinite(value)
-                                                    and float(value).is_integer())
+    whole = isinstance(value, Integral) or isinstance(value, Real) and math.isfinite(value) and value % 1 == 0
     if isinstance(value, bool) or not whole or int(value) < minimum or maximum is not None and int(value) > maximum:
         raise UserError(f"{what} must be an integer {allowed}, got {_shown(value)}{_also(also)}")
     return int(value)
@@ -254,20 +252,19 @@ def plain_file_name(name: Any, *, what: str, path: object = None) -> str:
     return name
 
 
-def _cli_number(convert: Callable[[str], T], expected: str, allowed: str,
-                ok: Callable[[T], bool]) -> Callable[[str], T]:
+def _cli_number(read: Callable[[str], T], expected: str, allowed: str, ok: Callable[[T], bool]) -> Callable[[str], T]:
     """An argparse ``type`` for a number ``ok`` accepts; the parser reports ``expected`` / ``allowed``."""
 
     def parse(text: str) -> T:
         try:
-            value = convert(text)
+            value = read(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if not ok(value):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
         return value
 
-    parse.__name__ = convert.__name__
+    parse.__name__ = read.__name__
     return parse
 
 

@@ -137,9 +137,8 @@ def _after_fork_in_child() -> None:
 
 
 def _bound_pool_termination() -> None:
-    """``Pool.terminate()`` (multiprocessing's and datasets' ``multiprocess``) waits unboundedly for the task queue's
-    lock, which a replacement worker forked after Ctrl-C holds forever: the parent hung. Awaited for
-    ``POOL_LOCK_WAIT_S`` now; the queue is drained and the workers are terminated either way."""
+    """``Pool.terminate()`` (multiprocessing's, ``multiprocess``) waited forever for the task queue's lock, which a
+    worker forked after Ctrl-C holds: now ``POOL_LOCK_WAIT_S``, then the queue is drained and the workers end."""
     for name in ("multiprocessing.pool", "multiprocess.pool"):
         with contextlib.suppress(ImportError):
             pool = importlib.import_module(name).Pool
@@ -187,6 +186,5 @@ def _terminate(pool: Any) -> None:
                 process.kill()
     # Before Python 3.12 concurrent.futures' exit hook could write to the wake-up pipe the manager thread closes
     # ("Exception ignored ... Bad file descriptor"): waiting for the thread closes the pipe first.
-    manager = getattr(pool, "_executor_manager_thread", None)
-    if manager is not None:
+    if (manager := getattr(pool, "_executor_manager_thread", None)) is not None:
         manager.join(max(0.0, deadline - time.monotonic()))
