@@ -156,21 +156,19 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
     for weights in row_weights(group_ids, len(group_names), settings.resamples, settings.seed):
         boot.append(kernel.auc(weights))
         if intra is not None:
-            intra_boot.append(intra.per_group(weights))
+            intra_boot.append(intra.per_group(weights)[0])
     boot_all = np.concatenate(boot) if boot else np.empty((0, len(group_names)))
     intra_all = np.concatenate(intra_boot) if intra_boot else None
-
+    intra_groups, intra_mean = ([None] * len(group_names), None) if intra is None else intra.estimates(intra_all)
     sizes, positives = np.bincount(group_ids), np.bincount(group_ids, weights=labels).astype(np.int64)
     group_results = [GroupAuc(name, estimate_from(point[g], boot_all[:, g], n=int(sizes[g]), confidence=confidence),
                               int(positives[g]), int(sizes[g] - positives[g]),
-                              intra.estimate(g, ones, intra_all) if intra is not None else None)
-                     for g, name in enumerate(group_names)]
-    return AucReport(group_results, mean_estimate(point, boot_all, confidence),
-                     intra.overall(ones, intra_all) if intra is not None else None, settings)
+                              intra_groups[g]) for g, name in enumerate(group_names)]
+    return AucReport(group_results, mean_estimate(point, boot_all, confidence), intra_mean, settings)
 
 
-class _IntraSystem:
-    """AUC per (group, system) cell, averaged over a group's systems that have both classes."""
+class _IntraSystem(RaggedAuc):
+    """AUC per (group, system) cell; a group's intra-system AUC is the mean over its systems with both classes."""
 
     def __init__(self, scores: np.ndarray, labels: np.ndarray, group_ids: np.ndarray, systems: Sequence[str],
                  confidence: float):
@@ -178,27 +176,23 @@ class _IntraSystem:
         if len(systems) != len(scores):
             raise UserError(f"{len(systems)} system values for {len(scores)} scores")
         cell_names, cell_ids = group_index([f"{g}\x00{s}" for g, s in zip(group_ids, systems, strict=True)])
+        super().__init__(scores, labels, cell_ids, len(cell_names))
         self.cell_group = np.array([int(name.split("\x00")[0]) for name in cell_names])  # each cell's group
-        self.kernel, self.confidence = RaggedAuc(scores, labels, cell_ids, len(cell_names)), confidence
+        self.confidence = confidence
 
-    def per_group(self, weights: np.ndarray) -> np.ndarray:
-        """(R, n_groups) mean intra-system AUC, skipping systems with one class; NaN if none left."""
-        per_cell = self.kernel.auc(weights)
-        n_groups = int(self.cell_group.max()) + 1
-        out = np.full((weights.shape[0], n_groups), np.nan)
-        for g in range(n_groups):
-            cells = per_cell[:, self.cell_group == g]
-            defined = ~np.isnan(cells)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[:, g] = np.where(defined.any(axis=1), np.nansum(cells, axis=1) / defined.sum(axis=1), np.nan)
-        return out
+    def per_group(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(R, groups) mean AUC over each group's systems with both classes (NaN if none), and how many those are."""
+        per_cell = self.auc(weights)
+        groups = [per_cell[:, self.cell_group == g] for g in range(int(self.cell_group.max()) + 1)]
+        used = np.stack([(~np.isnan(cells)).sum(axis=1) for cells in groups], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(used > 0, np.stack([np.nansum(cells, axis=1) for cells in groups], axis=1) / used,
+                            np.nan), used
 
-    def estimate(self, group: int, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
-        per_cell = self.kernel.auc(ones)[0][self.cell_group == group]
-        used = int((~np.isnan(per_cell)).sum())
-        value = float(np.nanmean(per_cell)) if used else np.nan
-        samples = boot[:, group] if boot is not None else np.empty(0)
-        return estimate_from(value, samples, n=used, skipped=len(per_cell) - used, confidence=self.confidence)
-
-    def overall(self, ones: np.ndarray, boot: np.ndarray | None) -> Estimate:
-        return mean_estimate(self.per_group(ones)[0], boot, self.confidence)
+    def estimates(self, boot: np.ndarray | None) -> tuple[list[Estimate], Estimate]:
+        """Each group's estimate (``n`` systems with both classes, the others ``skipped``) and their mean's."""
+        point, used = (values[0] for values in self.per_group(np.ones((1, len(self.labels)))))
+        samples = np.empty((0, len(point))) if boot is None else boot
+        return ([estimate_from(point[g], samples[:, g], n=int(used[g]), skipped=int(cells - used[g]),
+                               confidence=self.confidence) for g, cells in enumerate(np.bincount(self.cell_group))],
+                mean_estimate(point, boot, self.confidence))

@@ -84,8 +84,7 @@ def bias_matrix(human: object, metric: object, systems: Sequence[str] | None = N
         mean_human = np.nansum(np.where(valid, human_grid, 0), axis=0) / valid.sum(axis=0)
     order = np.argsort(-np.nan_to_num(mean_human, nan=-np.inf), kind="stable")
     h, p, ok = human_grid[:, order], metric_grid[:, order], valid[:, order]
-    both = ok[:, :, None] & ok[:, None, :]
-    human_prefers = (h[:, :, None] > h[:, None, :]) & both  # [d, a, b]: humans prefer a to b on d
+    human_prefers = (h[:, :, None] > h[:, None, :]) & ok[:, :, None] & ok[:, None, :]  # [d, a, b]: a preferred on d
     metric_agrees = human_prefers & (p[:, :, None] > p[:, None, :])
     pairs = human_prefers.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
