@@ -22,9 +22,7 @@ class Processes:
     rank: int = 0
     world: int = 1
 
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
+    is_main = property(lambda self: self.rank == 0)
 
     def share(self, sizes: Sequence[int]) -> np.ndarray:
         """Input indices this process scores: round-robin over the rows ordered by ``sizes``."""
