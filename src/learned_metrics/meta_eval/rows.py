@@ -198,19 +198,17 @@ def duplicates(rows: ScoredRows, on_missing: str, advice: str = "--on-missing dr
     systems = rows.systems or [None] * len(rows)
     for i in range(len(rows)):
         identity = rows.groups[i], rows.splits[i], systems[i], rows.documents[i], rows.texts[i]
-        if identity in first_at:
+        first = first_at.setdefault(identity, i)
+        if first != i:
             if on_missing == "error":
-                (path, row), (first_path, first_row) = rows.where[i], rows.where[first_at[identity]]
+                (path, row), (first_path, first_row) = rows.where[i], rows.where[first]
                 at = f"row {first_row}" if first_path == path else f"{first_path}, row {first_row}"
                 same = " and ".join(f"'{name}'" for name in rows.text_fields or ("document", "text") if name)
                 raise UserError(f"duplicate row ({rows.roles[0]} {rows.groups[i]!r}, {rows.roles[1]} "
                                 f"{rows.splits[i]!r}, the same {same}), first at {at} (a row is judged once; "
                                 f"{advice})", path=path, row=row)
-            copies.setdefault(identity, [first_at[identity]]).append(i)
-        else:
-            first_at[identity] = i
-    keep = np.ones(len(rows), dtype=bool)
-    keep[[i for indices in copies.values() for i in indices]] = False
+            copies.setdefault(identity, [first]).append(i)
+    keep = ~np.isin(np.arange(len(rows)), [i for indices in copies.values() for i in indices])
     notes = [f"dropped {int((~keep).sum())} duplicated row(s) ({len(copies)} row(s) present more than once, every "
              "copy left out)"] if copies else []
     return keep, notes
