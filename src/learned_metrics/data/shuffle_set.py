@@ -156,9 +156,8 @@ def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
     if not (0 < val_fraction < 1 and 0 <= test_fraction < 1 and val_fraction + test_fraction < 1):
         raise UserError("--val-fraction must be in (0, 1), --test-fraction in [0, 1), and they must sum to less than 1")
     validate.int_at_least(seed, 0, "--seed")
-    n = len(docs)
-    perm = np.random.default_rng(seed).permutation(n)
-    n_test, n_val = round(n * test_fraction), round(n * val_fraction)
+    perm = np.random.default_rng(seed).permutation(len(docs))
+    n_test, n_val = round(len(docs) * test_fraction), round(len(docs) * val_fraction)
     parts = {"test": perm[:n_test], "validation": perm[n_test : n_test + n_val], "train": perm[n_test + n_val :]}
     names = [name for name in SPLITS if name != "test" or test_fraction > 0]  # --test-fraction 0: no test split
     return datasets.DatasetDict({name: docs.select(np.sort(parts[name])) for name in names})
