@@ -220,26 +220,25 @@ class BenchmarkReport(Tabular):
     marked: dict[str, ReportTable] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.marked = {statistic: self._marked_table(statistic, tests) for statistic, tests in self.tests.items()}
+        """``report``'s tables: rows = metrics, columns = datasets + mean, bold best, significance markers."""
+        o, names, columns = self.settings, list(self.results), [*self.datasets, MEAN_COLUMN]
+        self.marked = {}
+        for statistic, tests in self.tests.items():
+            cells = {(name, d.dataset): ReportCell.of(d.stats[statistic]) for name in names
+                     for d in self.results[name].datasets}
+            cells.update({(name, MEAN_COLUMN): ReportCell.of(self.results[name].mean[statistic]) for name in names})
+            what, short, swapped = MARKED[statistic]
+            table = marked_table(names, columns, cells, tests, o, f"{self.benchmark}: {what} per dataset and their "
+                                 "unweighted mean", o.intervals("rows redrawn within each dataset"), swapped,
+                                 o.baseline or (), {"mode": statistic, **self.record})
+            table.caption += f" {self.protocol.words()}"
+            table.title = f"{short} · {self.benchmark} · {self.protocol.judged} · protocol {self.protocol.name}"
+            self.marked[statistic] = table
 
     @property
     def record(self) -> dict[str, Any]:
         """The JSON settings block: the paired tests' settings and the baselines (the protocol's are its own)."""
         return {**self.settings.narrow(AucReportSettings).to_json(), "baselines": list(self.settings.baseline or ())}
-
-    def _marked_table(self, statistic: str, tests: list[PairedAucTest]) -> ReportTable:
-        """``report``'s table: rows = metrics, columns = datasets + mean, bold best, significance markers."""
-        o, names, columns = self.settings, list(self.results), [*self.datasets, MEAN_COLUMN]
-        cells = {(name, d.dataset): ReportCell.of(d.stats[statistic]) for name in names
-                 for d in self.results[name].datasets}
-        cells.update({(name, MEAN_COLUMN): ReportCell.of(self.results[name].mean[statistic]) for name in names})
-        what, short, swapped = MARKED[statistic]
-        table = marked_table(names, columns, cells, tests, o, f"{self.benchmark}: {what} per dataset and their "
-                             "unweighted mean", o.intervals("rows redrawn within each dataset"), swapped,
-                             o.baseline or (), {"mode": statistic, **self.record})
-        table.caption += f" {self.protocol.words()}"
-        table.title = f"{short} · {self.benchmark} · {self.protocol.judged} · protocol {self.protocol.name}"
-        return table
 
     def _caption(self, what: str) -> str:
         undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
