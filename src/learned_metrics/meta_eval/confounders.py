@@ -34,7 +34,6 @@ from learned_metrics.validate import flag, number, ordered, row_text
 
 HUMAN = "human"
 ALL_ROWS = "all"
-LABEL_SCOPES = ("label=1", "label=0")
 MIN_ROWS = 3  # fewer rows give no meaningful tau or p-value
 
 
@@ -233,7 +232,7 @@ def analyse(data: ConfounderData, *, settings: ConfounderSettings) -> Confounder
     Williams tests between every ordered pair of metrics."""
     masks = {ALL_ROWS: np.ones(len(next(iter(data.scores.values()))), dtype=bool)}
     if data.labels is not None:
-        masks.update(zip(LABEL_SCOPES, (data.labels == 1, data.labels == 0), strict=True))
+        masks.update({"label=1": data.labels == 1, "label=0": data.labels == 0})
     notes = [*data.notes, *(f"{scope}: {int(rows.sum())} row(s), fewer than {MIN_ROWS}: its correlations are undefined"
                             for scope, rows in masks.items() if scope != ALL_ROWS and rows.sum() < MIN_ROWS)]
     if len(data.metrics) < 2:
@@ -265,9 +264,6 @@ def confounders(data: Any, *, metric_fields: Sequence[str] = ("score",), names: 
     report = analyse(parsed, settings=settings)
     report.settings["first_person"] = first_person
     return report
-
-
-SCOPE_TITLES = {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "label 0 rows"}
 
 
 @dataclass(frozen=True)
@@ -316,9 +312,9 @@ class ConfounderReport(Tabular):
     def tables(self) -> list[Table]:
         """tau-b of every score column with every proxy, scopes as row groups (key ``correlations``), and the
         Williams tests (key ``williams``)."""
-        rows, groups = [], {}
+        rows, groups, titles = [], {}, {ALL_ROWS: "all rows", "label=1": "label 1 rows", "label=0": "label 0 rows"}
         for scope in self.scopes:
-            groups[len(rows)] = f"{SCOPE_TITLES[scope]} ({self.rows[scope]})"
+            groups[len(rows)] = f"{titles[scope]} ({self.rows[scope]})"
             for column in self.columns_of(scope):
                 rows.append([column, *(Cell(tau.value, tau.ci) for tau in
                                        (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
