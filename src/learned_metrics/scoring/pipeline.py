@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from learned_metrics.validate import int_at_least
 from learned_metrics.workers import available_cores
 
 T = TypeVar("T")
@@ -37,7 +36,7 @@ def tokenizer_workers(requested: int | None, device_type: str, torch_threads: in
     drives it, on a CPU the cores torch's threads leave free (sharing them made a 2-core run up to 16% slower,
     bench/README.md). ``processes`` on one machine share the cores."""
     if requested is not None:
-        return min(int_at_least(requested, 0, "tokenizer_workers"), available_cores())
+        return min(requested, available_cores())  # parsed (>= 0) by ScoringOptions
     cores = available_cores() // max(1, processes)
     if device_type == "cpu":
         return max(0, min(MAX_AUTO_WORKERS, cores - torch_threads))

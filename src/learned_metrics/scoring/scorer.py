@@ -352,9 +352,8 @@ class Scorer:
         if second is None:
             return self._result(probs, passes, mode, encoded.tokens, truncated, {}, "the end of the text was cut")
         both = int(encoded.second_truncated.sum())
-        how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)"
-        if both:
-            how += f"; in {both} of them the generation alone was too long and was cut as well"
+        how = "the premise was truncated (use premise_strategy='chunk' to score whole groundings)" + (
+            f"; in {both} of them the generation alone was too long and was cut as well" if both else "")
         return self._result(probs, passes, mode, encoded.tokens, truncated, {"generation_truncated": both}, how)
 
     def _run_units(self, premises: list[str], hypotheses: list[str], granularity: str, mode: str, passes: int,
@@ -385,9 +384,8 @@ class Scorer:
         if truncated:
             warnings.warn(f"{truncated} of {probs.shape[1]} rows were longer than max_length={self.max_length} tokens; "
                           f"{how}", TruncationWarning, stacklevel=3)
-        per_pass = self._scores_from_probs(probs, mode)
         mean = probs.mean(axis=0)
-        std = per_pass.std(axis=0) if passes > 1 else np.zeros(probs.shape[1])
+        std = self._scores_from_probs(probs, mode).std(axis=0) if passes > 1 else np.zeros(probs.shape[1])
         probabilities = {label: mean[:, self.label_ids[label]] for label in self.label_names}
         return ScoreResult(self.kind, self._scores_from_probs(mean[None], mode)[0], probabilities, std, passes, mode,
                            tokens, truncated, details, sentences)
@@ -396,9 +394,7 @@ class Scorer:
         if self.kind == "coherence":
             return probs[..., self.label_ids["coherent"]]
         entailment = probs[..., self.label_ids["entailment"]]
-        if mode == "e":
-            return entailment
-        return entailment - probs[..., self.label_ids["contradiction"]]
+        return entailment if mode == "e" else entailment - probs[..., self.label_ids["contradiction"]]
 
 
 def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options: Any) -> Scorer:
