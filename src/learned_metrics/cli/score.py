@@ -162,19 +162,13 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             _report(summary, args.output, scorer.max_length, fields.kind)
             print(startup.line(", not counted in the rates above"), file=sys.stderr)
-            if wait := _waiting(summary.timings, scorer.tokenizer_workers):
-                print(wait, file=sys.stderr)
+            timings, workers = summary.timings, scorer.tokenizer_workers
+            if timings.wall > 0 and timings.wait >= 0.05 * timings.wall:  # a noticeable share waiting for tokens
+                how = (f"{workers} tokenizer thread{'s' if workers != 1 else ''}" if workers
+                       else "--tokenizer-workers 0: tokenizing before each forward")
+                print(f"note: the model waited {timings.wait / timings.wall:.0%} of the scoring time for tokenized "
+                      f"rows ({how}); more --tokenizer-workers may help when cores are free", file=sys.stderr)
     return 0
-
-
-def _waiting(timings, workers: int) -> str | None:
-    """A line when the model spent a noticeable share (5% or more) of the run waiting for tokenized rows."""
-    if timings.wall <= 0 or timings.wait < 0.05 * timings.wall:
-        return None
-    how = (f"{workers} tokenizer thread{'s' if workers != 1 else ''}" if workers
-           else "--tokenizer-workers 0: tokenizing before each forward")
-    return (f"note: the model waited {timings.wait / timings.wall:.0%} of the scoring time for tokenized rows "
-            f"({how}); more --tokenizer-workers may help when cores are free")
 
 
 def _check_paths(args: argparse.Namespace) -> None:
