@@ -107,7 +107,7 @@ def _below(edge: float) -> float:
     return edge if math.isinf(edge) else edge - 1e-12 * max(1.0, abs(edge))
 
 
-def _system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
+def system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
     """(R, S) per-system means under document counts (R, D); NaN where a system has no drawn document."""
     present = ~np.isnan(grid)
     totals = doc_counts @ present
@@ -176,16 +176,16 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     if n_systems < 3:
         raise UserError(f"a system-level correlation needs at least 3 systems, got {n_systems}")
     selected = metric_full if metric_full is not None else metric
-    selected_means = _system_means(selected, np.ones((1, selected.shape[0])))
+    selected_means = system_means(selected, np.ones((1, selected.shape[0])))
     pair_list = np.array(list(itertools.combinations(range(n_systems), 2)))
     gaps = np.abs(selected_means[0, pair_list[:, 0]] - selected_means[0, pair_list[:, 1]])
     band_pairs = [pair_list[(gaps >= _below(lo)) & (gaps < _below(hi))] for lo, hi in bands]
 
     def statistics(doc_counts: np.ndarray, full_counts: np.ndarray | None, system_counts: np.ndarray) -> dict:
-        h, m = _system_means(human, doc_counts), _system_means(metric, doc_counts)
+        h, m = system_means(human, doc_counts), system_means(metric, doc_counts)
         out = {"tau_sys": rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts), coefficient)}
         if metric_full is not None:  # from here on m is the full-set means, which also order the band pairs
-            m = _system_means(metric_full, full_counts)
+            m = system_means(metric_full, full_counts)
             out["tau_sys_full"] = rowwise_correlation(m, h, np.where(np.isnan(h) | np.isnan(m), 0, system_counts),
                                                       coefficient)
         for index, pairs in enumerate(band_pairs):

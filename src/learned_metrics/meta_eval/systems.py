@@ -28,6 +28,7 @@ from learned_metrics.meta_eval.resampling import (
 )
 from learned_metrics.meta_eval.rows import CellScores, KeyFields, distinct, keyed_cells
 from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
+from learned_metrics.meta_eval.system_level import system_means
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import renamed_keywords
 
@@ -222,7 +223,7 @@ def compare_systems(scores: Any, *, baseline: str | Sequence[str] | None = None,
     pairs = _oriented_pairs(data, order, baseline)
     with single_threaded_blas():
         results, other_way = _pair_statistics(filled, present, pairs, data.systems, o)
-        system_boot = _document_bootstrap(filled, present, o.resamples, o.seed)
+        system_boot = _document_bootstrap(data.grid, o.resamples, o.seed)
     results, family = _adjusted(results, other_way, o, one_direction_planned=bool(baseline))
     ranking = _ranking(data.systems, means, present.sum(axis=0), system_boot, order, results, o.confidence)
     record = {"baseline": list(baseline) or None, **o.to_json(), "documents": len(data.docs),
@@ -263,14 +264,11 @@ def _oriented_pairs(data: SystemScores, order: list[int], baseline: tuple[str, .
     return pairs
 
 
-def _document_bootstrap(values: np.ndarray, weights: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """(resamples x columns) means of every column over redrawn documents, each over the drawn documents it has
-    (``weights`` 1); NaN where a resample drew none of them. One draw per seed serves every system and pair."""
-    blocks = []
-    for (counts,) in drawn_counts((values.shape[0],), resamples, seed):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            blocks.append((counts @ values) / (counts @ weights.astype(np.float64)))
-    return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
+def _document_bootstrap(grid: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples x columns) means of every column over redrawn documents, each over the drawn documents it has (not
+    NaN); NaN where a resample drew none of them. One draw per seed serves every system and pair."""
+    blocks = [system_means(grid, counts) for (counts,) in drawn_counts((grid.shape[0],), resamples, seed)]
+    return np.concatenate(blocks) if blocks else np.empty((0, grid.shape[1]))
 
 
 def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], systems: list[str],
@@ -281,7 +279,7 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
     shared = present[:, a] & present[:, b]
     diffs = np.where(shared, filled[:, a] - filled[:, b], 0.0)
     n = shared.sum(axis=0)
-    boot = _document_bootstrap(diffs, shared, o.resamples, o.seed)
+    boot = _document_bootstrap(np.where(shared, diffs, np.nan), o.resamples, o.seed)
     # permuted mean differences: each document's sign flipped at random (A and B swapped), one product for all pairs
     perm = [(1.0 - 2.0 * swap[:, :, 0]) @ diffs / np.maximum(n, 1)
             for swap in swap_masks(diffs.shape[0], 1, o.permutations, "document", o.seed)]
