@@ -36,11 +36,11 @@ ANLI_EPILOG = """examples:
 
 def _add_build(parser: argparse.ArgumentParser, settings: Any, run: Any, source_help: str, output_help: str,
                **source: Any) -> None:
-    """The arguments every build takes: ``--source``, ``--output`` and the fields of its settings object."""
+    """The arguments every build takes: ``--source``, ``--output`` and its settings, which ``run`` gets parsed."""
     parser.add_argument("--source", required=True, help=source_help, **source)
     parser.add_argument("--output", required=True, help=output_help)
     settings.add_arguments(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=lambda args: run(args, settings.from_arguments(args)))
 
 
 def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,11 +52,10 @@ def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
                "a folder holding it")
 
 
-def run_shuffle_set(args: argparse.Namespace) -> int:
-    from learned_metrics.data.choices import ShuffleSetSettings
+def run_shuffle_set(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.shuffle_set import build_shuffle_set
 
-    report = build_shuffle_set(args.source, args.output, **ShuffleSetSettings.from_arguments(args).to_json())
+    report = build_shuffle_set(args.source, args.output, **settings.to_json())
     rows = [(name, report["documents_per_split"][name], report["skipped_fewer_than_2_distinct_sentences"][name],
              counts["coherent"], counts["incoherent"], counts["total"]) for name, counts in report["rows"].items()]
     columns = ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows")
@@ -73,12 +72,10 @@ def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
                "new or empty output folder; never the source or a folder holding it")
 
 
-def run_anli(args: argparse.Namespace) -> int:
+def run_anli(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.anli import build_anli_augmented
-    from learned_metrics.data.choices import AnliSettings
 
-    report = build_anli_augmented(args.source, args.output, **AnliSettings.from_arguments(args).to_json())
-    return print_nli_report("ANLI", report, args.output)
+    return print_nli_report("ANLI", build_anli_augmented(args.source, args.output, **settings.to_json()), args.output)
 
 
 def print_nli_report(name: str, report: dict[str, Any], output: str) -> int:
@@ -115,12 +112,10 @@ def add_nli_arguments(parser: argparse.ArgumentParser) -> None:
                "a source or a folder holding one", action="append", metavar="[NAME=]SOURCE")
 
 
-def run_nli(args: argparse.Namespace) -> int:
-    from learned_metrics.data.choices import NliSettings
+def run_nli(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.nli import build_nli
 
-    report = build_nli(args.source, args.output, **NliSettings.from_arguments(args).to_json())
-    return print_nli_report("NLI", report, args.output)
+    return print_nli_report("NLI", build_nli(args.source, args.output, **settings.to_json()), args.output)
 
 
 def register(subparsers: Any) -> None:
