@@ -193,11 +193,9 @@ class _AucDifference:
 
     def randomized(self, swap: np.ndarray) -> dict[str, np.ndarray]:
         """``swap`` (``(k, rows)``): where True, the two metrics' scores of that row trade places."""
-        out = {}
-        for g, idx in self.rows.items():
-            a, b, s = self.a[idx], self.b[idx], swap[:, idx]
-            out[g] = rank_auc(np.where(s, b, a), self.labels[idx]) - rank_auc(np.where(s, a, b), self.labels[idx])
-        return self._with_mean(out, swap.shape[0])
+        return self._with_mean({g: rank_auc(np.where(swap[:, idx], self.b[idx], self.a[idx]), self.labels[idx])
+                                - rank_auc(np.where(swap[:, idx], self.a[idx], self.b[idx]), self.labels[idx])
+                                for g, idx in self.rows.items()}, swap.shape[0])
 
     def resampled(self, rng: np.random.Generator, k: int) -> dict[str, np.ndarray]:
         """``k`` paired bootstrap copies: the same rows drawn for both metrics, within each corpus."""

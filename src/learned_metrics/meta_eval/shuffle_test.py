@@ -153,13 +153,12 @@ def _bucket_table(outcome: np.ndarray, index: np.ndarray, wins: np.ndarray, coun
     """One bucket per run of :func:`merge_sparse_buckets` over the comparisons' bucket ``index``; ``wins``/``counts``
     are the (resamples x buckets) weighted wins and comparisons of each resample, so a merged bucket's accuracy in a
     resample is the ratio of its buckets' sums (NaN where the resample leaves it empty)."""
-    last_index = len(BUCKET_CENTRES) - 1
     table = []
     for first, last in merge_sparse_buckets(np.bincount(index, minlength=len(BUCKET_CENTRES)), minimum):
         members = (index >= first) & (index <= last)
         pairs = int(members.sum())
         low = None if first == 0 else int(BUCKET_CENTRES[first]) - BUCKET_WIDTH // 2
-        high = None if last == last_index else int(BUCKET_CENTRES[last]) + BUCKET_WIDTH // 2
+        high = None if last == len(BUCKET_CENTRES) - 1 else int(BUCKET_CENTRES[last]) + BUCKET_WIDTH // 2
         drawn = None
         if pairs and pairs >= minimum:
             with np.errstate(invalid="ignore", divide="ignore"):
