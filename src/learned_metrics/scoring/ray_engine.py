@@ -22,10 +22,11 @@ from learned_metrics.errors import UserError, cause_among
 from learned_metrics.io import dump_json, file_format, iter_row_chunks, parquet_table
 from learned_metrics.outputs import atomic_folder, check_outputs, file_output, folder_output, staged_files
 from learned_metrics.progress import RowProgress
+from learned_metrics.scoring import runner
 from learned_metrics.scoring.mc_dropout import chunk_seed
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, FileRun, RaySettings, ScoringOptions
 from learned_metrics.scoring.resume import ChunkStore
-from learned_metrics.scoring.runner import InputFields, RunSummary, _keep_folder, hash_rows, run_fingerprint
+from learned_metrics.scoring.runner import InputFields, RunSummary, hash_rows, run_fingerprint
 from learned_metrics.scoring.summary import ScoreCollector
 
 ROW = "input_row"  # the row's number in the input, as a refusal names it: sorting on it gives the input order
@@ -268,26 +269,14 @@ def _run_file(ray: Any, model: str, input_path: str, output: str, fields: InputF
     store.open(resume=run.resume, restart=run.restart)
     for note in store.notes if say else ():
         say(f"note: {note}")
-    try:
+    with runner.kept_for_resume(store, say):
         summary, chunks = _score_chunks(ray, model, input_path, fields, options, run, settings, store, progress,
                                         say)
-    except UserError:
-        if not store.resumed:
-            store.remove()
-        else:
-            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart")
-        raise
-    except BaseException:
-        if not store.state.get("chunks"):
-            store.remove()
-        else:
-            _keep_folder(store, say)
-        raise
     summary.provenance = provenance.finish(record, "parquet", fields=dataclasses.asdict(fields))
     try:
         _write_output(store, Path(output), chunks, summary.provenance, settings.ray_single_file)
     except BaseException:
-        _keep_folder(store, say)
+        runner.keep_folder(store, say)
         raise
     store.remove()
     return summary
@@ -394,5 +383,5 @@ def _write_output(store: ChunkStore, output: Path, chunks: list[int], record: di
         return
     with atomic_folder(output, OUTPUT_KIND, overwrite=True) as folder:
         for index in range(len(chunks)):
-            (folder / store.part_path(index).name).write_bytes(store._verified_bytes(index))
+            (folder / store.part_path(index).name).write_bytes(store.verified_bytes(index))
         (folder / PROVENANCE_NAME).write_text(provenance.sidecar_text(record), encoding="utf-8")

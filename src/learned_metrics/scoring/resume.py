@@ -289,7 +289,7 @@ class ChunkStore:
             try:
                 schemas.append(pq.read_schema(self.part_path(index)))
             except (pa.ArrowException, OSError):
-                self._verified_bytes(index)  # says what is wrong with the part, as one line
+                self.verified_bytes(index)  # says what is wrong with the part, as one line
                 raise
         return merge_schemas(schemas, path=self.output)
 
@@ -317,7 +317,7 @@ class ChunkStore:
             return
         yield from (row for _, row in iter_rows(path, self.format))
 
-    def _verified_bytes(self, index: int) -> bytes:
+    def verified_bytes(self, index: int) -> bytes:
         """A part's bytes, only if they are still what was written (else one line; --resume scores it again)."""
         parts = self.state["parts"]
         data, problem = self._read_part(index, parts[index] if index < len(parts) else None)
@@ -343,7 +343,7 @@ class ChunkStore:
                 sink = RowSink(handle, "parquet", path=self.output, metadata=metadata, schema=schema)
                 try:
                     for index in range(count):
-                        sink.write_table(pq.read_table(pa.BufferReader(self._verified_bytes(index))))
+                        sink.write_table(pq.read_table(pa.BufferReader(self.verified_bytes(index))))
                 finally:
                     sink.close()
             return
@@ -355,7 +355,7 @@ class ChunkStore:
         with writing(self.output, needed=needed + len(header)), target.open("wb") as out:
             out.write(header)
             for index in range(count):
-                out.write(self._verified_bytes(index))
+                out.write(self.verified_bytes(index))
 
     def _remove_parts(self) -> None:
         for entry in self.folder.iterdir():

@@ -193,17 +193,9 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
     state = processes.gather(dict(store.state) if store else {"parts": []})[0]
     for note in store.notes if store is not None and say else ():
         say(f"note: {note}")
-    try:
+    with kept_for_resume(store, say):
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
                                 (in_format, out_format), say)
-    except BaseException as error:
-        refused = isinstance(error, UserError)  # a bad row or setting: the rerun must change it
-        if store is not None and not (store.resumed if refused else store.state.get("chunks")):
-            store.remove()
-        elif store is not None:  # an interrupted run's work (this one's or an earlier one's) stays for --resume
-            _keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart"
-                         if refused else None)
-        raise
     if record is not None:
         summary.provenance = provenance.finish(record, out_format, fields=asdict(fields))
     if store is not None:
@@ -216,13 +208,29 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
                     with writing(provenance.sidecar_path(output_path)):
                         provenance.write(summary.provenance, output_path, out_format, stage=stage)
         except BaseException:
-            _keep_folder(store, say)  # every chunk is scored: a --resume only joins them (after freeing space ...)
+            keep_folder(store, say)  # every chunk is scored: a --resume only joins them (after freeing space ...)
             raise
         store.remove()
     return summary
 
 
-def _keep_folder(store: ChunkStore, say: Callable[[str], None] | None, advice: str | None = None) -> None:
+@contextlib.contextmanager
+def kept_for_resume(store: ChunkStore | None, say: Callable[[str], None] | None) -> Iterator[None]:
+    """A failed scoring keeps an interrupted run's work (this one's or an earlier one's) for ``--resume``; a run
+    refused before it kept anything of its own (a bad row or setting: the rerun must change it) leaves nothing."""
+    try:
+        yield
+    except BaseException as error:
+        refused = isinstance(error, UserError)
+        if store is not None and not (store.resumed if refused else store.state.get("chunks")):
+            store.remove()
+        elif store is not None:
+            keep_folder(store, say, "correct the command and run it again with --resume, or pass --restart"
+                         if refused else None)
+        raise
+
+
+def keep_folder(store: ChunkStore, say: Callable[[str], None] | None, advice: str | None = None) -> None:
     store.close()
     if say:
         say(f"kept {store.state['rows']:,} scored rows in {store.folder}: "
