@@ -428,3 +428,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
                   dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
 
 
+# help(load_scorer) names every option, from the one declaration (a field added to ScoringOptions appears here)
+load_scorer.__doc__ += "\n    Options: " + ", ".join(f"``{f.name}``" for f in dataclasses.fields(ScoringOptions)) + "."
+
+
