@@ -277,9 +277,9 @@ def length_gap_figure(report: Any, *, min_bucket_pairs: int | None = None) -> An
            xlabel="Length gap, original minus other document (characters); ends clamped at ±200")
     ax.set_xticks(gaps, [bucket_range_label(b) for b in buckets], rotation=45, ha="right",
                   rotation_mode="anchor", fontsize=7)
-    resamples = getattr(report, "resamples", 0)
-    handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2,
-                      label="Accuracy, 95% bootstrap CI" if resamples else "Accuracy (no CIs: 0 resamples)"),
+    settings = report.settings  # the CI level and resamples the bars were drawn with
+    handles = [Line2D([], [], color="tab:blue", marker="o", linewidth=1.2, label=f"Accuracy, {settings.confidence:.0%} "
+                      "bootstrap CI" if settings.resamples else "Accuracy (no CIs: 0 resamples)"),
                Line2D([], [], color="0.4", linestyle="--", linewidth=1, label="Chance (0.5)"),
                Line2D([], [], linestyle="none", label="Numbers at the bottom: n,\ncomparisons per bucket")]
     if few.any():
