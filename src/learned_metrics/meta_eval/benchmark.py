@@ -29,7 +29,7 @@ from learned_metrics.meta_eval.report import (
 )
 from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, row_weights
 from learned_metrics.meta_eval.rows import by_index
-from learned_metrics.render import Cell, Column, Table, Tabular, pick, table_frame
+from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.validate import numbers, renamed_keywords
 
 PERCENTILES = np.arange(0, 100, 0.2)  # SummaC's grid: 0, 0.2, ..., 99.8
@@ -295,10 +295,6 @@ class BenchmarkReport(Tabular):
         return {"benchmark": self.benchmark, "protocol": self.protocol.to_json(), "metrics": list(self.results),
                 "datasets": self.datasets, "results": {name: r.to_json() for name, r in self.results.items()}, **paired,
                 "notes": self.notes, "warnings": self.warnings, "settings": self.record}
-
-    def to_frame(self, key: str | None = None):
-        """The CSV's long table (one row per metric and dataset, then its mean; every statistic with its CI)."""
-        return table_frame(pick(self.csv_tables(), key))
 
 
 def _confusion_rates(positive: np.ndarray, starts: np.ndarray, weights: np.ndarray, supported: np.ndarray
