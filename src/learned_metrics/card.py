@@ -9,12 +9,11 @@ from typing import Any
 from learned_metrics import __version__
 from learned_metrics.errors import UserError
 from learned_metrics.io import read_json_object
-from learned_metrics.labels import METRIC_KINDS
+from learned_metrics.labels import METRIC_KINDS, SCORE_MODES
 from learned_metrics.provenance import now
 
 CARD_NAME = "learned_metric.json"
 CARD_FORMAT_VERSION = 1
-CARD_MODES = ("e", "e-c")
 
 
 def training_card(*, kind: str, experiment: str, base_model: str, text_fields: list[str], max_length: int,
@@ -72,7 +71,7 @@ def validate_card(card: Any, path: object) -> dict[str, Any]:
     if fields is not None and not all(isinstance(f, str) for f in fields):
         raise UserError("card field 'preprocessing.text_fields' must be a list of strings", path=path)
     scoring = _optional(card, "scoring", dict, path) or {}
-    _optional(scoring, "default_mode", str, path, "scoring.", CARD_MODES)
+    _optional(scoring, "default_mode", str, path, "scoring.", SCORE_MODES)
     _optional(card, "id2label", dict, path)
     return card
 

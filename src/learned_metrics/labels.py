@@ -15,6 +15,10 @@ NLI_LABELS = ("entailment", "neutral", "contradiction")
 COHERENCE_LABELS = ("incoherent", "coherent")
 METRIC_KINDS = {"coherence": COHERENCE_LABELS, "faithfulness": NLI_LABELS}
 """The label set each metric kind needs, by canonical name."""
+NOT_ENTAILMENT_NAMES = frozenset({"not_entailment", "non_entailment", "not_entailed", "no_entailment", "not_entail"})
+"""A two-class NLI head's or data set's other class (RTE, FEVER-style): neutral and contradiction in one."""
+SCORE_MODES = ("e", "e-c")
+"""What a faithfulness score is: P(entail), or P(entail) - P(contradict) (the paper's)."""
 
 _SPELLINGS = {"entailment": ("entail", "entails", "entailed", "e"), "neutral": ("n",),
               "contradiction": ("contradict", "contradicts", "contradictory", "c"),

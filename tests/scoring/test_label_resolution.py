@@ -44,9 +44,11 @@ def test_an_order_that_agrees_with_the_config_is_accepted():  # control
         0: "contradiction", 1: "neutral", 2: "entailment"}
 
 
-def test_a_two_class_entailment_head_without_an_order_is_refused_saying_why():
+@pytest.mark.parametrize("other", ["not_entailment", "non-entailment", "no_entailment", "not_entail", "NOT_ENTAILED"])
+def test_a_two_class_entailment_head_without_an_order_is_refused_saying_why(other):
+    """Every spelling that prepared data sets read as not_entailment (data/choices) is refused the same way."""
     with pytest.raises(UserError, match="not_entailment is not contradiction") as info:
-        resolve_labels(SimpleNamespace(id2label=TWO_CLASS), "faithfulness")
+        resolve_labels(SimpleNamespace(id2label={0: "entailment", 1: other}), "faithfulness")
     assert "\n" not in str(info.value)
 
 

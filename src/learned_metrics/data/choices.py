@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.labels import canonical_label, parse_label_order
+from learned_metrics.labels import NOT_ENTAILMENT_NAMES, canonical_label, parse_label_order
 from learned_metrics.settings import Settings, setting
 from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, parse_joiner
 from learned_metrics.validate import ordered
@@ -118,14 +118,13 @@ def _named_values(value: tuple[str, ...], what: str, number: type) -> tuple[str,
 
 
 NOT_ENTAILMENT = "not_entailment"
-_NOT_ENTAILMENT_NAMES = {"not_entailment", "non_entailment", "not_entailed", "no_entailment", "not_entail"}
 
 
 def data_label(value: object) -> str | None:
     """A data set's label name as canonical (:func:`~learned_metrics.labels.canonical_label`), or ``not_entailment``
     for a two-class set's other class (RTE, FEVER-style sets); None when it is neither."""
     name = str(value).strip().lower().replace("-", "_").replace(" ", "_")
-    return NOT_ENTAILMENT if name in _NOT_ENTAILMENT_NAMES else canonical_label(value)
+    return NOT_ENTAILMENT if name in NOT_ENTAILMENT_NAMES else canonical_label(value)
 
 
 def parse_data_label_order(order: Any) -> tuple[str, ...]:

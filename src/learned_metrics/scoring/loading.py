@@ -13,14 +13,13 @@ import torch
 from learned_metrics import safety
 from learned_metrics.card import CARD_NAME
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.labels import COHERENCE_LABELS, ordered_id2label, resolve_label_ids
+from learned_metrics.labels import COHERENCE_LABELS, NOT_ENTAILMENT_NAMES, ordered_id2label, resolve_label_ids
 
 KINDS = ("coherence", "faithfulness")
 DEFAULT_MAX_LENGTH = 512
 # Hub files a scorer needs: config, weights, tokenizer and the learned-metrics card.
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.vocab", "*.merges"]
 # Two-class heads (RTE, WNLI, some fact checkers): the second class is neutral and contradiction together.
-_NOT_ENTAILMENT = {"not_entailment", "non_entailment", "not_entailed"}
 # Architectures whose position ids start after the padding index (``max_position_embeddings - 2`` usable).
 _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm",
                      "data2vec-text", "xmod", "ibert"}
@@ -96,7 +95,7 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
     ``label_order`` names the classes of a head with generic labels (``LABEL_0``...), in index order."""
     id2label = config.id2label if label_order is None else ordered_id2label(config.id2label, label_order)
     names = {str(name).strip().lower().replace("-", "_") for name in id2label.values()}
-    if kind == "faithfulness" and names & _NOT_ENTAILMENT:
+    if kind == "faithfulness" and names & NOT_ENTAILMENT_NAMES:
         raise UserError(f"the model's classes {dict(id2label)} are entailment against not entailment: "
                         "not_entailment is not contradiction (it holds neutral too), so the e-c score cannot be "
                         "computed from them and no class is renamed; score with a three-class NLI model (entailment, "

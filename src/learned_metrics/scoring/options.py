@@ -11,10 +11,10 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import FORMATS
-from learned_metrics.labels import parse_label_order
+from learned_metrics.labels import SCORE_MODES, parse_label_order
 from learned_metrics.settings import Settings, flag_name, setting
 
-MODES = ("e", "e-c")
+MODES = SCORE_MODES
 PREMISE_STRATEGIES = ("truncate", "chunk")
 GRANULARITIES = ("document", "paragraph", "sentence")
 DEVICES = ("auto", "cpu", "cuda")
