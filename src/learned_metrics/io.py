@@ -164,8 +164,7 @@ def count_rows(path: str | os.PathLike, declared: str | None = None) -> int | No
     """Data rows of an input, cheaply, for progress (a malformed file is the reader's to report); None for a pipe."""
     if is_stdio(path):
         return None
-    path = Path(path)
-    fmt = file_format(path, declared)
+    path, fmt = Path(path), file_format(path, declared)
     try:
         if fmt == "parquet":
             return open_parquet(path).metadata.num_rows

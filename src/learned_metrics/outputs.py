@@ -196,8 +196,7 @@ def _overlap(output: Path, source: Path) -> str | None:
 def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     path = output.path
     for source in inputs:
-        what = _overlap(path, source)
-        if what:
+        if what := _overlap(path, source):
             raise UserError(f"{output.option} {what} an input of this command ({source}); writing it would destroy "
                             "the input. Choose another location", path=path)
     ancestor = Path(os.path.abspath(path.parent))
