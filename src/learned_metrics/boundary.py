@@ -22,8 +22,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def is_main_process() -> bool:
-    """Rank 0, or not distributed. ``RANK`` comes from torchrun/accelerate, ``LOCAL_RANK`` alone from the
-    processes Lightning's DDP launcher starts; every process meets the same error, only rank 0 reports it."""
+    """Rank 0, or not distributed (``RANK``: torchrun/accelerate; ``LOCAL_RANK``: Lightning's DDP): only it reports."""
     return (os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0").strip() == "0"
 
 

@@ -18,8 +18,7 @@ class UserError(ValueError):
 
 
 class CommandInterrupted(BaseException):
-    """SIGINT or SIGTERM arrived: unwinds like ``KeyboardInterrupt`` so every ``finally`` removes its temp files; a
-    ``BaseException``, so libraries' ``except Exception`` blocks let it through."""
+    """SIGINT or SIGTERM, unwinding like ``KeyboardInterrupt`` (temporaries removed) past ``except Exception``."""
 
     def __init__(self, signum: int):
         self.signum = int(signum)

@@ -65,8 +65,7 @@ def canonical_label(name: object) -> str | None:
 
 
 def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]) -> dict[str, int]:
-    """Map each required canonical label to the model's class index, by name; one line listing the model's labels
-    when a required one cannot be found or is ambiguous (``LABEL_0``/``LABEL_1`` of an untuned head)."""
+    """Each required label's class index, by name; one line naming the model's labels if one is missing or twice."""
     found: dict[str, int] = {}
     for idx, name in id2label.items():
         canon = canonical_label(name)

@@ -84,10 +84,9 @@ def remove_stale_temps(target: Path) -> int:
     host, removed = _host_tag(), 0
     for entry in target.parent.glob(f".{target.name}.{TEMP_TAG}-*"):
         parts = entry.name.split(f".{TEMP_TAG}-", 1)[1].split("-")
-        if len(parts) < 3 or parts[0] != host or not parts[1].isdigit() or _pid_alive(int(parts[1])):
-            continue
-        _remove(entry)
-        removed += 1
+        if len(parts) >= 3 and parts[0] == host and parts[1].isdigit() and not _pid_alive(int(parts[1])):
+            _remove(entry)
+            removed += 1
     return removed
 
 
