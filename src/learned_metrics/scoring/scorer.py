@@ -429,6 +429,7 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
 
 
 # help(load_scorer) names every option, from the one declaration (a field added to ScoringOptions appears here)
-load_scorer.__doc__ += "\n    Options: " + ", ".join(f"``{f.name}``" for f in dataclasses.fields(ScoringOptions)) + "."
+_OPTIONS = ", ".join(f"``{f.name}``" for f in dataclasses.fields(ScoringOptions))
+load_scorer.__doc__ = f"{load_scorer.__doc__ or ''}\n    Options: {_OPTIONS}."  # None under python -OO
 
 
