@@ -127,3 +127,23 @@ def test_a_folder_of_user_files_at_the_output_is_never_replaced(source, tmp_path
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "reached the engine" in one_line(capsys, score(source, empty, "--engine", "ray"))  # control
+
+
+def test_the_ray_engine_under_accelerate_launch_is_refused(source, tmp_path, capsys, past_the_checks, monkeypatch):
+    """Every launched process would score the whole input into the same output: Ray is the launcher there."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    line = one_line(capsys, score(source, tmp_path / "folder", "--engine", "ray"))
+    assert "--engine ray" in line and "accelerate launch" in line
+    monkeypatch.setenv("WORLD_SIZE", "1")  # control: one process gets past the checks
+    assert "reached the engine" in one_line(capsys, score(source, tmp_path / "folder", "--engine", "ray"))
+
+
+def test_load_scorer_refuses_the_ray_engine_and_loads_torch(tiny_roberta_nli):
+    """``engine="ray"`` is the file engine of ``score --engine ray`` (and ray_engine.score_dataset): load_scorer
+    would run one process on CPU while the record said ray."""
+    from learned_metrics.scoring.scorer import load_scorer
+
+    with pytest.raises(UserError, match="engine='ray'") as info:
+        load_scorer(tiny_roberta_nli, engine="ray")
+    assert "\n" not in str(info.value)
+    assert load_scorer(tiny_roberta_nli, engine="torch").options.engine == "torch"  # control

@@ -16,7 +16,7 @@ from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
 from learned_metrics.scoring import options as scoring_options  # looked up at each call: a test extends the class
-from learned_metrics.scoring.distributed import current_processes
+from learned_metrics.scoring.distributed import current_processes, launched_world_size
 from learned_metrics.scoring.options import FileRun, RaySettings, of_kind
 from learned_metrics.validate import seconds_option
 
@@ -109,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
     # checked before the model stack (torch, transformers) is imported: bad arguments are refused at once
     run = FileRun.from_arguments(args)
     ray = RaySettings.from_arguments(args)
-    ray.check(args.engine, args.device)
+    ray.check(args.engine, args.device, launched_world_size())
     if args.engine == "ray":
         from learned_metrics.outputs import inputs_of
         from learned_metrics.scoring import ray_engine

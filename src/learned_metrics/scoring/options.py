@@ -145,13 +145,16 @@ class RaySettings(Settings):
     ray_single_file: bool = _option(False, "write --output as one Parquet file instead of a folder of part files",
                                     flag=True, scores=False)
 
-    def check(self, engine: str, device: str) -> None:
-        """The combinations that make no sense, refused before anything starts."""
+    def check(self, engine: str, device: str, world: int = 1) -> None:
+        """The combinations that make no sense, refused before anything starts (``world``: launched processes)."""
         given = [flag_name(name) for name, value in self.to_json().items() if value != RaySettings().to_json()[name]]
         if engine != "ray" and given:
             raise UserError(f"{', '.join(given)} need --engine ray (the Ray options say where its actors run)")
         if engine == "ray" and device == "cpu" and (self.ray_gpus_per_actor or 0) > 0:
             raise UserError("--ray-gpus-per-actor reserves GPUs that --device cpu never uses: drop one of them")
+        if engine == "ray" and world > 1:
+            raise UserError("--engine ray under accelerate launch (or torchrun) would score the whole input in every "
+                            "process: run the command once, the Ray engine starts its own actors")
 
 
 def of_kind(kind: str) -> Callable[[Any], bool]:

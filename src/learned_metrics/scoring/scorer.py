@@ -402,6 +402,10 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     a Hub id. ``options``: the fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (the score flags);
     ``max_length`` defaults to the card's training length, capped by the model's; ``seed=None``: the global RNG."""
     settings = ScoringOptions.from_keywords(**options)
+    if settings.engine == "ray":
+        raise UserError("engine='ray' is the file engine of `learned-metrics score --engine ray` and of "
+                        "ray_engine.score_dataset; load_scorer runs the model in this process: engine='torch' or "
+                        "'onnx'")
     model_dir = loading.resolve_model_dir(model)
     # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is
     folder = safety.check_model_folder(model_dir)
