@@ -43,6 +43,13 @@ def file_output(path: str | os.PathLike, option: str = "--output", kind: str | N
     return Output(Path(os.fspath(path)).expanduser(), kind, option)
 
 
+def json_file_output(path: str | os.PathLike, option: str) -> Output:
+    """A file written as JSON (``--summary``): a name without ``.json`` is refused, not written in another format."""
+    if not os.fspath(path).lower().endswith(".json"):
+        raise UserError(f"{option} is written as JSON: give a file name ending in .json", path=path)
+    return file_output(path, option)
+
+
 def folder_output(path: str | os.PathLike, kind: str, option: str = "--output") -> Output:
     return file_output(path, option, kind)
 

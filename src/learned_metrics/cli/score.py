@@ -97,8 +97,9 @@ def register(subparsers) -> None:
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
     from learned_metrics.io import is_stdio, iter_row_chunks
+    from learned_metrics.scoring.ray_engine import through_ray
 
-    if is_stdio(args.input) or "://" in args.input or os.path.isdir(args.input):  # stdin, object storage, folder
+    if is_stdio(args.input) or through_ray(args.input):  # not read ahead: stdin, object storage, a folder
         return False
     with contextlib.closing(iter_row_chunks(args.input, 1, args.input_format)) as rows:
         first = next(rows, None)
@@ -174,17 +175,14 @@ def _run(args: argparse.Namespace) -> int:
 def _check_paths(args: argparse.Namespace) -> None:
     """Input, outputs and model folder checked before the model is loaded: no error after minutes of work."""
     from learned_metrics import provenance
-    from learned_metrics.errors import UserError
     from learned_metrics.io import check_input_file, file_format, is_stdio
-    from learned_metrics.outputs import check_outputs, file_output, inputs_of
+    from learned_metrics.outputs import check_outputs, file_output, inputs_of, json_file_output
 
     check_input_file(args.input, args.input_format)
     outputs = [] if is_stdio(args.output) else [
         file_output(args.output), *provenance.outputs(args.output, file_format(args.output, args.output_format))]
     if args.summary:
-        if not args.summary.lower().endswith(".json"):
-            raise UserError("--summary is written as JSON: give a file name ending in .json", path=args.summary)
-        outputs.append(file_output(args.summary, "--summary"))
+        outputs.append(json_file_output(args.summary, "--summary"))
     check_outputs(outputs, inputs=[path for path in inputs_of(args) if not is_stdio(path)])
 
 

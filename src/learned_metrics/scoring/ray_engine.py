@@ -20,7 +20,14 @@ from typing import Any
 from learned_metrics import provenance
 from learned_metrics.errors import UserError, cause_among
 from learned_metrics.io import dump_json, file_format, iter_row_chunks, parquet_table
-from learned_metrics.outputs import atomic_folder, check_outputs, file_output, folder_output, staged_files
+from learned_metrics.outputs import (
+    atomic_folder,
+    check_outputs,
+    file_output,
+    folder_output,
+    json_file_output,
+    staged_files,
+)
 from learned_metrics.progress import RowProgress
 from learned_metrics.scoring import runner
 from learned_metrics.scoring.mc_dropout import chunk_seed
@@ -180,7 +187,7 @@ def _is_remote(path: str | os.PathLike) -> bool:
     return "://" in os.fspath(path)
 
 
-def _through_ray(path: str | os.PathLike) -> bool:
+def through_ray(path: str | os.PathLike) -> bool:
     """Read by Ray Data's readers: object storage (s3://, gs://, ...) or a local folder of files (Parquet parts)."""
     return _is_remote(path) or Path(path).is_dir()
 
@@ -196,7 +203,7 @@ def check_paths(input_path: str, output: str, summary: str | None, inputs: list[
     learned-metrics did not write (an earlier scores folder of ours is replaced, as a file output is)."""
     if os.fspath(input_path) == "-" or os.fspath(output) == "-":
         raise UserError("--engine ray reads and writes files (Parquet output): give paths, not -")
-    if not _through_ray(input_path):
+    if not through_ray(input_path):
         from learned_metrics.io import check_input_file
 
         check_input_file(input_path, declared)
@@ -206,18 +213,14 @@ def check_paths(input_path: str, output: str, summary: str | None, inputs: list[
         raise UserError("--engine ray writes a folder of Parquet parts: give a folder name, or --ray-single-file "
                         "for one .parquet file", path=output)
     target = file_output(output) if settings.ray_single_file else folder_output(output, OUTPUT_KIND)
-    outputs = [target]
-    if summary:
-        if not summary.lower().endswith(".json"):
-            raise UserError("--summary is written as JSON: give a file name ending in .json", path=summary)
-        outputs.append(file_output(summary, "--summary"))
+    outputs = [target, json_file_output(summary, "--summary")] if summary else [target]
     check_outputs(outputs, inputs=[p for p in inputs if not _is_remote(p)], overwrite=True)
 
 
 def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> Iterator[list[tuple[int, dict]]]:
     """The input in chunks of numbered rows: a local file through the one-process readers (the same rows, numbers
     and refusals), any other path Ray reads (s3://, gs://, ...) through Ray Data's reader of its format."""
-    if not _through_ray(path):
+    if not through_ray(path):
         yield from iter_row_chunks(path, chunk_size, declared)
         return
     fmt = _input_format(path, declared)
