@@ -183,6 +183,18 @@ def test_python_api_gets_the_same_record(nli_export):
     assert differences(record, result.provenance) == ["mode e-c vs e", "mc_samples 4 vs 1"]
 
 
+def test_a_coherence_record_holds_no_nli_setting_a_call_names(coherence_export):
+    """A coherence scorer ignores mode, granularity and premise_strategy: its record keeps them null, so two runs
+    with the same scores are not told apart; the settings that apply (mc_samples, seed) still follow the call."""
+    from learned_metrics.scoring import load_scorer
+
+    scorer = load_scorer(coherence_export)
+    record = scorer.provenance(mode="e-c", granularity="sentence", premise_strategy="chunk", mc_samples=3, seed=5)
+    assert (record["mode"], record["granularity"], record["premise_strategy"]) == (None, None, None)
+    assert (record["mc_samples"], record["seed"]) == (3, 5)  # control: what applies to coherence is recorded
+    assert differences(scorer.provenance(), scorer.provenance(mode="e", granularity="paragraph")) == []
+
+
 def test_reading_absent_and_damaged_records(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

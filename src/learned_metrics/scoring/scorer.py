@@ -25,7 +25,7 @@ from learned_metrics.scoring import loading
 from learned_metrics.scoring.batching import BatchSettings, FeedCounts, encode, predict_feed
 from learned_metrics.scoring.distributed import launched_world_size, processes_on_this_machine
 from learned_metrics.scoring.mc_dropout import DropoutStream, KeyedDropout, mc_dropout_mode
-from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions
+from learned_metrics.scoring.options import GRANULARITIES, MODES, PREMISE_STRATEGIES, ScoringOptions, of_kind
 from learned_metrics.scoring.pipeline import (
     SliceFeed,
     Timings,
@@ -199,7 +199,8 @@ class Scorer:
         settings = self.options.applying(self.kind)
         if self.options.engine == "onnx":  # the graph that made the scores, beside the weights it came from
             settings["onnx_sha256"] = self._forward_model.sha256
-        settings.update({name: value for name, value in calls.items() if value is not None and name in settings})
+        applies = {spec.name for spec in dataclasses.fields(self.options) if of_kind(self.kind)(spec)}
+        settings.update({name: value for name, value in calls.items() if value is not None and name in applies})
         return provenance.build_record(
             metric=self.kind, model=model, revision=revision, weights_sha256=self._weights[0],
             weights_files=self._weights[1], labels={label: self.label_ids[label] for label in self.label_names},
