@@ -187,9 +187,10 @@ def shuffle_test(original: object, shuffled: object, *, pair_index: object = Non
     gaps = None if length_gap is None else np.asarray(length_gap, dtype=np.float64)
     if gaps is not None and gaps.shape != original.shape:
         raise UserError(f"length_gap needs one value per comparison ({original.size}), got shape {gaps.shape}")
-    # wins and comparisons per (pair id, length-gap bucket): a resample's totals are one product with its counts
+    # wins and comparisons per (pair id, length-gap bucket; one column without gaps): a resample's totals are one
+    # product with its counts
     index = np.zeros(original.size, np.int64) if gaps is None else (gap_buckets(gaps) + BUCKET_LIMIT) // BUCKET_WIDTH
-    wins, comparisons = np.zeros((2, n_pairs, len(BUCKET_CENTRES)))
+    wins, comparisons = np.zeros((2, n_pairs, 1 if gaps is None else len(BUCKET_CENTRES)))
     np.add.at(wins, (pair_index, index), outcome)
     np.add.at(comparisons, (pair_index, index), 1.0)
     drawn = [(counts @ wins, counts @ comparisons)
