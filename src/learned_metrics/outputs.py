@@ -225,16 +225,21 @@ def _check_one(output: Output, inputs: Sequence[Path], overwrite: bool) -> None:
     os.unlink(probe)
 
 
+def shown_names(names: Iterable[str]) -> str:
+    """The first three names (sorted) of a folder a message points at, and how many more."""
+    names = sorted(names)
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _check_existing_folder(output: Output, overwrite: bool) -> None:
     path = output.path
     if not path.is_dir():
         raise UserError(f"{output.option} exists and is a file; a folder is written here. Choose another name",
                         path=path)
-    foreign = sorted(foreign_entries(path, output.kind))
+    foreign = foreign_entries(path, output.kind)
     if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise UserError(f"{output.option} holds files that learned-metrics did not write as a {output.kind} output "
-                        f"({shown}); nothing is deleted: choose a new or empty folder", path=path)
+                        f"({shown_names(foreign)}); nothing is deleted: choose a new or empty folder", path=path)
     if read_marker(path) is not None and not overwrite:
         raise UserError(f"{output.option} holds an earlier {output.kind} output; pass --overwrite to replace it",
                         path=path)

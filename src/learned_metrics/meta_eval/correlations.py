@@ -1,6 +1,6 @@
 """The five correlation statistics (docs/meta_eval.md) with bootstrap or Fisher-z CIs, on (documents x systems)
 matrices (NaN = absent summary). Each is evaluated for a whole block of resamples at once from count weights
-(:mod:`.kendall`); an undefined per-group correlation (constant scores) is left out of the mean, counted in
+(:mod:`.coefficients`); an undefined per-group correlation (constant scores) is left out of the mean, counted in
 ``skipped``."""
 
 from __future__ import annotations

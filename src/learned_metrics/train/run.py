@@ -25,7 +25,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from_checkpoint, write_export
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
-from learned_metrics.outputs import atomic_folder
+from learned_metrics.outputs import atomic_folder, shown_names
 from learned_metrics.progress import StartUp
 from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
@@ -219,12 +219,11 @@ def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
         return
     if not output_dir.is_dir():
         raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
-    foreign = sorted(p.name for p in output_dir.iterdir() if p.name != ".hydra" and p.suffix != ".log")  # Hydra's
+    foreign = [p.name for p in output_dir.iterdir() if p.name != ".hydra" and p.suffix != ".log"]  # Hydra's
     if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise UserError(f"the run folder already holds files ({shown}); every run writes into a new folder: leave "
-                        "hydra.run.dir at its timestamped default or name a new folder (to resume in place, give "
-                        "ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
+        raise UserError(f"the run folder already holds files ({shown_names(foreign)}); every run writes into a new "
+                        "folder: leave hydra.run.dir at its timestamped default or name a new folder (to resume in "
+                        "place, give ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
 
 
 def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:
