@@ -13,9 +13,15 @@ import torch
 from learned_metrics import safety
 from learned_metrics.card import CARD_NAME
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.labels import COHERENCE_LABELS, NOT_ENTAILMENT_NAMES, ordered_id2label, resolve_label_ids
+from learned_metrics.labels import (
+    COHERENCE_LABELS,
+    METRIC_KINDS,
+    NOT_ENTAILMENT_NAMES,
+    ordered_id2label,
+    resolve_label_ids,
+)
 
-KINDS = ("coherence", "faithfulness")
+KINDS = tuple(METRIC_KINDS)
 DEFAULT_MAX_LENGTH = 512
 # Hub files a scorer needs: config, weights, tokenizer and the learned-metrics card.
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.vocab", "*.merges"]

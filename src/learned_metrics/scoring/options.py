@@ -11,7 +11,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import FORMATS
-from learned_metrics.labels import SCORE_MODES, parse_label_order
+from learned_metrics.labels import METRIC_KINDS, SCORE_MODES, parse_label_order
 from learned_metrics.settings import Settings, flag_name, setting
 
 MODES = SCORE_MODES
@@ -21,7 +21,7 @@ DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ENGINES = ("torch", "onnx", "ray")
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
-BOTH = ("coherence", "faithfulness")
+BOTH = tuple(METRIC_KINDS)
 NLI = ("faithfulness",)
 
 
