@@ -43,16 +43,16 @@ def _cut(tokenizer, texts: list[list[str]], max_length: int) -> tuple[dict[str, 
     except Exception:  # one row of the batch cannot be cut on the premise only: go row by row
         out: dict[str, list] = {}
         second_cut: list[bool] = []
-    for premise, hypothesis in zip(*texts, strict=True):
-        try:
-            row = tokenizer(premise, hypothesis, truncation="only_first", max_length=max_length)
-            second_cut.append(False)
-        except Exception:
-            row = tokenizer(premise, hypothesis, truncation="longest_first", max_length=max_length)
-            second_cut.append(True)
-        for key, value in row.items():
-            out.setdefault(key, []).append(value)
-    return out, second_cut
+        for premise, hypothesis in zip(*texts, strict=True):
+            try:
+                row = tokenizer(premise, hypothesis, truncation="only_first", max_length=max_length)
+                second_cut.append(False)
+            except Exception:
+                row = tokenizer(premise, hypothesis, truncation="longest_first", max_length=max_length)
+                second_cut.append(True)
+            for key, value in row.items():
+                out.setdefault(key, []).append(value)
+        return out, second_cut
 
 
 def tokenize(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_length: int) -> Tokenized:
