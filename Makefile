@@ -44,11 +44,15 @@ demo-nli: venv  ## offline NLI demo: augmented generated NLI set, fine-tune, sco
 # TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
 
+# One test file per worker at a time, in collection order (tests/conftest.py puts slow tests first): a file's module
+# fixtures (a Ray instance, a trained model) are built once, and the short files even out the workers at the end.
+TEST_DIST := --dist loadfile --no-loadscope-reorder
+
 test: venv  ## the whole offline test suite, in parallel, listing the 15 slowest tests
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=15 tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(TEST_DIST) --durations=15 tests
 
 test-fast: venv  ## everything not marked slow: the loop to run between edits (under a minute)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(TEST_DIST) -m "not slow" tests
 
 lint: venv  ## ruff
 	$(BIN)/ruff check src tests bench data_prep train.py

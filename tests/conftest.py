@@ -27,6 +27,13 @@ from tiny_models import (  # noqa: E402
 )
 
 
+def pytest_collection_modifyitems(config, items):
+    """Slow tests first (stable otherwise): xdist hands tests out in this order, so the long ones start while
+    the thousands of short ones are left to even out the workers at the end, instead of one worker finishing a
+    training run alone while the other waits."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def tiny_roberta(tmp_path_factory):
     """An untuned tiny RoBERTa encoder (2-label head with LABEL_0/LABEL_1), the CCL starting point."""

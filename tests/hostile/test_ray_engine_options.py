@@ -4,8 +4,8 @@ line before Ray starts or a model loads (these tests need no Ray instance: nothi
 Rules: the ``--ray-*`` options say where the Ray engine's actors run, so they need ``--engine ray``; the engine
 reads and writes files (Parquet output: a folder of parts, or one ``.parquet`` with ``--ray-single-file``); its
 output never lands inside an input and never replaces a folder of files learned-metrics did not write. Each refusal
-has its control beside it: the same command with the mistake corrected gets past the checks (to the model load,
-which here fails on a model path that does not exist, after the checks).
+has its control beside it: the same command with the mistake corrected gets past the checks (to the Ray
+connection, which the controls stop at).
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ def one_line(capsys, argv: list[str]) -> str:
     return err
 
 
-def score(source: Path, output: Path | str, *extra: str, model: str = MISSING_MODEL) -> list[str]:
-    return ["score", "faithfulness", "--model", model, "--input", str(source), "--output", str(output),
+MODEL = MISSING_MODEL  # past_the_checks: a real model, which the controls need to get past the model check
+
+
+def score(source: Path, output: Path | str, *extra: str, model: str | None = None) -> list[str]:
+    return ["score", "faithfulness", "--model", model or MODEL, "--input", str(source), "--output", str(output),
             "--no-progress", *extra]
 
 
@@ -40,10 +43,11 @@ def source(tmp_path) -> Path:
 
 
 @pytest.fixture
-def past_the_checks(monkeypatch):
-    """Controls stop at the Ray connection: reaching it means every check before it passed."""
+def past_the_checks(monkeypatch, tiny_deberta_nli):
+    """Controls stop at the Ray connection: reaching it means every check before it passed (the model's too)."""
     from learned_metrics.scoring import ray_engine
 
+    monkeypatch.setattr(f"{__name__}.MODEL", str(tiny_deberta_nli))
     def reached(*args, **kwargs):
         raise UserError("reached the engine")
 
@@ -147,3 +151,30 @@ def test_load_scorer_refuses_the_ray_engine_and_loads_torch(tiny_roberta_nli):
         load_scorer(tiny_roberta_nli, engine="ray")
     assert "\n" not in str(info.value)
     assert load_scorer(tiny_roberta_nli, engine="torch").options.engine == "torch"  # control
+
+
+@pytest.mark.parametrize("model, words", [(MISSING_MODEL, "model folder not found"), ("FILE", "got a file"),
+                                          ("NO_CONFIG", "no config.json")])
+def test_a_model_this_machine_cannot_load_is_refused_before_ray_starts(source, tmp_path, capsys, monkeypatch, model,
+                                                                       words, tiny_deberta_nli):
+    """A local instance's actors read the model folder this process sees: refused in one line before Ray starts (a
+    missing folder used to cost a Ray start and an actor first). Control: joining a cluster (whose nodes may see
+    other paths) leaves the check to the nodes, and a real model gets past it."""
+    from learned_metrics.scoring import ray_engine
+
+    def started(*args, **kwargs):
+        raise UserError("reached the engine")
+
+    monkeypatch.setattr(ray_engine, "connect", started)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    if model == "FILE":
+        model = str(write_jsonl(tmp_path / "model.jsonl", [{"a": 1}]))
+    elif model == "NO_CONFIG":
+        (tmp_path / "empty-model").mkdir()
+        model = str(tmp_path / "empty-model")
+    line = one_line(capsys, score(source, tmp_path / "scored", "--engine", "ray", model=model))
+    assert words in line and model in line
+    cluster = score(source, tmp_path / "scored", "--engine", "ray", "--ray-address", "ray://head:10001", model=model)
+    assert "reached the engine" in one_line(capsys, cluster)
+    assert "reached the engine" in one_line(capsys, score(source, tmp_path / "scored", "--engine", "ray",
+                                                          model=str(tiny_deberta_nli)))

@@ -135,6 +135,7 @@ def score_dataset(dataset: Any, model: str | os.PathLike, *, kind: str | None = 
 
     ``fields`` names the input columns (default: as the CLI's, from the first row); ``options`` are
     :class:`ScoringOptions` fields; ``ray_settings`` sizes the actor pool; each batch is at most ``block_rows``."""
+    _check_model_here(model, ray_settings or RaySettings())
     ray = connect(ray_settings or RaySettings())
     options_obj = ScoringOptions.from_keywords(**options)
     kind = kind or ("faithfulness" if fields is None else fields.kind)
@@ -150,6 +151,18 @@ def _map(ray: Any, dataset: Any, model: str, fields: InputFields, options: Scori
         compute=ray.data.ActorPoolStrategy(size=actors),
         fn_constructor_kwargs={"model": model, "kind": fields.kind, "options": dataclasses.asdict(options),
                                "fields": fields, "details": details, "path": path, "counts": counts})
+
+
+def _check_model_here(model: str | os.PathLike, settings: RaySettings) -> None:
+    """Actors on this machine read the model folder this process sees: a missing or unsafe one is refused here in
+    one line, before Ray starts; a cluster's nodes may see paths this process does not, so they check it there."""
+    ray = require_ray()
+    here = _this_machine_only(ray) if ray.is_initialized() else not (
+        settings.ray_address or os.environ.get("RAY_ADDRESS"))
+    if here:
+        from learned_metrics.safety import check_model_folder
+
+        check_model_folder(model)
 
 
 def _this_machine_only(ray: Any) -> bool:
@@ -241,6 +254,7 @@ def score_file(model: str, input_path: str, output: str, fields: InputFields, op
     """Score ``input_path`` into ``output`` (Parquet parts, or one file) on a Ray actor pool, paths checked by
     :func:`check_paths`. A local instance started here is shut down at the end; a running one is left as it was."""
     started = not require_ray().is_initialized()
+    _check_model_here(model, settings)
     ray = connect(settings)
     (lap or (lambda phase: None))("ray start")
     try:
