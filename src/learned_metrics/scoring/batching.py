@@ -66,19 +66,21 @@ def encode(tokenizer, first: Sequence[str], second: Sequence[str] | None, max_le
 
 
 def plan_batches(lengths: np.ndarray, max_tokens: int, max_rows: int | None = None,
-                 equal_lengths: bool = False) -> list[np.ndarray]:
-    """Row indices per batch: longest first, each batch's ``rows x longest`` within ``max_tokens``; with
-    ``equal_lengths`` a batch holds rows of one length only (per-row MC masks keep their shapes)."""
+                 bucket: int | None = None) -> list[np.ndarray]:
+    """Row indices per batch: longest first, each batch's ``rows x longest`` within ``max_tokens``; with ``bucket``
+    a batch holds rows of one padded width only (lengths rounded up to a multiple of ``bucket``, as :func:`collate`
+    pads them), so per-row MC masks keep their shapes whatever the row's neighbours."""
     lengths = np.asarray(lengths)
     order = np.argsort(-lengths, kind="stable")
-    descending = -lengths[order]  # ascending: where a length's run ends is a binary search
+    if bucket:  # the padded widths, negated: ascending, so where a width's run ends is a binary search
+        negated = (-lengths[order] // bucket) * bucket
     batches: list[np.ndarray] = []
     start = 0
     while start < len(order):
         longest = int(lengths[order[start]])
         rows = min(max(1, max_tokens // max(longest, 1)), max_rows or len(order))
-        if equal_lengths:
-            rows = min(rows, int(np.searchsorted(descending, -longest, side="right")) - start)
+        if bucket:
+            rows = min(rows, int(np.searchsorted(negated, negated[start], side="right")) - start)
         batches.append(order[start : start + rows])
         start += rows
     return batches
@@ -127,7 +129,8 @@ def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchS
     ``max_tokens / passes`` so the stacked MC copies fit one forward; out of device memory, ``settings.max_tokens``
     is halved (and kept by the caller) and the unscored rows batched again: only a single row can fail."""
     out = np.zeros((passes, len(encoded), model.config.num_labels), dtype=np.float64)
-    pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows, masks is not None)
+    bucket = (settings.pad_to_multiple_of or 1) if masks is not None else None  # per-row masks: one width a batch
+    pending = plan_batches(encoded.lengths, max(1, settings.max_tokens // passes), settings.max_rows, bucket)
     with torch.inference_mode():
         while pending:
             rows = pending.pop(0)
@@ -139,7 +142,7 @@ def predict_probabilities(model, encoded: Encoded, passes: int, settings: BatchS
                 del batch
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
-                pending = _smaller_batches(encoded, [rows, *pending], settings, passes, masks is not None)
+                pending = _smaller_batches(encoded, [rows, *pending], settings, passes, bucket)
                 continue
             out[:, rows, :] = probs.cpu().numpy()
             if progress is not None:
@@ -175,7 +178,7 @@ def predict_feed(model, feed, n_rows: int, passes: int, settings: BatchSettings,
 
 
 def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: BatchSettings, passes: int,
-                     equal_lengths: bool) -> list[np.ndarray]:
+                     bucket: int | None) -> list[np.ndarray]:
     """After an out-of-memory error: half the token budget, the unscored rows batched again."""
     failed = pending[0]
     width = int(encoded.lengths[failed].max())
@@ -187,4 +190,4 @@ def _smaller_batches(encoded: Encoded, pending: list[np.ndarray], settings: Batc
                   OutOfMemoryWarning, stacklevel=3)
     remaining = np.concatenate(pending)
     budget = max(1, settings.max_tokens // passes)
-    return [remaining[b] for b in plan_batches(encoded.lengths[remaining], budget, settings.max_rows, equal_lengths)]
+    return [remaining[b] for b in plan_batches(encoded.lengths[remaining], budget, settings.max_rows, bucket)]

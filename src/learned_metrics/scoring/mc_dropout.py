@@ -39,8 +39,10 @@ def _masks(x: torch.Tensor, p: float, generators: list) -> torch.Tensor:
             draws[block * size:(block + 1) * size] = generator.integers(0, 2**32, size=size, dtype=np.uint32)
         threshold = np.uint32(min(2**32 - 1, round(p * 2**32)))
         return torch.from_numpy(np.where(draws >= threshold, np.float32(1.0 / (1.0 - p)), np.float32(0.0)))
-    draws = torch.cat([torch.rand(size, generator=g, device=x.device) for g in generators])
-    return (draws >= p).to(x.dtype) / (1.0 - p)
+    draws = torch.empty(len(generators) * size, device=x.device)
+    for block, generator in enumerate(generators):  # torch.rand's draws, written in place (no concatenated copy)
+        draws[block * size:(block + 1) * size].uniform_(generator=generator)
+    return (draws >= p).to(x.dtype).div_(1.0 - p)
 
 
 def row_keys(batch: dict[str, torch.Tensor]) -> list[int]:
