@@ -48,13 +48,17 @@ def way(name: str):
             lengths, max_tokens, max_rows, 1 if bucket else None)
     elif name == "torch's dropout (batch-dependent)":
         scorer_module.KeyedDropout = lambda seed: None  # mc_dropout_mode(model, None): torch's own masks
+    elif name == "one width of 32 tokens a batch":  # coarser buckets: bigger batches, more padding
+        scorer_module.BatchSettings = lambda *args: settings(*args[:4], 32)
     try:
         yield
     finally:
-        batching.plan_batches, scorer_module.KeyedDropout = plan, keyed
+        batching.plan_batches, scorer_module.KeyedDropout, scorer_module.BatchSettings = plan, keyed, settings
 
 
-WAYS = ("previous: one length a batch", "now: one padded width a batch", "torch's dropout (batch-dependent)")
+settings = batching.BatchSettings
+WAYS = ("previous: one length a batch", "now: one padded width a batch", "torch's dropout (batch-dependent)",
+        "one width of 32 tokens a batch")
 
 
 def previous_masks(x: torch.Tensor, p: float, generators: list) -> torch.Tensor:
