@@ -133,3 +133,28 @@ def test_deberta_relative_position_dropout_is_found_shared(tiny_deberta_nli):
     shared = sorted(names[m] for m in masks.shared)
     assert shared and all(name.endswith("pos_dropout") for name in shared)
     assert masks.batched  # control: the per-row dropouts are found per row
+
+
+def test_torch_masks_are_seeded_batch_dependent_and_recorded(tmp_path, tiny_roberta_nli):
+    """``mc_masks='torch'``: torch's generator, as the paper code (a GPU draws per-row masks row by row: 5-10x slower
+    there, bench/README.md). Seeded runs repeat; a row's score then depends on its batch (the documented price);
+    provenance and the --resume fingerprint name the choice. Control: per-row masks are batch-independent."""
+    def scores(rows: slice, masks: str, seed: int = 3) -> np.ndarray:
+        scorer = load_scorer(tiny_roberta_nli, mc_samples=5, seed=seed, mc_masks=masks)
+        return scorer.score(groundings=MORE_GROUNDINGS[rows], generations=MORE_GENERATIONS[rows]).scores
+
+    torch_all, per_row_all = scores(slice(None), "torch"), scores(slice(None), "per-row")
+    np.testing.assert_array_equal(torch_all, scores(slice(None), "torch"))  # seeded: repeats
+    assert not np.allclose(torch_all, scores(slice(None), "torch", seed=4))
+    assert not np.allclose(torch_all, per_row_all)  # other masks
+    assert not np.allclose(torch_all[:2], scores(slice(0, 2), "torch"))  # the batch counts
+    np.testing.assert_allclose(per_row_all[:2], scores(slice(0, 2), "per-row"), atol=1e-6)  # control
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(json.dumps({"grounding": g, "generation": h}) + "\n"
+                              for g, h in zip(MORE_GROUNDINGS, MORE_GENERATIONS, strict=True)))
+    assert main(["score", "faithfulness", "--model", str(tiny_roberta_nli), "--input", str(source), "--output",
+                 str(tmp_path / "out.jsonl"), "--mc-samples", "5", "--seed", "3", "--mc-masks", "torch",
+                 "--no-progress", "--quiet"]) == 0
+    from learned_metrics.provenance import read_provenance
+
+    assert read_provenance(tmp_path / "out.jsonl")["mc_masks"] == "torch"  # the fingerprint: test_resume_fingerprint

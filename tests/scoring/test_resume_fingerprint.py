@@ -71,6 +71,7 @@ CHANGES = [
     ("premise_strategy", [], ["--premise-strategy", "chunk"], "truncate", "chunk"),
     ("granularity", [], ["--granularity", "sentence"], "document", "sentence"),
     ("precision", ["--precision", "fp32"], ["--precision", "bf16"], "fp32", "bf16"),
+    ("mc_masks", ["--mc-samples", "2"], ["--mc-samples", "2", "--mc-masks", "torch"], "per-row", "torch"),
 ]
 
 

@@ -20,6 +20,7 @@ GRANULARITIES = ("document", "paragraph", "sentence")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ENGINES = ("torch", "onnx", "ray")
+MC_MASKS = ("per-row", "torch")
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = tuple(METRIC_KINDS)
 NLI = ("faithfulness",)
@@ -75,6 +76,11 @@ class ScoringOptions(Settings):
     compile: bool = _option(False, "compile the model's forward with torch.compile (inductor; the first batches of "
                             "each shape wait for compilation; scores agree with the eager forward to about 1e-6, "
                             "MC masks come from torch's generator). See docs/scoring.md for when it pays", flag=True)
+    mc_masks: str = _option(
+        "per-row", "where MC dropout masks come from: per-row (the seed and each row's tokens: a row's score is the "
+        "same in any batch, process or Ray actor) or torch (torch's generator, as the paper code and --compile: a "
+        "row's score then depends on the rows scored with it; 5-10x faster on a GPU for DeBERTa-v3-large, where "
+        "per-row masks are drawn row by row; no faster on CPU)", choices=MC_MASKS)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "
                                  "files only)", flag=True,
                                  scores=False)  # decides only whether a pickle may load; the weights are hashed
@@ -97,6 +103,12 @@ class ScoringOptions(Settings):
             if self.mc_samples > 1:
                 raise UserError("--mc-samples needs dropout, which the ONNX graph does not have: use --engine torch "
                                 "for Monte-Carlo dropout")
+
+    @property
+    def torch_masks(self) -> bool:
+        """MC masks from torch's generator (``mc_masks='torch'``, or a compiled forward, whose graph cannot take
+        per-row masks): a seeded stream per chunk and per process, not per row."""
+        return self.compile or self.mc_masks == "torch"
 
     def applying(self, metric: str) -> dict[str, Any]:
         """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""

@@ -72,7 +72,7 @@ class ScoreBlocks:
         self.fields.settle(inputs[0])
         kwargs, _ = self.fields.extract(list(zip(numbers, inputs, strict=True)), Path(self.path))
         seed = self.scorer.dropout_stream.seed
-        if self.scorer.compiled and seed is not None and _CHUNK in block.column_names:  # as the one-process run
+        if self.scorer.options.torch_masks and seed is not None and _CHUNK in block.column_names:  # as one process
             seed = chunk_seed(seed, rows[0][_CHUNK])
         result = self.scorer.score_validated(**kwargs, seed=seed, details=self.details)
         out = [{**row, **result.row(i)} for i, row in enumerate(rows)]

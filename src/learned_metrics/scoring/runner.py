@@ -285,8 +285,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 kwargs, sizes = fields.extract(chunk, input_path)
                 systems = collector.systems_of(chunk, input_path)
                 share = processes.share(sizes)
-                # per-row masks need no chunk seed; a compiled forward's stream does (a resumed run has no state)
-                seed = chunk_seed(base_seed, index) if scorer.compiled and base_seed is not None else None
+                # per-row masks need no chunk seed; torch's stream does (a resumed run has no state to continue)
+                seed = chunk_seed(base_seed, index) if scorer.options.torch_masks and base_seed is not None else None
                 advance = lambda n: progress.advance(n * processes.world)  # noqa: E731
                 part = scorer.score_validated(**{name: [values[i] for i in share] for name, values in kwargs.items()},
                                               seed=seed, progress=advance, details=run.details)

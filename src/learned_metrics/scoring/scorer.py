@@ -334,7 +334,8 @@ class Scorer:
             if passes == 1:
                 self.model.eval()
                 return predict_feed(self._forward_model, feed, len(first), 1, settings, self.device, progress)
-            if self.compiled:  # torch's own masks from the scorer's stream: per-row masks would break the graph
+            if self.options.torch_masks:  # torch's own masks from the scorer's stream (a compiled graph cannot
+                # take per-row masks; --mc-masks torch asks for them)
                 with self.dropout_stream.active(), mc_dropout_mode(self.model):
                     return predict_feed(self._forward_model, feed, len(first), passes, settings, self.device, progress)
             seed = self.dropout_stream.seed
