@@ -7,6 +7,7 @@ deterministic and under seeded MC dropout.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -83,21 +84,19 @@ def kill_after_chunks(cmd: list[str], output: Path, chunks: int, signum: int) ->
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-@pytest.fixture(scope="module")
-def many_rows(tmp_path_factory) -> Path:
-    return write_jsonl(tmp_path_factory.mktemp("resume") / "pairs.jsonl", rows(400))
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(("signum", "options"), [
-    (signal.SIGKILL, ()),
-    (signal.SIGTERM, ("--mc-samples", "3", "--seed", "7")),
+@pytest.mark.parametrize(("signum", "n_rows", "options"), [
+    (signal.SIGKILL, 400, ()),
+    (signal.SIGTERM, 100, ("--mc-samples", "3", "--seed", "7")),
 ])
-def test_killed_run_resumes_to_the_uninterrupted_file(nli_export, many_rows, tmp_path, capsys, signum, options):
-    """About 10-15 s on 2 cores: 400 rows (20 chunks) are scored three times (whole, interrupted, resumed), and the
-    interrupted run is a real process (a signal or kill -9 is what is under test). The uninterrupted run,
-    the refusal and the resume go through ``main()`` in this process (no interpreter start-up)."""
-    options = ("--chunk-size", "20", "--no-progress", *options)
+def test_killed_run_resumes_to_the_uninterrupted_file(nli_export, tmp_path_factory, tmp_path, capsys, signum, n_rows,
+                                                      options):
+    """About 5-10 s on 2 cores: 20 chunks (400 rows deterministic; 100 under MC dropout, three forwards a row) are
+    scored three times (whole, interrupted, resumed), and the interrupted run is a real process (a signal or
+    kill -9 is what is under test). The uninterrupted run, the refusal and the resume go through ``main()`` in this
+    process (no interpreter start-up)."""
+    many_rows = write_jsonl(tmp_path_factory.mktemp("resume") / "pairs.jsonl", rows(n_rows))
+    options = ("--chunk-size", str(n_rows // 20), "--no-progress", *options)
     whole = tmp_path / "whole.jsonl"
     assert main(command(nli_export, many_rows, whole, *options)[1:]) == 0
 
@@ -169,10 +168,15 @@ def test_progress_lines_when_stderr_is_not_a_terminal(nli_export, tmp_path, caps
 
 
 @pytest.mark.slow
-def test_quiet_prints_nothing_but_errors(nli_export, tmp_path):
+def test_quiet_prints_nothing_but_errors(nli_export, tmp_path, capfd):
+    """The scoring run in process (capfd sees every byte written to file descriptors 1 and 2 while it runs,
+    the libraries' included; a fresh interpreter's import-time warnings are test_library_warnings'); the error in
+    a real process, where it costs no torch start-up."""
     source = write_jsonl(tmp_path / "in.jsonl", rows(10))
-    result = run(command(nli_export, source, tmp_path / "out.jsonl", "--quiet"))
-    assert result.returncode == 0 and result.stderr == "" and result.stdout == ""
+    capfd.readouterr()
+    assert main(command(nli_export, source, tmp_path / "out.jsonl", "--quiet")[1:]) == 0
+    out, err = capfd.readouterr()
+    assert err == "" and out == "" and len((tmp_path / "out.jsonl").read_text().splitlines()) == 10
     bad = run(command(nli_export, tmp_path / "missing.jsonl", tmp_path / "o.jsonl", "--quiet"))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
@@ -274,16 +278,19 @@ def test_parquet_round_trip_keeps_every_column_and_row_order(nli_export, tmp_pat
         assert row["score"] == pytest.approx(ref["score"], abs=1e-9)
 
 
-@pytest.mark.slow
-def test_stdin_to_stdout_equals_files(nli_export, tmp_path):
+def test_stdin_to_stdout_equals_files(nli_export, tmp_path, capfd, monkeypatch):
+    """In process: standard input is a byte stream, as a pipe is (a real process writing to standard output is
+    tests/hostile/test_writers.py's /dev/full test); capfd holds everything written to descriptor 1."""
     items = rows(9)
     source = write_jsonl(tmp_path / "in.jsonl", items)
     assert main(["score", "faithfulness", "--model", str(nli_export), "--input", str(source), "--output",
                  str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
-    piped = run([LEARNED_METRICS, "score", "faithfulness", "--model", str(nli_export), "--input", "-", "--output",
-                 "-"], stdin=source.read_text())
-    assert piped.returncode == 0, piped.stderr[-2000:]
-    assert piped.stdout == (tmp_path / "out.jsonl").read_text()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source.read_bytes())))
+    capfd.readouterr()
+    code = main(["score", "faithfulness", "--model", str(nli_export), "--input", "-", "--output", "-"])
+    piped = capfd.readouterr()
+    assert code == 0, piped.err[-2000:]
+    assert piped.out == (tmp_path / "out.jsonl").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "out.jsonl.provenance.json"]
 
 
