@@ -227,3 +227,57 @@ def test_unknown_source_via_script(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "unknown source 'wikipedia'" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("form", ["jsonl", "txtdir", "folder"])
+def test_documents_are_split_once_and_read_again_when_a_file_changes(tmp_path, monkeypatch, form):
+    """Sentence splitting is the slow part of a build (pysbd: minutes on a large corpus): the split documents are
+    kept in the datasets cache, keyed by the files' path, size and modification time and by the reading settings, so
+    a rebuild with another --seed splits nothing and gives what a build without the cache gives. An edited file is
+    read again (no stale documents); another splitter is another entry."""
+    import learned_metrics.data.shuffle_set as shuffle_set
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    calls = Counter()
+    real = shuffle_set.get_splitter
+
+    def counting(name):
+        split = real(name)
+        return lambda text: calls.update([name]) or split(text)
+
+    monkeypatch.setattr(shuffle_set, "get_splitter", counting)
+    rng = random.Random(1)
+    texts = ["\n".join(coherent_document(rng)) for _ in range(12)]
+    if form == "txtdir":
+        for i, text in enumerate(texts):
+            (tmp_path / "src").mkdir(exist_ok=True)
+            (tmp_path / "src" / f"d{i:02d}.txt").write_text(text)
+        source, edited = f"txtdir:{tmp_path / 'src'}", tmp_path / "src" / "d00.txt"
+    else:
+        folder = tmp_path / "src"
+        folder.mkdir()
+        edited = folder / ("train.jsonl" if form == "folder" else "docs.jsonl")
+        edited.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+        source = str(folder) if form == "folder" else f"jsonl:{edited}"
+
+    first = build_shuffle_set(source, tmp_path / "a", seed=0)
+    assert calls["newline"] == 12
+    second = build_shuffle_set(source, tmp_path / "b", seed=1)
+    assert calls["newline"] == 12  # nothing split again
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "empty-cache"))
+    build_shuffle_set(source, tmp_path / "c", seed=1)  # control: the same build without the cache
+    assert calls["newline"] == 24
+    b, c = _load(tmp_path / "b"), _load(tmp_path / "c")
+    assert {name: split.to_list() for name, split in b.items()} == {name: split.to_list() for name, split in c.items()}
+    assert first["documents_read"] == second["documents_read"] == 12
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    lines = edited.read_text().splitlines()
+    edited.write_text("\n".join(lines + ([json.dumps({"id": "new", "text": "One.\nTwo.\nThree."})] if form != "txtdir"
+                                         else ["A new last sentence."])) + "\n")
+    build_shuffle_set(source, tmp_path / "d", seed=0)
+    assert calls["newline"] > 24  # the edited file is read again
+    texts_d = [row["text"] for split in _load(tmp_path / "d").values() for row in split if row["label"] == 1]
+    assert any("A new last sentence." in t or t == "One.\nTwo.\nThree." for t in texts_d)
+    build_shuffle_set(source, tmp_path / "e", seed=0, splitter="pysbd")
+    assert calls["pysbd"] > 0  # another splitter: another entry

@@ -5,15 +5,18 @@ in two splits; everything runs through ``datasets`` (Arrow on disk, batched ``ma
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
 
-from learned_metrics import validate
+from learned_metrics import __version__, validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
 from learned_metrics.data.common import save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
@@ -109,6 +112,46 @@ def _txtdir_documents(root: Path, splitter: str) -> Iterator[dict[str, Any]]:
         yield {"doc_id": str(file.relative_to(root).with_suffix("")), "sentences": sentences}
 
 
+def _identity(where: str, dataset: datasets.Dataset | None = None) -> list:
+    """What a source part is, for the document cache: a dataset's own fingerprint, else the file's path, size and
+    modification time (an edited file is read again)."""
+    if dataset is not None:
+        return [where, dataset._fingerprint]
+    stat = Path(where).stat()
+    return [os.path.realpath(where), stat.st_size, stat.st_mtime_ns]
+
+
+def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The documents ``read()`` returns (split name -> Dataset), kept in the datasets cache under the sources'
+    identity and the reading settings: splitting every text into sentences is the slow part of a build (pysbd:
+    minutes on a large corpus), and a rebuild with another --seed, fraction or shuffle count reads the same."""
+    fields = [s.splitter, s.text_field, s.sentences_field, s.id_field, __version__]
+    key = hashlib.sha256(json.dumps([identity, fields], default=str).encode()).hexdigest()[:32]
+    folder = Path(datasets.config.HF_DATASETS_CACHE) / "learned_metrics_documents" / key
+    if (folder / "dataset_dict.json").is_file():
+        try:
+            return dict(datasets.load_from_disk(str(folder)))
+        except Exception:  # noqa: BLE001 - a damaged entry is read again from the sources below
+            pass
+    documents = read()
+    if not documents:
+        return documents
+    partial = folder.with_name(f".{key}.{os.getpid()}.partial")
+    quiet = datasets.utils.are_progress_bars_disabled()
+    datasets.utils.disable_progress_bars()  # a cache write, not a step of the build worth a bar
+    try:
+        datasets.DatasetDict(documents).save_to_disk(str(partial))
+        if folder.exists():  # a damaged entry of ours (the key names only what we write)
+            shutil.rmtree(folder)
+        os.replace(partial, folder)
+    except OSError:  # a read-only cache, a full disk or a concurrent build: the documents are still good
+        shutil.rmtree(partial, ignore_errors=True)
+    finally:
+        if not quiet:
+            datasets.utils.enable_progress_bars()
+    return documents
+
+
 def read_documents(location: str, s: ShuffleSetSettings, work: Path,
                    parts: list[Part] | None = None) -> tuple[Any, str]:
     """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, streamed into Arrow
@@ -118,23 +161,28 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
     parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
     root = Path(location.removeprefix("disk:")).expanduser()
-    writer, seen = SplitWriter(work, "documents", DOCUMENT_FEATURES), {}
-    for part in parts:
-        tag = None if len(parts) == 1 else (part.where.rsplit(":", 1)[-1] if part.dataset is not None
-                                            else str(Path(part.where).relative_to(root)))
-        for i, (number, row) in enumerate(part.rows):
-            if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
-                part.columns = part.columns or list(row)
-                _check_columns(part, s)
-            doc = _document(row, number, part.where, s, split, tag)
-            if part.dataset is None:  # a file's ids are unique in its split
-                first = seen.setdefault(part.split, {}).setdefault(doc["doc_id"], (part.where, number))
-                if first != (part.where, number):
-                    at = f"row {first[1]}" if first[0] == part.where else f"{first[0]} row {first[1]}"
-                    raise UserError(f"duplicate id '{doc['doc_id']}' (first on {at})", path=part.where, row=number,
-                                    field=s.id_field or "id")
-            writer.add(part.split or "unsplit", doc)
-    written = writer.close()
+
+    def read() -> dict[str, Any]:
+        writer, seen = SplitWriter(work, "documents", DOCUMENT_FEATURES), {}
+        for part in parts:
+            tag = None if len(parts) == 1 else (part.where.rsplit(":", 1)[-1] if part.dataset is not None
+                                                else str(Path(part.where).relative_to(root)))
+            for i, (number, row) in enumerate(part.rows):
+                if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
+                    part.columns = part.columns or list(row)
+                    _check_columns(part, s)
+                doc = _document(row, number, part.where, s, split, tag)
+                if part.dataset is None:  # a file's ids are unique in its split
+                    first = seen.setdefault(part.split, {}).setdefault(doc["doc_id"], (part.where, number))
+                    if first != (part.where, number):
+                        at = f"row {first[1]}" if first[0] == part.where else f"{first[0]} row {first[1]}"
+                        raise UserError(f"duplicate id '{doc['doc_id']}' (first on {at})", path=part.where,
+                                        row=number, field=s.id_field or "id")
+                writer.add(part.split or "unsplit", doc)
+        return writer.close()
+
+    identity = [[part.split, *_identity(part.where, part.dataset)] for part in parts]
+    written = cached_documents([location, identity], s, read)
     empty = next((p for p in parts if (p.split or "unsplit") not in written), None)
     if empty is not None:
         raise UserError("no documents found", path=empty.where)
@@ -199,10 +247,14 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
         if kind == "cnn_dailymail":
             docs, splits_from = load_cnndm_documents(s.splitter), "names"
         elif kind == "txtdir":
-            writer = SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
-            for doc in _txtdir_documents(path, s.splitter):
-                writer.add("all", doc)
-            if not (written := writer.close()):
+            def read() -> dict[str, Any]:
+                writer = SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
+                for doc in _txtdir_documents(path, s.splitter):
+                    writer.add("all", doc)
+                return writer.close()
+
+            files = corpus_files(path)
+            if not (written := cached_documents([str(path), [_identity(str(file)) for file in files]], s, read)):
                 raise UserError("no documents found", path=path)
             docs, splits_from = split_documents(written["all"], s.val_fraction, s.test_fraction, s.seed), "seed"
         elif kind == "jsonl":  # one file whose name decides no split
