@@ -178,3 +178,40 @@ def test_a_model_this_machine_cannot_load_is_refused_before_ray_starts(source, t
     assert "reached the engine" in one_line(capsys, cluster)
     assert "reached the engine" in one_line(capsys, score(source, tmp_path / "scored", "--engine", "ray",
                                                           model=str(tiny_deberta_nli)))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_local_folder_in_a_benchmark_layout_is_scored_chunked(tmp_path, capsys, monkeypatch, tiny_deberta_nli, fmt):
+    """Benchmark documents are long: a file in a benchmark layout is scored with --premise-strategy chunk unless the
+    flag says otherwise, and so is a local folder for --engine ray, probed by its first data file before Ray starts
+    (it used to get truncate). Controls: the plain layout and an explicit flag keep truncate; object storage is not
+    read ahead."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from learned_metrics.scoring import ray_engine
+
+    chosen: list[str] = []
+
+    def captured(model, input_path, output, fields, options, *args, **kwargs):
+        chosen.append(options.premise_strategy)
+        raise UserError("reached the engine")
+
+    monkeypatch.setattr(ray_engine, "score_file", captured)
+    layouts = {"llm-aggrefact": {"dataset": "x", "doc": "A b. C d.", "claim": "A b.", "label": 1},
+               "plain": {"grounding": "A b. C d.", "generation": "A b."}}
+    for name, row in layouts.items():
+        folder = tmp_path / name
+        (folder / "_logs").mkdir(parents=True)
+        (folder / "_logs" / "x.jsonl").write_text('{"grounding": "not data", "generation": "."}\n')  # skipped
+        if fmt == "parquet":
+            pq.write_table(pa.Table.from_pylist([row]), folder / "part-0.parquet")
+        else:
+            write_jsonl(folder / "part-0.jsonl", [row])
+        extra = [] if fmt == "parquet" else ["--input-format", "jsonl"]
+        one_line(capsys, score(folder, tmp_path / f"out-{name}", "--engine", "ray", *extra,
+                               model=str(tiny_deberta_nli)))
+        one_line(capsys, score(folder, tmp_path / f"out-{name}", "--engine", "ray", *extra, "--premise-strategy",
+                               "truncate", model=str(tiny_deberta_nli)))
+    assert chosen == ["chunk", "truncate", "truncate", "truncate"]
+    assert ray_engine.first_row("s3://bucket/pairs") is None and ray_engine.first_row(tmp_path / "none") is None

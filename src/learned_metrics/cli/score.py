@@ -95,15 +95,20 @@ def register(subparsers) -> None:
 
 
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
-    """Whether the input's first row is in a benchmark layout (standard input is not read ahead)."""
+    """Whether the input's first row is in a benchmark layout (standard input and object storage are not read
+    ahead; a local folder for --engine ray by its first data file)."""
     from learned_metrics.io import is_stdio, iter_row_chunks
-    from learned_metrics.scoring.ray_engine import through_ray
+    from learned_metrics.scoring import ray_engine
 
-    if is_stdio(args.input) or through_ray(args.input):  # not read ahead: stdin, object storage, a folder
+    if is_stdio(args.input):
         return False
-    with contextlib.closing(iter_row_chunks(args.input, 1, args.input_format)) as rows:
-        first = next(rows, None)
-    return bool(first) and dataclasses.replace(fields).settle(first[0][1]) is not None
+    if ray_engine.through_ray(args.input):
+        first = ray_engine.first_row(args.input, args.input_format)
+    else:
+        with contextlib.closing(iter_row_chunks(args.input, 1, args.input_format)) as rows:
+            chunk = next(rows, None)
+        first = chunk[0][1] if chunk else None
+    return first is not None and dataclasses.replace(fields).settle(first) is not None
 
 
 def _run(args: argparse.Namespace) -> int:

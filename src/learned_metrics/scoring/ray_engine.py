@@ -210,6 +210,32 @@ def _input_format(path: str | os.PathLike, declared: str | None) -> str:
     return declared or (file_format(path) if Path(os.fspath(path)).suffix and not Path(path).is_dir() else "parquet")
 
 
+def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str, Any] | None:
+    """The first row of a local folder input (its first data file in path order; names starting with ``.`` or
+    ``_`` are not data, as for Ray Data), read here before Ray starts, for the layout check; None for object
+    storage, an empty folder or a file that cannot be read (the scoring pass says why)."""
+    if _is_remote(path):
+        return None
+    fmt, root = _input_format(path, declared), Path(path)
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        if any(part.startswith((".", "_")) for part in file.relative_to(root).parts):
+            continue
+        try:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                batch = next(pq.ParquetFile(file).iter_batches(batch_size=1), None)
+                rows = batch.to_pylist() if batch is not None else []
+            else:
+                with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
+                    rows = [row for _, row in next(chunks, [])]
+        except (OSError, ValueError, UserError):  # pyarrow's errors are ValueErrors or OSErrors
+            return None
+        if rows:
+            return rows[0]
+    return None
+
+
 def check_paths(input_path: str, output: str, summary: str | None, inputs: list[str], settings: RaySettings,
                 declared: str | None = None) -> None:
     """The output rules of the one-process engine, before any work: never inside an input, never over files
