@@ -129,14 +129,8 @@ class Scorer:
                  device: torch.device, dtype: torch.dtype, max_length: int, source: str,
                  options: ScoringOptions | None = None, model_dir: str | os.PathLike | None = None):
         options = options or ScoringOptions()
-        self.model = model
-        self.tokenizer = tokenizer
-        self.kind = kind
-        self.label_ids = label_ids
-        self.card = card
-        self.device = device
-        self.dtype = dtype
-        self.source = source
+        self.model, self.tokenizer, self.kind, self.label_ids = model, tokenizer, kind, label_ids
+        self.card, self.device, self.dtype, self.source = card, device, dtype, source
         self.model_dir = Path(model_dir) if model_dir is not None else Path(source).expanduser()
         self._weights: tuple[str | None, list[str]] | None = None  # (sha256, files), hashed once when first asked
         preprocessing = loading.preprocessing_of(card)
