@@ -143,9 +143,9 @@ def _run(args: argparse.Namespace) -> int:
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes.world))
         if fields.kind == "faithfulness" and args.premise_strategy is None:  # benchmark documents are long
             args.premise_strategy = "chunk" if _benchmark_layout(args, fields) else "truncate"
-        # per-row MC masks are the same in every process; torch's stream (--compile, --mc-masks torch) needs its own
-        seed = args.seed + processes.rank if args.compile or args.mc_masks == "torch" else args.seed
-        options = scoring_options.ScoringOptions.from_arguments(args, seed=seed)
+        options = scoring_options.ScoringOptions.from_arguments(args)
+        if options.torch_masks and options.seed is not None:  # per-row masks are the same in every process;
+            options = dataclasses.replace(options, seed=options.seed + processes.rank)  # torch's stream: one each
         if args.engine != "ray":
             scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
             startup.lap("model load")
