@@ -76,9 +76,17 @@ def test_every_command_family_is_covered():
     assert len([path for path in COMMANDS if path[:1] == ("meta-eval",)]) == 11  # the group and its 10 commands
 
 
+@pytest.fixture(scope="module")
+def help_results() -> dict[tuple[str, ...], dict]:
+    """``--help`` of every command, one after the other in one fresh interpreter: none may import anything heavy,
+    so a package one of them imports is blamed on it (the first to import it) as surely as in an interpreter of
+    its own, for one interpreter start-up instead of one per command."""
+    return dict(zip(COMMANDS, run_fresh(*([*command, "--help"] for command in COMMANDS)), strict=True))
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda path: " ".join(path) or "learned-metrics")
-def test_help_imports_nothing_heavy(command):
-    [result] = run_fresh([*command, "--help"])
+def test_help_imports_nothing_heavy(command, help_results):
+    result = help_results[command]
     assert result["code"] == 0, result["stderr"]
     assert result["imported"] == []
 
@@ -129,25 +137,39 @@ def test_a_parquet_input_loads_pyarrow_but_not_pandas(tmp_path):
     assert set(result["imported"]) - {"pyarrow", *STATISTICS} == set()
 
 
-@pytest.mark.parametrize("case", ["missing input", "output is the input", "resume and restart",
-                                  "text and sentences field", "summary not json"])
-def test_score_refuses_bad_arguments_before_the_model_stack_loads(case, tmp_path):
-    source = tmp_path / "in.jsonl"
-    source.write_text('{"text": "One. Two."}\n')
-    model = tmp_path / "model"
-    model.mkdir()
-    common = ["score", "coherence", "--model", str(model)]
-    argv = {
-        "missing input": [*common, "--input", str(tmp_path / "absent.jsonl"), "--output", str(tmp_path / "o.jsonl")],
-        "output is the input": [*common, "--input", str(source), "--output", str(source)],
-        "resume and restart": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"), "--resume",
-                               "--restart"],
-        "text and sentences field": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"),
-                                     "--text-field", "text", "--sentences-field", "sentences"],
-        "summary not json": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"), "--summary",
-                             str(tmp_path / "summary.txt")],
-    }[case]
-    [result] = run_fresh(argv)
+REFUSALS = ["missing input", "output is the input", "resume and restart", "text and sentences field",
+            "summary not json"]
+
+
+@pytest.fixture(scope="module")
+def refusal_results(tmp_path_factory) -> dict[str, dict]:
+    """Each refused ``score`` command, one after the other in one fresh interpreter (a refusal must import nothing
+    heavy, so what one imports is blamed on it as in an interpreter of its own); each case has its own folder."""
+    argvs = []
+    for case in REFUSALS:
+        tmp_path = tmp_path_factory.mktemp("refused")
+        source = tmp_path / "in.jsonl"
+        source.write_text('{"text": "One. Two."}\n')
+        model = tmp_path / "model"
+        model.mkdir()
+        common = ["score", "coherence", "--model", str(model)]
+        argvs.append({
+            "missing input": [*common, "--input", str(tmp_path / "absent.jsonl"), "--output",
+                              str(tmp_path / "o.jsonl")],
+            "output is the input": [*common, "--input", str(source), "--output", str(source)],
+            "resume and restart": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"),
+                                   "--resume", "--restart"],
+            "text and sentences field": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"),
+                                         "--text-field", "text", "--sentences-field", "sentences"],
+            "summary not json": [*common, "--input", str(source), "--output", str(tmp_path / "o.jsonl"),
+                                 "--summary", str(tmp_path / "summary.txt")],
+        }[case])
+    return dict(zip(REFUSALS, run_fresh(*argvs), strict=True))
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_score_refuses_bad_arguments_before_the_model_stack_loads(case, refusal_results):
+    result = refusal_results[case]
     assert result["code"] == 2, result["stderr"]
     assert "error" in result["stderr"]
     assert result["imported"] == []
