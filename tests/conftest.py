@@ -34,6 +34,25 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """Hypothesis's pytest plugin imports Hypothesis in its terminal summary (over a second) in every process, the
+    xdist workers and the controller, after the last test, though it only reports on Hypothesis tests. A process
+    that never imported Hypothesis ran none, and where no report carries Hypothesis statistics or a failing example
+    there is nothing to report: the plugin is unregistered before the summary instead of importing it."""
+    import sys
+
+    if "hypothesis" in sys.modules or session.config.getoption("hypothesis_show_statistics", default=False):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reports = [r for kind in (reporter.stats.values() if reporter is not None else ()) for r in kind]
+    if any(key.startswith("_hypothesis_") for r in reports for key in getattr(r, "__dict__", {})):
+        return
+    plugin = session.config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None:
+        session.config.pluginmanager.unregister(plugin)
+
+
 @pytest.fixture(scope="session")
 def tiny_roberta(tmp_path_factory):
     """An untuned tiny RoBERTa encoder (2-label head with LABEL_0/LABEL_1), the CCL starting point."""
