@@ -15,16 +15,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import pytest  # noqa: E402
-from tiny_models import (  # noqa: E402
-    COHERENCE_ORDER,
-    NLI_ORDER_DEBERTA,
-    NLI_ORDER_ROBERTA,
-    build_model,
-    coherence_card,
-    copy_tokenizer,
-    export_with_card,
-    faithfulness_card,
-)
+
+# tiny_models (torch, transformers: about 2 s) is imported by the fixtures that build models, not here: with xdist
+# the controller loads this file too, and it runs no test; it would import them before starting the workers.
+
+
+def _tiny():
+    import tiny_models
+
+    return tiny_models
 
 
 def pytest_collection_modifyitems(config, items):
@@ -56,19 +55,21 @@ def pytest_sessionfinish(session):
 @pytest.fixture(scope="session")
 def tiny_roberta(tmp_path_factory):
     """An untuned tiny RoBERTa encoder (2-label head with LABEL_0/LABEL_1), the CCL starting point."""
-    return build_model(tmp_path_factory.mktemp("tiny-roberta"), "roberta")
+    return _tiny().build_model(tmp_path_factory.mktemp("tiny-roberta"), "roberta")
 
 
 @pytest.fixture(scope="session")
 def tiny_deberta_nli(tmp_path_factory):
     """A tiny DeBERTa-v2 NLI model with the DeBERTa label order (entailment=0, contradiction=2)."""
-    return build_model(tmp_path_factory.mktemp("tiny-deberta-nli"), "deberta", id2label=NLI_ORDER_DEBERTA)
+    tiny = _tiny()
+    return tiny.build_model(tmp_path_factory.mktemp("tiny-deberta-nli"), "deberta", id2label=tiny.NLI_ORDER_DEBERTA)
 
 
 @pytest.fixture(scope="session")
 def tiny_roberta_nli(tmp_path_factory):
     """A tiny RoBERTa NLI model with the roberta-large-mnli order (contradiction=0, entailment=2)."""
-    return build_model(tmp_path_factory.mktemp("tiny-roberta-nli"), "roberta", id2label=NLI_ORDER_ROBERTA)
+    tiny = _tiny()
+    return tiny.build_model(tmp_path_factory.mktemp("tiny-roberta-nli"), "roberta", id2label=tiny.NLI_ORDER_ROBERTA)
 
 
 # --- data sets and Hydra composition shared by the training tests --------------------------------
@@ -134,20 +135,23 @@ def train_config(tmp_path):
 
 @pytest.fixture(scope="session")
 def coherence_export(tmp_path_factory, tiny_roberta):
-    base = build_model(tmp_path_factory.mktemp("ccl-base"), "roberta", id2label=COHERENCE_ORDER)
-    return export_with_card(base, tmp_path_factory.mktemp("ccl") / "export", coherence_card())
+    tiny = _tiny()
+    base = tiny.build_model(tmp_path_factory.mktemp("ccl-base"), "roberta", id2label=tiny.COHERENCE_ORDER)
+    return tiny.export_with_card(base, tmp_path_factory.mktemp("ccl") / "export", tiny.coherence_card())
 
 
 @pytest.fixture(scope="session")
 def nli_export(tmp_path_factory, tiny_deberta_nli):
-    return export_with_card(tiny_deberta_nli, tmp_path_factory.mktemp("nli") / "export", faithfulness_card())
+    tiny = _tiny()
+    return tiny.export_with_card(tiny_deberta_nli, tmp_path_factory.mktemp("nli") / "export", tiny.faithfulness_card())
 
 
 @pytest.fixture(scope="session")
 def attention_dropout_only(tmp_path_factory):
     """Hidden and classifier dropout 0, attention dropout 0.3: MC noise can only come from attention."""
-    return build_model(tmp_path_factory.mktemp("attn-drop"), "roberta", id2label=NLI_ORDER_ROBERTA,
-                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.3)
+    tiny = _tiny()
+    return tiny.build_model(tmp_path_factory.mktemp("attn-drop"), "roberta", id2label=tiny.NLI_ORDER_ROBERTA,
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.3)
 
 
 @pytest.fixture(scope="session")
@@ -158,5 +162,5 @@ def bare_encoder(tmp_path_factory, tiny_roberta_nli):
 
     config = AutoConfig.from_pretrained(tiny_roberta_nli)
     AutoModel.from_config(config).save_pretrained(out)
-    copy_tokenizer(tiny_roberta_nli, out)
+    _tiny().copy_tokenizer(tiny_roberta_nli, out)
     return out
