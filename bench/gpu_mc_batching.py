@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                     scores[name] = np.asarray(result.scores)
                     case[name] = {"rows_per_s": len(pairs) / wall, "wall_s": wall}
                     print(f"{model} {length} K={K} {name}: {len(pairs) / wall:,.2f} rows/s ({wall:.1f} s)", flush=True)
-                if len(scores) >= 2:
+                if all(name in scores for name in WAYS[:2]):
                     first, second = (scores[name] for name in WAYS[:2])
                     case["max_abs_diff_previous_vs_now"] = float(np.max(np.abs(first - second)))
                     case["mean_abs_diff_previous_vs_now"] = float(np.mean(np.abs(first - second)))

@@ -281,3 +281,36 @@ def test_documents_are_split_once_and_read_again_when_a_file_changes(tmp_path, m
     assert any("A new last sentence." in t or t == "One.\nTwo.\nThree." for t in texts_d)
     build_shuffle_set(source, tmp_path / "e", seed=0, splitter="pysbd")
     assert calls["pysbd"] > 0  # another splitter: another entry
+
+
+def test_a_cached_build_leaves_nothing_derived_in_the_cache_and_sees_code_and_name_changes(tmp_path, monkeypatch):
+    """Review findings: a hit is copied into the build's scratch folder, so the shuffling ``map`` caches its rows
+    there (they went into the cache entry, where a rebuild after a change of the shuffling code returned the old
+    rows, and every seed left a copy of the set); a renamed symlink in a txtdir is another entry (its name is the
+    document id, which seeds its shuffles). Controls: the same builds without the cache."""
+    import learned_metrics.data.shuffle_set as shuffle_set
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    source = f"jsonl:{_docs_file(tmp_path)}"
+    build_shuffle_set(source, tmp_path / "a", seed=0)
+    entries = list((tmp_path / "cache" / "learned_metrics_documents").iterdir())
+    before = sorted(p.name for p in entries[0].rglob("*"))
+    build_shuffle_set(source, tmp_path / "b", seed=1)
+    build_shuffle_set(source, tmp_path / "c", seed=0)
+    assert sorted(p.name for p in entries[0].rglob("*")) == before  # nothing derived written into the entry
+    real = shuffle_set.shuffled_negatives
+    monkeypatch.setattr(shuffle_set, "shuffled_negatives", lambda *a: [t.upper() for t in real(*a)])
+    build_shuffle_set(source, tmp_path / "d", seed=0)
+    incoherent = [r["text"] for split in _load(tmp_path / "d").values() for r in split if r["label"] == 0]
+    assert incoherent and all(text == text.upper() for text in incoherent)  # the changed code ran
+
+    corpus = tmp_path / "corpus"
+    (corpus / "store").mkdir(parents=True)
+    (corpus / "store" / "s.text").write_text("One.\nTwo.\nThree.\n")  # not .txt: only the link is a document
+    (corpus / "alpha.txt").symlink_to(corpus / "store" / "s.text")
+    (corpus / "other.txt").write_text("Four.\nFive.\nSix.\n")
+    build_shuffle_set(f"txtdir:{corpus}", tmp_path / "e", val_fraction=0.5, test_fraction=0.0, seed=0)
+    (corpus / "alpha.txt").rename(corpus / "beta.txt")
+    build_shuffle_set(f"txtdir:{corpus}", tmp_path / "f", val_fraction=0.5, test_fraction=0.0, seed=0)
+    ids = {i for split in _load(tmp_path / "f").values() for i in split["doc_id"]}
+    assert ids == {"beta", "other"}

@@ -215,3 +215,24 @@ def test_a_local_folder_in_a_benchmark_layout_is_scored_chunked(tmp_path, capsys
                                "truncate", model=str(tiny_deberta_nli)))
     assert chosen == ["chunk", "truncate", "truncate", "truncate"]
     assert ray_engine.first_row("s3://bucket/pairs") is None and ray_engine.first_row(tmp_path / "none") is None
+
+
+def test_the_layout_probe_reads_only_the_files_ray_data_reads(tmp_path):
+    """Review finding: a README, a manifest or an unreadable part sorted before the data parts made the probe give
+    up, so a benchmark folder got truncate. Ray Data reads *.parquet for Parquet and *.json/*.jsonl for JSONL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from learned_metrics.scoring import ray_engine
+
+    row = {"dataset": "x", "doc": "A b. C d.", "claim": "A b.", "label": 1}
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "README.md").write_text("# not data\n")
+    (folder / "a-manifest.json").write_text("not json at all")
+    (folder / "a-broken.parquet").write_bytes(b"PAR1 broken")
+    pq.write_table(pa.Table.from_pylist([row]), folder / "part-0.parquet")
+    assert ray_engine.first_row(folder) == row
+    write_jsonl(folder / "part-0.jsonl", [row])
+    assert ray_engine.first_row(folder, "jsonl") == row  # the broken manifest is skipped
+    assert ray_engine.first_row(folder, "csv") is None  # control: no CSV part

@@ -113,26 +113,30 @@ def _txtdir_documents(root: Path, splitter: str) -> Iterator[dict[str, Any]]:
 
 
 def _identity(where: str, dataset: datasets.Dataset | None = None) -> list:
-    """What a source part is, for the document cache: a dataset's own fingerprint, else the file's path, size and
-    modification time (an edited file is read again)."""
+    """What a source part is, for the document cache: a dataset's own fingerprint, else the file's path as named
+    (ids come from it), its target, size and modification time (an edited file is read again)."""
     if dataset is not None:
         return [where, dataset._fingerprint]
     stat = Path(where).stat()
-    return [os.path.realpath(where), stat.st_size, stat.st_mtime_ns]
+    return [where, os.path.realpath(where), stat.st_size, stat.st_mtime_ns]
 
 
-def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], dict[str, Any]],
+                     work: Path) -> dict[str, Any]:
     """The documents ``read()`` returns (split name -> Dataset), kept in the datasets cache under the sources'
     identity and the reading settings: splitting every text into sentences is the slow part of a build (pysbd:
-    minutes on a large corpus), and a rebuild with another --seed, fraction or shuffle count reads the same."""
+    minutes on a large corpus), and a rebuild with another --seed, fraction or shuffle count reads the same. A hit
+    is copied into ``work`` first, so what ``datasets`` derives from it (map caches) goes with the scratch folder."""
     fields = [s.splitter, s.text_field, s.sentences_field, s.id_field, __version__]
     key = hashlib.sha256(json.dumps([identity, fields], default=str).encode()).hexdigest()[:32]
     folder = Path(datasets.config.HF_DATASETS_CACHE) / "learned_metrics_documents" / key
     if (folder / "dataset_dict.json").is_file():
         try:
-            return dict(datasets.load_from_disk(str(folder)))
-        except Exception:  # noqa: BLE001 - a damaged entry is read again from the sources below
-            pass
+            copy = work / f"documents-{key}"
+            shutil.copytree(folder, copy)
+            return dict(datasets.load_from_disk(str(copy)))
+        except Exception:  # noqa: BLE001 - a damaged (or concurrently replaced) entry is read again from the sources
+            shutil.rmtree(work / f"documents-{key}", ignore_errors=True)
     documents = read()
     if not documents:
         return documents
@@ -182,7 +186,7 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
         return writer.close()
 
     identity = [[part.split, *_identity(part.where, part.dataset)] for part in parts]
-    written = cached_documents([location, identity], s, read)
+    written = cached_documents([location, identity], s, read, work)
     empty = next((p for p in parts if (p.split or "unsplit") not in written), None)
     if empty is not None:
         raise UserError("no documents found", path=empty.where)
@@ -254,7 +258,8 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
                 return writer.close()
 
             files = corpus_files(path)
-            if not (written := cached_documents([str(path), [_identity(str(file)) for file in files]], s, read)):
+            identity = [str(path), [_identity(str(file)) for file in files]]
+            if not (written := cached_documents(identity, s, read, work)):
                 raise UserError("no documents found", path=path)
             docs, splits_from = split_documents(written["all"], s.val_fraction, s.test_fraction, s.seed), "seed"
         elif kind == "jsonl":  # one file whose name decides no split

@@ -211,13 +211,14 @@ def _input_format(path: str | os.PathLike, declared: str | None) -> str:
 
 
 def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str, Any] | None:
-    """The first row of a local folder input (its first data file in path order; names starting with ``.`` or
-    ``_`` are not data, as for Ray Data), read here before Ray starts, for the layout check; None for object
-    storage, an empty folder or a file that cannot be read (the scoring pass says why)."""
+    """The first row of a local folder input (its first data file in path order: the suffixes Ray Data reads for the
+    format, names starting with ``.`` or ``_`` skipped, as Ray Data does), read here before Ray starts, for the
+    layout check; None for object storage or a folder without a readable row (the scoring pass says why)."""
     if _is_remote(path):
         return None
     fmt, root = _input_format(path, declared), Path(path)
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+    suffixes = {"parquet": (".parquet",), "jsonl": (".json", ".jsonl"), "csv": (".csv",)}[fmt]
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
         if any(part.startswith((".", "_")) for part in file.relative_to(root).parts):
             continue
         try:
@@ -229,8 +230,8 @@ def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str,
             else:
                 with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
                     rows = [row for _, row in next(chunks, [])]
-        except (OSError, ValueError, UserError):  # pyarrow's errors are ValueErrors or OSErrors
-            return None
+        except (OSError, ValueError, NotImplementedError, UserError):  # pyarrow's errors; the next file may do
+            continue
         if rows:
             return rows[0]
     return None
