@@ -6,6 +6,7 @@ in two splits; everything runs through ``datasets`` (Arrow on disk, batched ``ma
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -127,7 +128,8 @@ def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], d
     identity and the reading settings: splitting every text into sentences is the slow part of a build (pysbd:
     minutes on a large corpus), and a rebuild with another --seed, fraction or shuffle count reads the same. A hit
     is copied into ``work`` first, so what ``datasets`` derives from it (map caches) goes with the scratch folder."""
-    fields = [s.splitter, s.text_field, s.sentences_field, s.id_field, __version__]
+    library = importlib.metadata.version("pysbd") if s.splitter == "pysbd" else None  # another pysbd, other splits
+    fields = [s.splitter, library, s.text_field, s.sentences_field, s.id_field, __version__]
     key = hashlib.sha256(json.dumps([identity, fields], default=str).encode()).hexdigest()[:32]
     folder = Path(datasets.config.HF_DATASETS_CACHE) / "learned_metrics_documents" / key
     if (folder / "dataset_dict.json").is_file():
