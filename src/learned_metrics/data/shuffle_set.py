@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from learned_metrics.data.common import save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows
+from learned_metrics.io import dump_json, iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.text.sentences import get_splitter
@@ -130,7 +129,7 @@ def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], d
     is copied into ``work`` first, so what ``datasets`` derives from it (map caches) goes with the scratch folder."""
     library = importlib.metadata.version("pysbd") if s.splitter == "pysbd" else None  # another pysbd, other splits
     fields = [s.splitter, library, s.text_field, s.sentences_field, s.id_field, __version__]
-    key = hashlib.sha256(json.dumps([identity, fields], default=str).encode()).hexdigest()[:32]
+    key = hashlib.sha256(dump_json([identity, fields], compact=True).encode()).hexdigest()[:32]
     folder = Path(datasets.config.HF_DATASETS_CACHE) / "learned_metrics_documents" / key
     if (folder / "dataset_dict.json").is_file():
         try:
