@@ -98,10 +98,10 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
-def _txtdir_documents(root: Path, splitter: str) -> Iterator[dict[str, Any]]:
-    """One document per ``.txt`` file (recursively), id = path relative to the folder."""
+def _txtdir_documents(root: Path, files: list[Path], splitter: str) -> Iterator[dict[str, Any]]:
+    """One document per ``.txt`` file of :func:`corpus_files`, id = path relative to the folder."""
     split = get_splitter(splitter)
-    for file in corpus_files(root):
+    for file in files:
         try:
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -132,12 +132,12 @@ def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], d
     key = hashlib.sha256(dump_json([identity, fields], compact=True).encode()).hexdigest()[:32]
     folder = Path(datasets.config.HF_DATASETS_CACHE) / "learned_metrics_documents" / key
     if (folder / "dataset_dict.json").is_file():
+        copy = work / f"documents-{key}"
         try:
-            copy = work / f"documents-{key}"
             shutil.copytree(folder, copy)
             return dict(datasets.load_from_disk(str(copy)))
         except Exception:  # noqa: BLE001 - a damaged (or concurrently replaced) entry is read again from the sources
-            shutil.rmtree(work / f"documents-{key}", ignore_errors=True)
+            shutil.rmtree(copy, ignore_errors=True)
     documents = read()
     if not documents:
         return documents
@@ -252,13 +252,14 @@ def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -
         if kind == "cnn_dailymail":
             docs, splits_from = load_cnndm_documents(s.splitter), "names"
         elif kind == "txtdir":
+            files = corpus_files(path)  # walked once: the cache key and the reading
+
             def read() -> dict[str, Any]:
                 writer = SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
-                for doc in _txtdir_documents(path, s.splitter):
+                for doc in _txtdir_documents(path, files, s.splitter):
                     writer.add("all", doc)
                 return writer.close()
 
-            files = corpus_files(path)
             identity = [str(path), [_identity(str(file)) for file in files]]
             if not (written := cached_documents(identity, s, read, work)):
                 raise UserError("no documents found", path=path)

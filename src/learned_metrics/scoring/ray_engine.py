@@ -221,16 +221,10 @@ def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str,
     for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
         if any(part.startswith((".", "_")) for part in file.relative_to(root).parts):
             continue
-        try:
-            if fmt == "parquet":
-                import pyarrow.parquet as pq
-
-                batch = next(pq.ParquetFile(file).iter_batches(batch_size=1), None)
-                rows = batch.to_pylist() if batch is not None else []
-            else:
-                with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
-                    rows = [row for _, row in next(chunks, [])]
-        except (OSError, ValueError, NotImplementedError, UserError):  # pyarrow's errors; the next file may do
+        try:  # the one-process readers (io): the same rows and refusals
+            with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
+                rows = [row for _, row in next(chunks, [])]
+        except (OSError, ValueError, NotImplementedError, UserError):  # unreadable: the next file may do
             continue
         if rows:
             return rows[0]
