@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
@@ -314,3 +315,26 @@ def test_a_cached_build_leaves_nothing_derived_in_the_cache_and_sees_code_and_na
     build_shuffle_set(f"txtdir:{corpus}", tmp_path / "f", val_fraction=0.5, test_fraction=0.0, seed=0)
     ids = {i for split in _load(tmp_path / "f").values() for i in split["doc_id"]}
     assert ids == {"beta", "other"}
+
+
+@pytest.mark.parametrize("form", ["txtdir", "folder"])
+def test_a_file_name_that_is_not_utf8_becomes_an_id_written_as_every_output_writes_it(tmp_path, monkeypatch, form):
+    """A document id taken from a file name (a txtdir's file, a folder's file as the tag of its rows) that is not
+    UTF-8 crashed the Arrow writer with a traceback; it is written as docs/safety.md says names are (\\xNN).
+    Control: the UTF-8 names beside it are unchanged."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "src"
+    folder.mkdir()
+    odd = os.fsdecode(os.fsencode(str(folder)) + b"/\xff-doc")
+    if form == "txtdir":
+        for name in (odd, str(folder / "b"), str(folder / "c")):
+            Path(name + ".txt").write_text("One.\nTwo.\nThree.\n" if name != odd else "Four.\nFive.\nSix.\n")
+        source, expected = f"txtdir:{folder}", {"\\xff-doc", "b", "c"}
+    else:
+        for name in (odd, str(folder / "b")):
+            Path(name + ".jsonl").write_text("".join(json.dumps({"sentences": ["A.", "B.", f"C{i}."]}) + "\n"
+                                                     for i in range(3)))  # ids: FILE:row-N
+        source, expected = str(folder), {f"{n}.jsonl:row-{i}" for n in ("\\xff-doc", "b") for i in range(1, 4)}
+    build_shuffle_set(source, tmp_path / "out", val_fraction=0.34, test_fraction=0.0, seed=0)
+    ids = {i for split in _load(tmp_path / "out").values() for i in split["doc_id"]}
+    assert ids == expected

@@ -22,7 +22,7 @@ from learned_metrics.data.common import save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
-from learned_metrics.io import dump_json, iter_rows
+from learned_metrics.io import display_text, dump_json, iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.text.sentences import get_splitter
@@ -109,7 +109,8 @@ def _txtdir_documents(root: Path, files: list[Path], splitter: str) -> Iterator[
         sentences = split(text)
         if not sentences:
             raise UserError("document is empty", path=file)
-        yield {"doc_id": str(file.relative_to(root).with_suffix("")), "sentences": sentences}
+        # a name that is not UTF-8 is written as every output writes it (\xNN): Arrow takes UTF-8 only
+        yield {"doc_id": display_text(str(file.relative_to(root).with_suffix(""))), "sentences": sentences}
 
 
 def _identity(where: str, dataset: datasets.Dataset | None = None) -> list:
@@ -171,7 +172,7 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
         writer, seen = SplitWriter(work, "documents", DOCUMENT_FEATURES), {}
         for part in parts:
             tag = None if len(parts) == 1 else (part.where.rsplit(":", 1)[-1] if part.dataset is not None
-                                                else str(Path(part.where).relative_to(root)))
+                                                else display_text(str(Path(part.where).relative_to(root))))
             for i, (number, row) in enumerate(part.rows):
                 if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
                     part.columns = part.columns or list(row)
