@@ -29,6 +29,7 @@ from learned_metrics.outputs import (
     staged_files,
 )
 from learned_metrics.progress import RowProgress
+from learned_metrics.safety import ModelFolder, check_model_folder
 from learned_metrics.scoring import runner
 from learned_metrics.scoring.mc_dropout import chunk_seed
 from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, FileRun, RaySettings, ScoringOptions
@@ -36,6 +37,7 @@ from learned_metrics.scoring.resume import ChunkStore
 from learned_metrics.scoring.runner import InputFields, RunSummary, hash_rows, run_fingerprint
 from learned_metrics.scoring.summary import ScoreCollector
 
+Model = str | ModelFolder  # what the driver and the actors load: a checked local folder, or a cluster node's name
 ROW = "input_row"  # the row's number in the input, as a refusal names it: sorting on it gives the input order
 _CHUNK = "__lm_chunk"  # which chunk a row belongs to (dropped before the part is written)
 _COUNTS = "__lm_counts"  # a scored block's counters, on its first row (dropped before the part is written)
@@ -56,7 +58,7 @@ def require_ray():
 class ScoreBlocks:
     """One Ray actor: the model loaded once, each block scored as the one-process engine scores a chunk."""
 
-    def __init__(self, model: str, kind: str, options: dict[str, Any], fields: InputFields, details: bool = False,
+    def __init__(self, model: Model, kind: str, options: dict[str, Any], fields: InputFields, details: bool = False,
                  path: str = "input", counts: bool = False):
         from learned_metrics.scoring.scorer import load_scorer
 
@@ -135,15 +137,15 @@ def score_dataset(dataset: Any, model: str | os.PathLike, *, kind: str | None = 
 
     ``fields`` names the input columns (default: as the CLI's, from the first row); ``options`` are
     :class:`ScoringOptions` fields; ``ray_settings`` sizes the actor pool; each batch is at most ``block_rows``."""
-    _check_model_here(model, ray_settings or RaySettings())
+    model = _check_model_here(model, ray_settings or RaySettings())
     ray = connect(ray_settings or RaySettings())
     options_obj = ScoringOptions.from_keywords(**options)
     kind = kind or ("faithfulness" if fields is None else fields.kind)
-    return _map(ray, dataset, str(model), fields or InputFields(kind), options_obj, ray_settings or RaySettings(),
+    return _map(ray, dataset, model, fields or InputFields(kind), options_obj, ray_settings or RaySettings(),
                 details=details, batch_size=block_rows)
 
 
-def _map(ray: Any, dataset: Any, model: str, fields: InputFields, options: ScoringOptions, settings: RaySettings, *,
+def _map(ray: Any, dataset: Any, model: Model, fields: InputFields, options: ScoringOptions, settings: RaySettings, *,
          details: bool, batch_size: int | None, path: str = "input", counts: bool = False) -> Any:
     actors, cpus, gpus = _resources(ray, settings, options)
     return dataset.map_batches(
@@ -153,16 +155,14 @@ def _map(ray: Any, dataset: Any, model: str, fields: InputFields, options: Scori
                                "fields": fields, "details": details, "path": path, "counts": counts})
 
 
-def _check_model_here(model: str | os.PathLike, settings: RaySettings) -> None:
+def _check_model_here(model: str | os.PathLike, settings: RaySettings) -> Model:
     """Actors on this machine read the model folder this process sees: a missing or unsafe one is refused here in
-    one line, before Ray starts; a cluster's nodes may see paths this process does not, so they check it there."""
+    one line, before Ray starts, and the checked folder is what the driver and the actors load (no second check);
+    a cluster's nodes may see paths this process does not, so they get the name and check it there."""
     ray = require_ray()
     here = _this_machine_only(ray) if ray.is_initialized() else not (
         settings.ray_address or os.environ.get("RAY_ADDRESS"))
-    if here:
-        from learned_metrics.safety import check_model_folder
-
-        check_model_folder(model)
+    return check_model_folder(model) if here else str(model)
 
 
 def _this_machine_only(ray: Any) -> bool:
@@ -171,7 +171,7 @@ def _this_machine_only(ray: Any) -> bool:
     return all(node["NodeManagerAddress"] == here for node in ray.nodes() if node["Alive"])
 
 
-def _describe(model: str, kind: str, options: dict[str, Any], record: dict[str, Any], **override: Any) -> tuple:
+def _describe(model: Model, kind: str, options: dict[str, Any], record: dict[str, Any], **override: Any) -> tuple:
     """Loaded as an actor loads it: the provenance record and what the fingerprint reads of the scorer."""
     from types import SimpleNamespace
 
@@ -269,13 +269,13 @@ def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> 
         yield chunk
 
 
-def score_file(model: str, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
+def score_file(model: str | os.PathLike, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
                run: FileRun, settings: RaySettings, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None, lap: Callable[[str], None] | None = None) -> RunSummary:
     """Score ``input_path`` into ``output`` (Parquet parts, or one file) on a Ray actor pool, paths checked by
     :func:`check_paths`. A local instance started here is shut down at the end; a running one is left as it was."""
     started = not require_ray().is_initialized()
-    _check_model_here(model, settings)
+    model = _check_model_here(model, settings)
     ray = connect(settings)
     (lap or (lambda phase: None))("ray start")
     try:
@@ -288,7 +288,7 @@ def score_file(model: str, input_path: str, output: str, fields: InputFields, op
             ray.shutdown()
 
 
-def _run_file(ray: Any, model: str, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
+def _run_file(ray: Any, model: Model, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
               run: FileRun, settings: RaySettings, progress: RowProgress, say: Callable[[str], None] | None,
               lap: Callable[[str], None]) -> RunSummary:
     in_format = _input_format(input_path, run.input_format)
@@ -320,7 +320,7 @@ def _run_file(ray: Any, model: str, input_path: str, output: str, fields: InputF
     return summary
 
 
-def _score_chunks(ray: Any, model: str, input_path: str, fields: InputFields, options: ScoringOptions, run: FileRun,
+def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, options: ScoringOptions, run: FileRun,
                   settings: RaySettings, store: ChunkStore, progress: RowProgress,
                   say: Callable[[str], None] | None) -> tuple[RunSummary, list[int]]:
     """Check and put every chunk (refusing a bad row before any model work), score the unfinished ones on the

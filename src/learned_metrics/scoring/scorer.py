@@ -393,18 +393,19 @@ class Scorer:
         return entailment if mode == "e" else entailment - probs[..., self.label_ids["contradiction"]]
 
 
-def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options: Any) -> Scorer:
+def load_scorer(model: str | os.PathLike | safety.ModelFolder, *, kind: str | None = None, **options: Any) -> Scorer:
     """Load an export folder, a plain transformers classifier folder (faithfulness unless ``kind="coherence"``), or
-    a Hub id. ``options``: the fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (the score flags);
+    a Hub id; a local folder already checked (a :class:`~learned_metrics.safety.ModelFolder`) is not checked again.
+    ``options``: the fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (the score flags);
     ``max_length`` defaults to the card's training length, capped by the model's; ``seed=None``: the global RNG."""
     settings = ScoringOptions.from_keywords(**options)
     if settings.engine == "ray":
         raise UserError("engine='ray' is the file engine of `learned-metrics score --engine ray` and of "
                         "ray_engine.score_dataset; load_scorer runs the model in this process: engine='torch' or "
                         "'onnx'")
-    model_dir = loading.resolve_model_dir(model)
     # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is
-    folder = safety.check_model_folder(model_dir)
+    model_dir, folder = _checked_folder(model)
+    given = model.given if isinstance(model, safety.ModelFolder) else model
     card = read_card(model_dir)
     config = safety.load_config(folder)
     metric_kind = loading.decide_kind(card, kind, model_dir)
@@ -425,7 +426,15 @@ def load_scorer(model: str | os.PathLike, *, kind: str | None = None, **options:
     limit = loading.model_input_limit(config, tokenizer)
     length = min(settings.max_length or loading.preprocessing_of(card).get("max_length") or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
-                  dtype=dtype, max_length=length, source=str(model), options=settings, model_dir=model_dir)
+                  dtype=dtype, max_length=length, source=str(given), options=settings, model_dir=model_dir)
+
+
+def _checked_folder(model: str | os.PathLike | safety.ModelFolder) -> tuple[Path, safety.ModelFolder]:
+    """(the local folder, its check): a Hub id is downloaded, then its folder checked; a checked local one is kept."""
+    if isinstance(model, safety.ModelFolder) and Path(model.source).is_dir():
+        return Path(model.source), safety.check_model_folder(model)  # returned as it is: checked for all we read
+    model_dir = loading.resolve_model_dir(model.given if isinstance(model, safety.ModelFolder) else model)
+    return model_dir, safety.check_model_folder(model_dir)
 
 
 # help(load_scorer) names every option, from the one declaration (a field added to ScoringOptions appears here)
