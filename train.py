@@ -25,6 +25,7 @@ except ModuleNotFoundError as exc:  # a core install: scoring and meta-evaluatio
              "pip install 'learned-metrics[train]'")
 
 from learned_metrics.train.config import register_resolvers  # noqa: E402
+from learned_metrics.train.run_folders import check_run_folder  # noqa: E402
 
 register_resolvers()
 
@@ -33,13 +34,14 @@ register_resolvers()
 def main(cfg: DictConfig) -> float | None:
     clock = startup if not startup.reported else StartUp()  # a sweep's later runs (-m) time their own start
     clock.lap("config")  # Hydra's import and composition
-    from learned_metrics.train.run import optimized_metric_value, train
-
-    clock.lap("imports")  # Lightning, torch, transformers
     result: dict[str, float | None] = {}
 
     def task() -> int:
-        result["value"] = optimized_metric_value(cfg, train(cfg, clock))
+        folder = check_run_folder(cfg)  # before Lightning's import (seconds): a refused folder is refused at once
+        from learned_metrics.train.run import optimized_metric_value, train
+
+        clock.lap("imports")  # Lightning, torch, transformers
+        result["value"] = optimized_metric_value(cfg, train(cfg, clock, folder))
         return 0
 
     code = run_command("train.py", task)

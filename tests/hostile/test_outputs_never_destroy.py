@@ -142,13 +142,22 @@ def test_meta_eval_json_onto_its_human_file_is_refused(tmp_path, capsys):
     assert digest(tmp_path) == before
 
 
+# train.py as a user runs it, saying at exit whether Lightning (seconds of import) was imported
+IMPORTS_AT_EXIT = ("import atexit, runpy, sys; atexit.register(lambda: print('lightning imported:', 'lightning' in "
+                   "sys.modules, file=sys.stdout)); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], "
+                   "run_name='__main__')")
+
+
 @pytest.mark.slow
 def test_training_into_a_folder_of_user_files_is_refused(tiny_roberta, ccl_data_dir, tmp_path):
+    """... before Lightning's import: the refusal takes a second, not the seconds of the import."""
     theirs = tmp_path / "results"
     theirs.mkdir()
     (theirs / "table.tex").write_text("precious")
     before = digest(theirs)
-    result = run([*TRAIN, "experiment=ccl_demo", f"model.name_or_path={tiny_roberta}", f"data.path={ccl_data_dir}",
-                  f"hydra.run.dir={theirs}"])
+    result = run([TRAIN[0], "-c", IMPORTS_AT_EXIT, TRAIN[1], "experiment=ccl_demo",
+                  f"model.name_or_path={tiny_roberta}", f"data.path={ccl_data_dir}", f"hydra.run.dir={theirs}"])
     assert_refused(result, "already holds files", "table.tex")
+    assert result.out.strip().endswith("lightning imported: False")
     assert {k: v for k, v in digest(theirs).items() if ".hydra" not in k and not k.endswith(".log")} == before
+

@@ -18,27 +18,28 @@ from lightning.pytorch import Callback
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
-from learned_metrics.boundary import is_main_process
 from learned_metrics.card import training_card
 from learned_metrics.data.common import load_report
 from learned_metrics.errors import UserError
 from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from_checkpoint, write_export
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
-from learned_metrics.outputs import atomic_folder, shown_names
+from learned_metrics.outputs import atomic_folder
 from learned_metrics.progress import StartUp
 from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
+from learned_metrics.train.run_folders import RunFolder, check_run_folder
 from learned_metrics.validate import flag
 
 log = logging.getLogger(__name__)
 
 
 @wandb_run_scope()
-def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
+def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | None = None) -> dict[str, float]:
     """Fit, select the best checkpoint on the monitored metric, export it; returns its metrics. A wandb run is finished
-    cleanly either way (exit code 1 on a crash), so a sweep agent goes on; ``startup``: ``train.py``'s clock."""
+    cleanly either way (exit code 1 on a crash), so a sweep agent goes on; ``startup``: ``train.py``'s clock;
+    ``folder``: the run folder as :func:`check_run_folder` checked it (``train.py`` checks it before the imports)."""
     startup = startup or StartUp()
     register_resolvers()
     tidy_logging()
@@ -46,10 +47,10 @@ def train(cfg: DictConfig, startup: StartUp | None = None) -> dict[str, float]:
     allow_pickle = flag(cfg.model.get("allow_pickle", False), "model.allow_pickle")  # "no" is not False
 
     # 1. check
-    output_dir = Path(cfg.paths.output_dir)
-    ckpt_path = resolve_ckpt_path(cfg, allow_pickle)
-    if is_main_process():  # DDP workers start later, in the folder rank 0 has begun to fill
-        check_run_folder(output_dir, ckpt_path)
+    folder = folder or check_run_folder(cfg)
+    output_dir, ckpt_path = folder.output_dir, folder.ckpt_path
+    if ckpt_path is not None:  # read as `export` reads it (memory-mapped): a text file or a pickle is one line
+        load_checkpoint(ckpt_path, allow_pickle=allow_pickle)
     datamodule = instantiate(cfg.data)  # reads nothing until checked or set up
     check_data = getattr(datamodule, "check_data", None)  # a datamodule of your own may not have one
     if check_data is not None:
@@ -193,37 +194,6 @@ def _instantiate_all(group: DictConfig | None) -> list[Any]:
         return []
     built = [instantiate(node) for node in group.values() if isinstance(node, DictConfig) and "_target_" in node]
     return [item for item in built if item is not None]  # a factory may decline (progress_bar when disabled)
-
-
-def resolve_ckpt_path(cfg: DictConfig, allow_pickle: bool) -> str | None:
-    """``ckpt_path``: ``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else a file, checked
-    as ``export`` checks it (memory-mapped): a text file, a truncated archive or a pickle is one line, no traceback."""
-    ckpt_path = cfg.get("ckpt_path")
-    if not ckpt_path:
-        return None
-    if ckpt_path == "last":
-        root = Path(cfg.paths.checkpoints_dir) / cfg.task_name
-        candidates = sorted(root.glob("*/checkpoints/last.ckpt"), key=lambda p: p.stat().st_mtime)
-        if not candidates:
-            raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
-        ckpt_path = str(candidates[-1])
-    load_checkpoint(ckpt_path, allow_pickle=allow_pickle)
-    return str(ckpt_path)
-
-
-def check_run_folder(output_dir: Path, resume_from: str | None = None) -> None:
-    """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
-    holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
-    in_place = resume_from is not None and output_dir.resolve() in Path(resume_from).resolve().parents
-    if in_place or not output_dir.exists():
-        return
-    if not output_dir.is_dir():
-        raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
-    foreign = [p.name for p in output_dir.iterdir() if p.name != ".hydra" and p.suffix != ".log"]  # Hydra's
-    if foreign:
-        raise UserError(f"the run folder already holds files ({shown_names(foreign)}); every run writes into a new "
-                        "folder: leave hydra.run.dir at its timestamped default or name a new folder (to resume in "
-                        "place, give ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
 
 
 def run_info(cfg: DictConfig, report: dict[str, Any] | None, resolved: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The rows of ``learned-metrics runs list [DIR]``: every folder under DIR, at any depth (single runs, multiruns,
+"""Run folders: the check a training run's folder passes before anything is built (:func:`check_run_folder`), and
+the rows of ``learned-metrics runs list [DIR]``: every folder under DIR, at any depth (single runs, multiruns,
 sweeps), holding ``run_info.json`` (written when a run starts) or ``export/learned_metric.json`` (when it ends).
 Only small files are read (card, ``csv/metrics.csv``, checkpoint *names*), never a checkpoint."""
 
@@ -15,7 +16,49 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from learned_metrics.boundary import is_main_process
 from learned_metrics.errors import UserError
+from learned_metrics.outputs import shown_names
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A training run's folder, checked before anything is built: ``train.py`` checks it before Lightning's import
+    (seconds), so a refused folder is refused at once, and hands it to ``train``, which does not check it again."""
+
+    output_dir: Path
+    ckpt_path: str | None  # the checkpoint the run resumes from (``ckpt_path=last`` resolved); its file not yet read
+
+
+def check_run_folder(cfg: Any) -> RunFolder:
+    """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
+    holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
+    output_dir, ckpt_path = Path(cfg.paths.output_dir), _resume_checkpoint(cfg)
+    in_place = ckpt_path is not None and output_dir.resolve() in Path(ckpt_path).resolve().parents
+    if is_main_process() and not in_place and output_dir.exists():  # DDP workers start in rank 0's folder
+        if not output_dir.is_dir():
+            raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
+        foreign = [p.name for p in output_dir.iterdir() if p.name != ".hydra" and p.suffix != ".log"]  # Hydra's
+        if foreign:
+            raise UserError(f"the run folder already holds files ({shown_names(foreign)}); every run writes into a "
+                            "new folder: leave hydra.run.dir at its timestamped default or name a new folder (to "
+                            "resume in place, give ckpt_path=<this folder>/checkpoints/last.ckpt)", path=output_dir)
+    return RunFolder(output_dir, ckpt_path)
+
+
+def _resume_checkpoint(cfg: Any) -> str | None:
+    """``ckpt_path``: ``None`` -> fresh run; ``last`` -> newest ``last.ckpt`` of this experiment; else as given."""
+    ckpt_path = cfg.get("ckpt_path")
+    if not ckpt_path:
+        return None
+    if ckpt_path == "last":
+        root = Path(cfg.paths.checkpoints_dir) / cfg.task_name
+        candidates = sorted(root.glob("*/checkpoints/last.ckpt"), key=lambda p: p.stat().st_mtime)
+        if not candidates:
+            raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
+        return str(candidates[-1])
+    return str(ckpt_path)
+
 
 RUN_MARKERS = ("run_info.json", "export/learned_metric.json")
 TIMESTAMP_FORMAT = "%Y-%m-%d_%H-%M-%S"  # conf/hydra/default.yaml run folders
