@@ -119,3 +119,49 @@ def test_the_joiner_is_decoded_from_the_command_line_only():
     assert ShuffleSetSettings.from_keywords(joiner="\\t").joiner == "\\t"  # the API takes the string as given
     with pytest.raises(UserError, match="malformed escape"):
         ShuffleSetSettings.from_arguments(parser.parse_args(["--joiner", "\\x1"]))
+
+
+# --- the API face: one decorator (settings.takes) gives every API function its settings' keywords ------------------
+
+
+def _api_functions():
+    """(function, its settings class, arguments that reach it): scoring, a meta-eval analysis, data prep, export."""
+    from learned_metrics.data.choices import ShuffleSetSettings
+    from learned_metrics.data.shuffle_set import build_shuffle_set
+    from learned_metrics.export import ExportSettings, export_checkpoint
+    from learned_metrics.meta_eval import correlations
+    from learned_metrics.meta_eval.options import CorrelationSettings
+    from learned_metrics.scoring import load_scorer
+    from learned_metrics.scoring.options import ScoringOptions
+
+    human = [[1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [3.0, 1.0, 2.0]]
+    return [(load_scorer, ScoringOptions, ("/nonexistent/model",)),
+            (correlations, CorrelationSettings, (human, human)),
+            (build_shuffle_set, ShuffleSetSettings, ("jsonl:/nonexistent.jsonl", "/nonexistent/out")),
+            (export_checkpoint, ExportSettings, ("/nonexistent.ckpt", "/nonexistent/out"))]
+
+
+@pytest.mark.parametrize("index", range(4), ids=["load_scorer", "correlations", "build_shuffle_set",
+                                                 "export_checkpoint"])
+def test_an_unknown_api_keyword_is_one_user_error_naming_the_known_ones(index):
+    """Found before: correlations(..., seeds=1) (a misspelled keyword) was a bare TypeError."""
+    function, cls, args = _api_functions()[index]
+    known = ", ".join(sorted(spec.name for spec in fields(cls)))
+    with pytest.raises(UserError, match=rf"unknown .* option.*\['seeds'\]; known: {known}$"):
+        function(*args, seeds=1)
+    with pytest.raises(UserError, match=f"takes a {cls.__name__}, got dict"):
+        function(*args, settings={"seed": 1})
+    assert {spec.name for spec in fields(cls)} <= set(__import__("inspect").signature(function).parameters)
+
+
+def test_load_scorer_takes_one_settings_object_as_it_takes_keywords(nli_export):
+    """The CLI and the Ray actors hand the resolved ScoringOptions on as it is; keywords beside it override it."""
+    from learned_metrics.scoring import load_scorer
+    from learned_metrics.scoring.options import ScoringOptions
+
+    settings = ScoringOptions(mc_samples=3, seed=5, max_length=64)
+    by_object = load_scorer(nli_export, settings=settings)
+    assert by_object.options == load_scorer(nli_export, mc_samples=3, seed=5, max_length=64).options
+    assert load_scorer(nli_export, settings=settings, mc_samples=2).options.mc_samples == 2
+    with pytest.raises(UserError, match="mc_samples"):
+        load_scorer(nli_export, settings=settings, mc_samples=-1)

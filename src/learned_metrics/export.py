@@ -17,7 +17,7 @@ from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import dump_json
 from learned_metrics.onnx_export import add_onnx, require_onnxruntime
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output, input_path
-from learned_metrics.settings import Settings, setting
+from learned_metrics.settings import Settings, setting, takes
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
@@ -145,12 +145,14 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
     return model.eval()
 
 
-def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, **settings: Any) -> Path:
+@takes(ExportSettings)
+def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, *, settings: ExportSettings) -> Path:
     """Export any learned-metrics Lightning checkpoint to a transformers folder; every check comes before writing.
-    ``settings``: the keywords of :class:`ExportSettings` (``tokenizer``, ``overwrite``, ``allow_pickle``)."""
+    The settings: :class:`ExportSettings`' fields (``tokenizer``, ``overwrite``, ``allow_pickle`` ...), as keywords
+    or one ``settings=`` object."""
     from learned_metrics.safety import check_model_folder
 
-    s = ExportSettings.from_keywords(**settings)
+    s = settings
     check_outputs([folder_output(out_dir, EXPORT_KIND)], inputs=[ckpt_path, s.tokenizer], overwrite=s.overwrite)
     if s.tokenizer is not None:  # at once: a missing or custom-code --tokenizer before the checkpoint is read
         check_model_folder(s.tokenizer, need_config=False, what="tokenizer")

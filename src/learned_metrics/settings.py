@@ -6,6 +6,9 @@ from that declaration, so adding a field is the only step for it to appear every
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -167,3 +170,39 @@ def _typed(spec: Any, value: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A function whose keywords are ``cls``'s fields: ``function(..., settings)`` is called as ``function(...,
+    resamples=200)`` (parsed by ``cls.from_keywords``) or with a ``settings=`` object; its signature lists the
+    fields with their defaults, so a field added to ``cls`` is a keyword with no other edit. A keyword that is
+    neither the function's nor a field is refused as ``from_keywords`` refuses it (one line, the known names)."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        names = [spec.name for spec in fields(cls)]
+        signature, keyword = inspect.signature(function), inspect.Parameter.KEYWORD_ONLY
+        own = [p for p in signature.parameters.values() if p.name != "settings"]
+        open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own)
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, settings: Settings | None = None, **keywords: Any) -> Any:
+            given = {name: keywords.pop(name) for name in names if name in keywords}
+            unknown = {} if open_ended else {k: v for k, v in keywords.items() if k not in signature.parameters}
+            if unknown:
+                cls.from_keywords(**unknown)  # raises: names them and the known options
+            if settings is None:
+                settings = cls.from_keywords(**given)
+            elif not isinstance(settings, cls):
+                raise UserError(f"{function.__name__}(settings=...) takes a {cls.__name__}, got "
+                                f"{type(settings).__name__}")
+            elif given:
+                settings = dataclasses.replace(settings, **given)
+            return function(*args, settings=settings, **keywords)
+
+        extra = [inspect.Parameter(spec.name, keyword, default=spec.default, annotation=spec.type)
+                 for spec in fields(cls) if spec.name not in signature.parameters]
+        settings = inspect.Parameter("settings", keyword, default=None)
+        wrapper.__signature__ = signature.replace(parameters=[*own, *extra, settings])  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate

@@ -8,6 +8,7 @@ values.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from learned_metrics.data import anli, shuffle_set
 from learned_metrics.data.choices import AnliSettings, ShuffleSetSettings
 from learned_metrics.data.demo import write_anli_layout, write_coherence_documents
-from learned_metrics.settings import setting
+from learned_metrics.settings import setting, takes
 
 
 @dataclass(frozen=True)
@@ -52,9 +53,9 @@ def test_shuffle_set_records_every_field_that_changes_the_data(docs, tmp_path):
     assert report["preprocessing"] == {"splitter": "newline", "joiner": "\n"}
 
 
-def test_a_field_added_to_the_shuffle_set_settings_reaches_the_report(docs, tmp_path, monkeypatch):
-    monkeypatch.setattr(shuffle_set, "ShuffleSetSettings", _MoreShuffleSettings)
-    report = shuffle_set.build_shuffle_set(f"jsonl:{docs}", tmp_path / "out", added_field=5)
+def test_a_field_added_to_the_shuffle_set_settings_reaches_the_report(docs, tmp_path):
+    build = takes(_MoreShuffleSettings)(inspect.unwrap(shuffle_set.build_shuffle_set))  # declared with one more
+    report = build(f"jsonl:{docs}", tmp_path / "out", added_field=5)
     assert report["settings"]["added_field"] == 5
 
 
@@ -71,7 +72,6 @@ def test_anli_report_blocks_are_the_settings_object(anli_dir, tmp_path):
                      "phrase_list": [], "seed": 42}
 
 
-def test_a_field_added_to_the_anli_settings_reaches_the_report(anli_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(anli, "AnliSettings", _MoreAnliSettings)
-    report = anli.build_anli_augmented(f"jsonl:{anli_dir}", tmp_path / "out", added_field=5)
+def test_a_field_added_to_the_anli_settings_reaches_the_report(anli_dir, tmp_path):
+    report = anli.build_anli_augmented(f"jsonl:{anli_dir}", tmp_path / "out", settings=_MoreAnliSettings(added_field=5))
     assert report["settings"]["added_field"] == 5

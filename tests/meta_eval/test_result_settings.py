@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.options import CorrelationSettings, SystemLevelSettings, takes
+from learned_metrics.meta_eval.options import CorrelationSettings, SystemLevelSettings
 from learned_metrics.meta_eval.system_level import realistic_system_level
-from learned_metrics.settings import setting
+from learned_metrics.settings import setting, takes
 
 
 def _grids():

@@ -17,8 +17,8 @@ from learned_metrics.cli import build_parser, main
 from learned_metrics.cli.meta_eval import SUBCOMMANDS
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.correlations import correlations
-from learned_metrics.meta_eval.options import CorrelationsCommand, CorrelationSettings, OutputStyle, takes
-from learned_metrics.settings import setting
+from learned_metrics.meta_eval.options import CorrelationsCommand, CorrelationSettings, OutputStyle
+from learned_metrics.settings import setting, takes
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "meta_eval"
 # what a command declares by hand: its input files, its outputs, switches that choose what is read

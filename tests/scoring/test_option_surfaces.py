@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 
 import pytest
@@ -21,6 +22,7 @@ from learned_metrics.provenance import read_provenance
 from learned_metrics.scoring import options as options_module
 from learned_metrics.scoring import scorer as scorer_module
 from learned_metrics.scoring.options import ScoringOptions, _option, of_kind
+from learned_metrics.settings import takes
 
 
 @pytest.fixture
@@ -33,6 +35,8 @@ def extended(monkeypatch):
         bases=(ScoringOptions,), frozen=True)
     monkeypatch.setattr(options_module, "ScoringOptions", cls)
     monkeypatch.setattr(scorer_module, "ScoringOptions", cls)
+    # load_scorer's keywords come from the class it is declared with (settings.takes): declared with the wider one
+    monkeypatch.setattr(scorer_module, "load_scorer", takes(cls)(inspect.unwrap(scorer_module.load_scorer)))
     return cls
 
 

@@ -19,7 +19,7 @@ def _run_export(args: argparse.Namespace) -> int:
         return 0
     if args.checkpoint is None or args.output is None:
         raise UserError("give CHECKPOINT OUTPUT, or --onnx-from EXPORT_DIR to add the ONNX graph to an export")
-    out = export_checkpoint(args.checkpoint, args.output, **settings.to_json())
+    out = export_checkpoint(args.checkpoint, args.output, settings=settings)
     print(f"exported {args.checkpoint} -> {out}")
     return 0
 

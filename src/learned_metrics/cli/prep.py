@@ -55,7 +55,7 @@ def add_shuffle_set_arguments(parser: argparse.ArgumentParser) -> None:
 def run_shuffle_set(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.shuffle_set import build_shuffle_set
 
-    report = build_shuffle_set(args.source, args.output, **settings.to_json())
+    report = build_shuffle_set(args.source, args.output, settings=settings)
     rows = [(name, report["documents_per_split"][name], report["skipped_fewer_than_2_distinct_sentences"][name],
              counts["coherent"], counts["incoherent"], counts["total"]) for name, counts in report["rows"].items()]
     columns = ("split", "documents", "skipped (<2 distinct)", "coherent", "incoherent", "rows")
@@ -75,7 +75,7 @@ def add_anli_arguments(parser: argparse.ArgumentParser) -> None:
 def run_anli(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.anli import build_anli_augmented
 
-    return print_nli_report("ANLI", build_anli_augmented(args.source, args.output, **settings.to_json()), args.output)
+    return print_nli_report("ANLI", build_anli_augmented(args.source, args.output, settings=settings), args.output)
 
 
 def print_nli_report(name: str, report: dict[str, Any], output: str) -> int:
@@ -115,7 +115,7 @@ def add_nli_arguments(parser: argparse.ArgumentParser) -> None:
 def run_nli(args: argparse.Namespace, settings: Any) -> int:
     from learned_metrics.data.nli import build_nli
 
-    return print_nli_report("NLI", build_nli(args.source, args.output, **settings.to_json()), args.output)
+    return print_nli_report("NLI", build_nli(args.source, args.output, settings=settings), args.output)
 
 
 def register(subparsers: Any) -> None:

@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
         if options.torch_masks and options.seed is not None:  # per-row masks are the same in every process;
             options = dataclasses.replace(options, seed=options.seed + processes.rank)  # torch's stream: one each
         if args.engine != "ray":
-            scorer = load_scorer(args.model, kind=fields.kind, **dataclasses.asdict(options))
+            scorer = load_scorer(args.model, kind=fields.kind, settings=options)
             startup.lap("model load")
         shown = processes.is_main and not args.quiet
         counted = shown and args.engine != "ray"  # the Ray engine counts in its checking pass (folders too)

@@ -25,6 +25,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.labels import NLI_LABELS, canonical_label
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
+from learned_metrics.settings import takes
 
 OUTPUT_KIND = "anli_augmented"
 ROUNDS = ("R1", "R2", "R3")
@@ -194,12 +195,14 @@ def augmentation_settings(s: AnliSettings) -> dict[str, Any]:
             "subset": phrase_list if s.phrase_subset is not None else None, "phrase_list": phrase_list}
 
 
-def build_anli_augmented(source: str, output: str | Path, **settings: Any) -> dict[str, Any]:
-    """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report. ``settings``:
-    the keywords of :class:`~learned_metrics.data.choices.AnliSettings`. ``output`` is checked before any work and
-    appears only when everything is written, so a bad row leaves no half-written folder behind."""
+@takes(AnliSettings)
+def build_anli_augmented(source: str, output: str | Path, *, settings: AnliSettings) -> dict[str, Any]:
+    """Build the (augmented) ANLI DatasetDict (train/validation/test) in ``output``; return its report. The settings:
+    :class:`~learned_metrics.data.choices.AnliSettings`' fields, as keywords or one ``settings=`` object.
+    ``output`` is checked before any work and appears only when everything is written, so a bad row leaves no
+    half-written folder behind."""
     kind, root = parse_source(source)
-    s = AnliSettings.from_keywords(**settings)
+    s = settings
     augmentation = augmentation_settings(s)
     check_outputs([folder_output(output, OUTPUT_KIND)], inputs=[root], overwrite=s.overwrite)
     with scratch_folder(output) as work:

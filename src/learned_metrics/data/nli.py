@@ -33,6 +33,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
 from learned_metrics.labels import NLI_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
+from learned_metrics.settings import takes
 
 OUTPUT_KIND = "nli_set"
 SPLIT_ORDER = ("train", "validation", "test")
@@ -228,11 +229,13 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
     return {split: kept[split] for split in SPLIT_ORDER if split in kept}, dropped
 
 
-def build_nli(sources: Any, output: str | Path, **settings: Any) -> dict[str, Any]:
+@takes(NliSettings)
+def build_nli(sources: Any, output: str | Path, *, settings: NliSettings) -> dict[str, Any]:
     """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` (``"[NAME=]SOURCE"``
-    texts or mappings with per-source options) in ``output``; ``settings``: the keywords of
-    :class:`~learned_metrics.data.choices.NliSettings`. Returns the report, also saved as ``report.json``."""
-    s = NliSettings.from_keywords(**settings)
+    texts or mappings with per-source options) in ``output``; the settings are the fields of
+    :class:`~learned_metrics.data.choices.NliSettings`, as keywords or one ``settings=`` object. Returns the report,
+    also saved as ``report.json``."""
+    s = settings
     parsed = parse_sources(sources, s)
     augmentation = augmentation_settings(s)
     local = [Path(src.location.removeprefix("disk:")).expanduser() for src in parsed

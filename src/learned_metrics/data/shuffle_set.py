@@ -25,6 +25,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import display_text, dump_json, iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
+from learned_metrics.settings import takes
 from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
 
@@ -243,10 +244,12 @@ def _make_pairs(batch: dict[str, list], shuffles_per_doc: int, seed: int, joiner
     return out
 
 
-def build_shuffle_set(source: str, output: str | os.PathLike, **settings: Any) -> dict[str, Any]:
-    """Build and save the shuffle set; returns the report written beside it. ``settings``: the keywords of
-    :class:`~learned_metrics.data.choices.ShuffleSetSettings`; ``output`` is checked before any work."""
-    s = ShuffleSetSettings.from_keywords(**settings)
+@takes(ShuffleSetSettings)
+def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: ShuffleSetSettings) -> dict[str, Any]:
+    """Build and save the shuffle set; returns the report written beside it. The settings are the fields of
+    :class:`~learned_metrics.data.choices.ShuffleSetSettings`, as keywords or one ``settings=`` object; ``output``
+    is checked before any work."""
+    s = settings
     kind, path = parse_source(source)
     check_outputs([folder_output(output, OUTPUT_KIND)], inputs=[path], overwrite=s.overwrite)
     with scratch_folder(output) as work:

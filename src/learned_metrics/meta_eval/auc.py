@@ -12,11 +12,12 @@ import numpy as np
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import TieClasses
-from learned_metrics.meta_eval.options import AucSettings, takes
+from learned_metrics.meta_eval.options import AucSettings
 from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, records_frame, row_weights
 from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: the API reference lists it here
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.validate import numbers
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.auc import auc_by_group, group_index
 from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, BenchmarkRows
-from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check, takes
+from learned_metrics.meta_eval.options import AucReportSettings, AucSettings, BenchmarkSettings, check
 from learned_metrics.meta_eval.report import (
     MEAN_COLUMN,
     PairedAucTest,
@@ -30,6 +30,7 @@ from learned_metrics.meta_eval.report import (
 from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, row_weights
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.validate import numbers, renamed_keywords
 
 PERCENTILES = np.arange(0, 100, 0.2)  # SummaC's grid: 0, 0.2, ..., 99.8

@@ -18,7 +18,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check, takes
+from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -29,6 +29,7 @@ from learned_metrics.meta_eval.resampling import (
 from learned_metrics.meta_eval.rows import distinct, distinct_names, read_scored
 from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.text.proxies import PROXIES, text_proxies
 from learned_metrics.validate import flag, number, ordered, row_text
 

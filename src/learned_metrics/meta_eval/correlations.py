@@ -13,7 +13,7 @@ import numpy as np
 
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.options import CorrelationSettings, takes
+from learned_metrics.meta_eval.options import CorrelationSettings
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -24,6 +24,7 @@ from learned_metrics.meta_eval.resampling import (
     single_threaded_blas,
 )
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 
 # Bonett & Wright (2000): z = atanh(r) has standard error c / sqrt(n - b).
 FISHER_CONSTANTS = {"pearson": (3, lambda r: 1.0), "spearman": (3, lambda r: math.sqrt(1 + r * r / 2)),

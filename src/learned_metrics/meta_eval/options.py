@@ -5,11 +5,8 @@ defaults"). Importable without numpy, so ``--help`` stays fast."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -51,37 +48,6 @@ def check(**values: Any) -> None:
                 AucCommand, SystemsCommand, CompareCommand)
     for name, value in values.items():
         parse_setting(next(spec for cls in commands for spec in fields(cls) if spec.name == name), value, True)
-
-
-def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """An analysis whose keywords are ``cls``'s fields: ``function(..., settings)`` is called as ``function(...,
-    resamples=200)`` (parsed by ``cls.from_keywords``) or with a ``settings=`` object; its signature lists the
-    fields with their defaults, so a field added to ``cls`` is a keyword with no other edit."""
-
-    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
-        names = [spec.name for spec in fields(cls)]
-
-        @functools.wraps(function)
-        def wrapper(*args: Any, settings: Settings | None = None, **keywords: Any) -> Any:
-            given = {name: keywords.pop(name) for name in names if name in keywords}
-            if settings is None:
-                settings = cls.from_keywords(**given)
-            elif not isinstance(settings, cls):
-                raise UserError(f"{function.__name__}(settings=...) takes a {cls.__name__}, got "
-                                f"{type(settings).__name__}")
-            elif given:
-                settings = dataclasses.replace(settings, **given)
-            return function(*args, settings=settings, **keywords)
-
-        signature, keyword = inspect.signature(function), inspect.Parameter.KEYWORD_ONLY
-        own = [p for p in signature.parameters.values() if p.name != "settings"]
-        extra = [inspect.Parameter(spec.name, keyword, default=spec.default, annotation=spec.type)
-                 for spec in fields(cls) if spec.name not in signature.parameters]
-        settings = inspect.Parameter("settings", keyword, default=None)
-        wrapper.__signature__ = signature.replace(parameters=[*own, *extra, settings])  # type: ignore[attr-defined]
-        return wrapper
-
-    return decorate
 
 
 def statistic_label(statistic: str, coefficient: str, latex: bool = False) -> str:

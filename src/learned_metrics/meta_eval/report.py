@@ -26,12 +26,12 @@ from learned_metrics.meta_eval.options import (
     baseline_names,
     resolution_sentence,
     statistic_label,
-    takes,
 )
 from learned_metrics.meta_eval.resampling import interval, joined, none_if_nan, records_frame
 from learned_metrics.meta_eval.rows import check_paired
 from learned_metrics.meta_eval.significance import compare, permutation_p
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.validate import renamed_keywords
 from learned_metrics.workers import run_jobs
 

@@ -11,10 +11,11 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
-from learned_metrics.meta_eval.options import ShuffleTestSettings, takes
+from learned_metrics.meta_eval.options import ShuffleTestSettings
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, interval, records_frame
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.validate import numbers
 
 

@@ -15,7 +15,7 @@ from learned_metrics.meta_eval.coefficients import tau_b_from_sums
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence, takes
+from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence
 from learned_metrics.meta_eval.resampling import (
     interval,
     joined,
@@ -25,6 +25,7 @@ from learned_metrics.meta_eval.resampling import (
     swap_masks,
 )
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.workers import run_jobs
 
 

@@ -18,9 +18,10 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame
-from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands, takes
+from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands
 from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, resolution_note, takes
+from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, resolution_note
 from learned_metrics.meta_eval.resampling import (
     ci_columns,
     drawn_counts,
@@ -30,6 +30,7 @@ from learned_metrics.meta_eval.rows import CellScores, KeyFields, distinct, keye
 from learned_metrics.meta_eval.significance import bootstrap_p, permutation_p
 from learned_metrics.meta_eval.system_level import system_means
 from learned_metrics.render import Cell, Column, Table, Tabular
+from learned_metrics.settings import takes
 from learned_metrics.validate import renamed_keywords
 
 TEST_NAMES = {"permutation": "paired permutation test", "bootstrap": "paired bootstrap", "t": "paired t-test"}

@@ -36,6 +36,7 @@ from learned_metrics.scoring.options import DEFAULT_CHUNK_SIZE, FileRun, RaySett
 from learned_metrics.scoring.resume import ChunkStore
 from learned_metrics.scoring.runner import InputFields, RunSummary, hash_rows, run_fingerprint
 from learned_metrics.scoring.summary import ScoreCollector
+from learned_metrics.settings import takes
 
 Model = str | ModelFolder  # what the driver and the actors load: a checked local folder, or a cluster node's name
 ROW = "input_row"  # the row's number in the input, as a refusal names it: sorting on it gives the input order
@@ -58,11 +59,11 @@ def require_ray():
 class ScoreBlocks:
     """One Ray actor: the model loaded once, each block scored as the one-process engine scores a chunk."""
 
-    def __init__(self, model: Model, kind: str, options: dict[str, Any], fields: InputFields, details: bool = False,
+    def __init__(self, model: Model, kind: str, options: ScoringOptions, fields: InputFields, details: bool = False,
                  path: str = "input", counts: bool = False):
         from learned_metrics.scoring.scorer import load_scorer
 
-        self.scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch"})
+        self.scorer = load_scorer(model, kind=kind, settings=dataclasses.replace(options, engine="torch"))
         self.fields, self.details, self.path, self.counts = fields, details, path, counts
 
     def __call__(self, block):
@@ -130,19 +131,21 @@ def _check_fits(ray: Any, cpus: int, gpus: int) -> None:
                             "most that, or join a larger cluster with --ray-address")
 
 
+@takes(ScoringOptions)
 def score_dataset(dataset: Any, model: str | os.PathLike, *, kind: str | None = None, fields: InputFields | None = None,
                   ray_settings: RaySettings | None = None, block_rows: int = DEFAULT_CHUNK_SIZE,
-                  details: bool = False, **options: Any) -> Any:
+                  details: bool = False, settings: ScoringOptions) -> Any:
     """Score a ``ray.data.Dataset``: rows in, the same rows with the score columns out (lazily, as Ray Data does).
 
-    ``fields`` names the input columns (default: as the CLI's, from the first row); ``options`` are
-    :class:`ScoringOptions` fields; ``ray_settings`` sizes the actor pool; each batch is at most ``block_rows``."""
-    model = _check_model_here(model, ray_settings or RaySettings())
-    ray = connect(ray_settings or RaySettings())
-    options_obj = ScoringOptions.from_keywords(**options)
+    ``fields`` names the input columns (default: as the CLI's, from the first row); the scoring options are
+    :class:`ScoringOptions`' fields, as keywords or one ``settings=`` object; ``ray_settings`` sizes the actor pool;
+    each batch is at most ``block_rows``."""
+    ray_settings = ray_settings or RaySettings()
+    model = _check_model_here(model, ray_settings)
+    ray = connect(ray_settings)
     kind = kind or ("faithfulness" if fields is None else fields.kind)
-    return _map(ray, dataset, model, fields or InputFields(kind), options_obj, ray_settings or RaySettings(),
-                details=details, batch_size=block_rows)
+    return _map(ray, dataset, model, fields or InputFields(kind), settings, ray_settings, details=details,
+                batch_size=block_rows)
 
 
 def _map(ray: Any, dataset: Any, model: Model, fields: InputFields, options: ScoringOptions, settings: RaySettings, *,
@@ -151,7 +154,7 @@ def _map(ray: Any, dataset: Any, model: Model, fields: InputFields, options: Sco
     return dataset.map_batches(
         ScoreBlocks, batch_format="pyarrow", batch_size=batch_size, num_cpus=cpus, num_gpus=gpus,
         compute=ray.data.ActorPoolStrategy(size=actors),
-        fn_constructor_kwargs={"model": model, "kind": fields.kind, "options": dataclasses.asdict(options),
+        fn_constructor_kwargs={"model": model, "kind": fields.kind, "options": options,
                                "fields": fields, "details": details, "path": path, "counts": counts})
 
 
@@ -171,13 +174,13 @@ def _this_machine_only(ray: Any) -> bool:
     return all(node["NodeManagerAddress"] == here for node in ray.nodes() if node["Alive"])
 
 
-def _describe(model: Model, kind: str, options: dict[str, Any], record: dict[str, Any], **override: Any) -> tuple:
+def _describe(model: Model, kind: str, options: ScoringOptions, record: dict[str, Any], **override: Any) -> tuple:
     """Loaded as an actor loads it: the provenance record and what the fingerprint reads of the scorer."""
     from types import SimpleNamespace
 
     from learned_metrics.scoring.scorer import load_scorer
 
-    scorer = load_scorer(model, kind=kind, **{**options, "engine": "torch", **override})
+    scorer = load_scorer(model, kind=kind, settings=dataclasses.replace(options, engine="torch", **override))
     return scorer.provenance(**record), SimpleNamespace(source=scorer.source, label_ids=scorer.label_ids,
                                                         options=scorer.options, kind=scorer.kind)
 
@@ -294,7 +297,7 @@ def _run_file(ray: Any, model: Model, input_path: str, output: str, fields: Inpu
     in_format = _input_format(input_path, run.input_format)
     record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
     actors, cpus, gpus = _resources(ray, settings, options)
-    check = (model, fields.kind, dataclasses.asdict(options),
+    check = (model, fields.kind, options,
              {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})
     if gpus == 0 and _this_machine_only(ray):  # CPU actors here resolve what a CPU load in this process resolves
         record, scorer = _describe(*check, device="cpu" if options.device == "auto" else options.device)

@@ -35,6 +35,7 @@ from learned_metrics.scoring.pipeline import (
 )
 from learned_metrics.scoring.precision import resolve_device, resolve_dtype
 from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_details
+from learned_metrics.settings import takes
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
 from learned_metrics.validate import flag, int_at_least, one_of, sentence_lists, text_list
@@ -393,12 +394,14 @@ class Scorer:
         return entailment if mode == "e" else entailment - probs[..., self.label_ids["contradiction"]]
 
 
-def load_scorer(model: str | os.PathLike | safety.ModelFolder, *, kind: str | None = None, **options: Any) -> Scorer:
+@takes(ScoringOptions)
+def load_scorer(model: str | os.PathLike | safety.ModelFolder, *, kind: str | None = None,
+                settings: ScoringOptions) -> Scorer:
     """Load an export folder, a plain transformers classifier folder (faithfulness unless ``kind="coherence"``), or
     a Hub id; a local folder already checked (a :class:`~learned_metrics.safety.ModelFolder`) is not checked again.
-    ``options``: the fields of :class:`~learned_metrics.scoring.options.ScoringOptions` (the score flags);
-    ``max_length`` defaults to the card's training length, capped by the model's; ``seed=None``: the global RNG."""
-    settings = ScoringOptions.from_keywords(**options)
+    The options are :class:`~learned_metrics.scoring.options.ScoringOptions`' fields (the score flags), as keywords
+    or one ``settings=`` object; ``max_length`` defaults to the card's training length, capped by the model's;
+    ``seed=None``: the global RNG."""
     if settings.engine == "ray":
         raise UserError("engine='ray' is the file engine of `learned-metrics score --engine ray` and of "
                         "ray_engine.score_dataset; load_scorer runs the model in this process: engine='torch' or "
@@ -437,8 +440,5 @@ def _checked_folder(model: str | os.PathLike | safety.ModelFolder) -> tuple[Path
     return model_dir, safety.check_model_folder(model_dir)
 
 
-# help(load_scorer) names every option, from the one declaration (a field added to ScoringOptions appears here)
-_OPTIONS = ", ".join(f"``{f.name}``" for f in dataclasses.fields(ScoringOptions))
-load_scorer.__doc__ = f"{load_scorer.__doc__ or ''}\n    Options: {_OPTIONS}."  # None under python -OO
 
 
