@@ -16,7 +16,7 @@ from lightning.pytorch import Callback
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import BenchmarkCommand
 from learned_metrics.scoring.options import ScoringOptions
-from learned_metrics.settings import Settings, setting
+from learned_metrics.settings import Settings, setting, takes
 
 PREFIX = "val/faithfulness"
 PROTOCOLS = ("same-split", "fixed")  # tune-on-val would tune on dev and judge test: no test rows during training
@@ -138,10 +138,12 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
 class FaithfulnessValidation(Callback):
     """After every validation but the sanity check, logs ``val/faithfulness_auc``/``_bacc`` (means over datasets; per
     dataset as ``.../<dataset>``, no AUC for a one-class one), ``_seconds`` and ``_time_share`` (of the run's wall
-    time) on the benchmark rows. ``options``: the keywords of :class:`FaithfulnessValidationSettings`."""
+    time) on the benchmark rows. The options: :class:`FaithfulnessValidationSettings`' fields, as keywords (Hydra's
+    ``conf/callbacks`` entry) or one ``settings=`` object."""
 
-    def __init__(self, benchmark: str | Path, **options: Any):
-        self.settings = FaithfulnessValidationSettings.from_keywords(**options)
+    @takes(FaithfulnessValidationSettings)
+    def __init__(self, benchmark: str | Path, *, settings: FaithfulnessValidationSettings):
+        self.settings = settings
         self.options = self.settings.scoring()
         self.rows = read_validation_rows(benchmark, self.settings)
         self.logged: dict[str, str] = {}  # dataset -> logged name; two that sanitise alike get _2, _3
@@ -230,10 +232,12 @@ def faithfulness_validation(benchmark: str | Path | None = None, metric_kind: st
 
 class ShuffleValidation(Callback):
     """The coherence paper's shuffle test (``val/shuffle_acc``, ``_seconds``) on held-out documents, by ``meta-eval
-    shuffle-test``'s own function. ``options``: the keywords of :class:`ShuffleValidationSettings`."""
+    shuffle-test``'s own function. The options: :class:`ShuffleValidationSettings`' fields, as keywords or one
+    ``settings=`` object."""
 
-    def __init__(self, **options: Any):
-        self.settings = ShuffleValidationSettings.from_keywords(**options)
+    @takes(ShuffleValidationSettings)
+    def __init__(self, *, settings: ShuffleValidationSettings):
+        self.settings = settings
         self._pairs: tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def on_validation_epoch_end(self, trainer: Any, pl_module: Any) -> None:
