@@ -65,6 +65,7 @@ class ScoreBlocks:
 
         self.scorer = load_scorer(model, kind=kind, settings=dataclasses.replace(options, engine="torch"))
         self.fields, self.details, self.path, self.counts = fields, details, path, counts
+        self.base_seed = self.scorer.dropout_stream.seed  # read once: scoring a block reseeds the stream
 
     def __call__(self, block):
         _test_kill_hook()
@@ -74,8 +75,8 @@ class ScoreBlocks:
         inputs = [{k: v for k, v in row.items() if k not in extra} for row in rows]
         self.fields.settle(inputs[0])
         kwargs, _ = self.fields.extract(list(zip(numbers, inputs, strict=True)), Path(self.path))
-        seed = self.scorer.dropout_stream.seed
-        if self.scorer.options.torch_masks and seed is not None and _CHUNK in block.column_names:  # as one process
+        seed = self.base_seed  # torch's masks: seeded per chunk as one process seeds them, whatever ran before
+        if self.scorer.options.torch_masks and seed is not None and _CHUNK in block.column_names:
             seed = chunk_seed(seed, rows[0][_CHUNK])
         result = self.scorer.score_validated(**kwargs, seed=seed, details=self.details)
         out = [{**row, **result.row(i)} for i, row in enumerate(rows)]
