@@ -236,3 +236,26 @@ def test_the_layout_probe_reads_only_the_files_ray_data_reads(tmp_path):
     write_jsonl(folder / "part-0.jsonl", [row])
     assert ray_engine.first_row(folder, "jsonl") == row  # the broken manifest is skipped
     assert ray_engine.first_row(folder, "csv") is None  # control: no CSV part
+
+
+@pytest.mark.parametrize("parts, declared, words", [
+    (["part-0.jsonl", "part-1.jsonl"], None, "pass --input-format jsonl"),  # a folder is Parquet by default
+    (["part-0.csv", "README.md"], "jsonl", "pass --input-format csv"),
+    (["notes.txt", "_part-0.parquet"], None, "no .parquet files"),  # Ray Data skips _names, so does the check
+])
+def test_a_folder_without_parts_of_its_format_is_one_line_before_ray_starts(tmp_path, capsys, parts, declared,
+                                                                            words, past_the_checks):
+    """Found before: Ray started, then a 36-line traceback ('no files found'). Control: the same folder with the
+    format it holds gets past the checks."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in parts:
+        (folder / name).write_text('{"grounding": "A b.", "generation": "A."}\n' if name.endswith(".jsonl") else
+                                   "grounding,generation\nA b.,A.\n")
+    extra = ["--input-format", declared] if declared else []
+    line = one_line(capsys, score(folder, tmp_path / "scored", "--engine", "ray", *extra))
+    assert words in line and "in" in line
+    held = parts[0].rsplit(".", 1)[1]
+    if held in ("jsonl", "csv"):
+        assert "reached the engine" in one_line(capsys, score(folder, tmp_path / "scored", "--engine", "ray",
+                                                              "--input-format", held))

@@ -22,6 +22,7 @@ from hostile.hostile_tools import write_jsonl
 from hostile.test_resume_integrity import rows as pair_rows
 
 from learned_metrics.cli import main
+from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 
 ray = pytest.importorskip("ray", reason="the Ray engine is the optional extra learned-metrics[ray]")
@@ -187,6 +188,7 @@ def save(self, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)  # the driver dies with 3 parts kept
 ChunkStore.save = save
 from learned_metrics.cli import main
+from learned_metrics.errors import UserError
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -239,3 +241,23 @@ def test_bad_input_is_one_line_naming_file_row_and_field_before_scoring(tiny_deb
         line = _refused(capsys, ray_args(tiny_deberta_nli, bad_source, out))
         assert str(bad_source) in line and "row 7" in line and field in line, line
         assert not out.exists() and not (tmp_path / ".scored.lmresume").exists()
+
+
+def test_a_folder_is_read_by_ray_data_as_its_layout_probe_reads_it(tmp_path):
+    """Ray Data reads only the parts of the format (read_csv alone reads every file: a README beside CSV parts was
+    a traceback with 4 remote errors); a part it cannot read is one line naming the folder. No actors start."""
+    csv_parts = tmp_path / "csv"
+    csv_parts.mkdir()
+    for index in range(2):
+        (csv_parts / f"part-{index}.csv").write_text(f"grounding,generation\nA {index}.,B {index}.\n")
+    (csv_parts / "README.md").write_text("# the TRUE parts\n\nnot a CSV row, a, b, c\n")
+    rows = [row for chunk in ray_engine._read_chunks(ray, str(csv_parts), 10, "csv") for _, row in chunk]
+    assert rows == [{"grounding": f"A {i}.", "generation": f"B {i}."} for i in range(2)]
+    assert ray_engine.first_row(csv_parts, "csv") == rows[0]  # the probe before Ray starts: the same first row
+
+    damaged = tmp_path / "parquet"
+    damaged.mkdir()
+    (damaged / "part-0.parquet").write_bytes(b"PAR1 not really parquet")
+    with pytest.raises(UserError) as caught:
+        list(ray_engine._read_chunks(ray, str(damaged), 10, None))
+    assert "Ray Data could not read it as parquet" in str(caught.value) and "\n" not in str(caught.value)

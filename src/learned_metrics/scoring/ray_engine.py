@@ -214,17 +214,41 @@ def _input_format(path: str | os.PathLike, declared: str | None) -> str:
     return declared or (file_format(path) if Path(os.fspath(path)).suffix and not Path(path).is_dir() else "parquet")
 
 
+# The file names Ray Data reads in a folder for each format, passed to its readers (read_csv alone would read
+# every file: a README beside the parts) and used to probe the folder before Ray starts: one list, so both agree.
+FOLDER_SUFFIXES = {"parquet": ("parquet",), "jsonl": ("jsonl", "json"), "csv": ("csv",)}
+
+
+def _data_files(root: Path, fmt: str) -> list[Path]:
+    """A local folder's data files for the format, in path order; names starting with ``.`` or ``_`` skipped, as
+    Ray Data skips them (``_provenance.json``, ``.crc`` files)."""
+    suffixes = tuple(f".{suffix}" for suffix in FOLDER_SUFFIXES[fmt])
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
+                  and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+
+
+def check_folder_input(path: str | os.PathLike, declared: str | None) -> None:
+    """A local folder input holds files of its format, else one line before Ray starts (which suffixes it holds)."""
+    if _is_remote(path) or not Path(path).is_dir():
+        return
+    fmt = _input_format(path, declared)
+    if _data_files(Path(path), fmt):
+        return
+    others = [name for name, _ in FOLDER_SUFFIXES.items() if name != fmt and _data_files(Path(path), name)]
+    hint = f"; it holds {others[0]} files: pass --input-format {others[0]}" if others else ""
+    wanted = "/".join(f".{suffix}" for suffix in FOLDER_SUFFIXES[fmt])
+    raise UserError(f"no {wanted} files in this folder (--engine ray reads a folder's {fmt} parts{hint})",
+                    path=path)
+
+
 def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str, Any] | None:
-    """The first row of a local folder input (its first data file in path order: the suffixes Ray Data reads for the
-    format, names starting with ``.`` or ``_`` skipped, as Ray Data does), read here before Ray starts, for the
-    layout check; None for object storage or a folder without a readable row (the scoring pass says why)."""
+    """The first row of a local folder input (its first data file: :func:`_data_files`), read here before Ray
+    starts, for the layout check; None for object storage or a folder without a readable row (the scoring pass
+    says why)."""
     if _is_remote(path):
         return None
-    fmt, root = _input_format(path, declared), Path(path)
-    suffixes = {"parquet": (".parquet",), "jsonl": (".json", ".jsonl"), "csv": (".csv",)}[fmt]
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes):
-        if any(part.startswith((".", "_")) for part in file.relative_to(root).parts):
-            continue
+    fmt = _input_format(path, declared)
+    for file in _data_files(Path(path), fmt):
         try:  # the one-process readers (io): the same rows and refusals
             with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
                 rows = [row for _, row in next(chunks, [])]
@@ -245,6 +269,7 @@ def check_paths(input_path: str, output: str, summary: str | None, inputs: list[
         from learned_metrics.io import check_input_file
 
         check_input_file(input_path, declared)
+    check_folder_input(input_path, declared)
     if settings.ray_single_file and Path(output).suffix.lower() != ".parquet":
         raise UserError("--ray-single-file writes one Parquet file: give an --output ending in .parquet", path=output)
     if not settings.ray_single_file and Path(output).suffix.lower() in (".jsonl", ".csv", ".parquet", ".json"):
@@ -264,11 +289,18 @@ def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> 
     fmt = _input_format(path, declared)
     reader = {"jsonl": ray.data.read_json, "csv": ray.data.read_csv, "parquet": ray.data.read_parquet}[fmt]
     chunk: list[tuple[int, dict]] = []
-    for number, row in enumerate(reader(path).iter_rows(), start=1):
-        chunk.append((number, dict(row)))
-        if len(chunk) == chunk_size:
-            yield chunk
-            chunk = []
+    try:
+        for number, row in enumerate(reader(path, file_extensions=list(FOLDER_SUFFIXES[fmt])).iter_rows(), start=1):
+            chunk.append((number, dict(row)))
+            if len(chunk) == chunk_size:
+                yield chunk
+                chunk = []
+    except UserError:
+        raise
+    except Exception as exc:  # Ray Data's readers raise many types (pyarrow's, its own): one line, as io's do
+        cause = cause_among(exc, (ValueError, OSError)) or exc
+        raise UserError(f"Ray Data could not read it as {fmt} ({str(cause).splitlines()[0][:200]})",
+                        path=path) from None
     if chunk:
         yield chunk
 
