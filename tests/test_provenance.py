@@ -171,6 +171,15 @@ def test_an_existing_sidecar_is_replaced_and_stdout_gets_none(nli_export, tmp_pa
     assert read_provenance("-") is None
 
 
+def test_the_record_names_the_masks_the_scores_came_from(nli_export):
+    """A compiled forward draws torch's masks whatever --mc-masks says (found before: recorded as per-row)."""
+    from learned_metrics.scoring import load_scorer
+
+    assert load_scorer(nli_export, mc_samples=3).provenance()["mc_masks"] == "per-row"  # control
+    assert load_scorer(nli_export, mc_samples=3, mc_masks="torch").provenance()["mc_masks"] == "torch"
+    assert load_scorer(nli_export, mc_samples=3, compile=True).provenance()["mc_masks"] == "torch"
+
+
 def test_python_api_gets_the_same_record(nli_export):
     from learned_metrics.scoring import load_scorer
 
@@ -255,6 +264,11 @@ def test_differences_name_only_what_makes_files_incomparable():
                                         "max_length 512 vs 256", "precision fp32 vs bf16"]  # no seed: one is not MC
     assert differences(base, {**base, "seed": 2}) == ["seed 0 vs 2"]
     assert differences({**base, "mc_samples": 1}, {**base, "mc_samples": 1, "seed": 2}) == []
+    # the MC masks, as the seed: named when both use MC dropout (found before: never named, scores 1.6e-3 apart)
+    per_row, torch_masks = {**base, "mc_masks": "per-row"}, {**base, "mc_masks": "torch"}
+    assert differences(per_row, torch_masks) == ["mc_masks per-row vs torch"]
+    assert differences({**per_row, "mc_samples": 1}, {**torch_masks, "mc_samples": 1}) == []
+    assert "MC K=15 seed 0, torch masks," in describe(torch_masks)
     coherence = build_record(metric="coherence", model="c", mode=None, max_length=512, precision="fp32")
     assert differences(base, coherence)[:2] == ["metric faithfulness vs coherence", "mode e-c vs none"]
     older = {key: value for key, value in base.items() if key != "precision"}

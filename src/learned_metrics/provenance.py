@@ -214,7 +214,8 @@ def _parse(raw: bytes, path: Path, where: str = "the provenance record") -> dict
 
 def describe(record: Mapping[str, Any]) -> str:
     """One line for people, missing settings left out: ``model runs/nli/export (weights sha256 3f2a9c1b…),
-    faithfulness e-c, MC K=15 seed 0, granularity document, truncate, max length 512, fp32, learned-metrics 0.1.0``."""
+    faithfulness e-c, MC K=15 seed 0, per-row masks, granularity document, truncate, max length 512, fp32,
+    learned-metrics 0.1.0``."""
     revision = record.get("revision")
     model = str(record.get("model") or "unknown model") + (f"@{str(revision)[:12]}" if revision else "")
     weights = record.get("weights_sha256")
@@ -223,7 +224,8 @@ def describe(record: Mapping[str, Any]) -> str:
     parts.append(f"{metric} {record['mode']}" if record.get("mode") else str(metric))
     passes = record.get("mc_samples")
     if isinstance(passes, int) and passes > 1:
-        parts.append(f"MC K={passes} seed {record.get('seed')}")
+        masks = f", {record['mc_masks']} masks" if record.get("mc_masks") else ""
+        parts.append(f"MC K={passes} seed {record.get('seed')}{masks}")
     elif passes is not None:
         parts.append("deterministic")
     for key, template in _DESCRIBED:
@@ -238,15 +240,17 @@ _DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("c
 
 
 # Settings that change what a score means; the model is not among them (it is what two files compare).
-_COMPARED = ("metric", "mode", "mc_samples", "seed", "granularity", "premise_strategy", "max_length", "precision")
+_COMPARED = ("metric", "mode", "mc_samples", "seed", "mc_masks", "granularity", "premise_strategy", "max_length",
+             "precision")
+_MC_ONLY = ("seed", "mc_masks")  # what only Monte-Carlo dropout reads: compared when both records use it
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """Settings of :data:`_COMPARED` that differ between two records (the seed only when both use MC dropout), each
-    as a short phrase (``mc_samples 15 vs 1``); a setting absent from a record reads ``unknown``."""
+    """Settings of :data:`_COMPARED` that differ between two records (the seed and the masks only when both use MC
+    dropout), each as a short phrase (``mc_samples 15 vs 1``); a setting absent from a record reads ``unknown``."""
     out = []
     for key in _COMPARED:
-        if key == "seed" and not all(isinstance(r.get("mc_samples"), int) and r["mc_samples"] > 1 for r in (a, b)):
+        if key in _MC_ONLY and not all(isinstance(r.get("mc_samples"), int) and r["mc_samples"] > 1 for r in (a, b)):
             continue
         if a.get(key, _MISSING) != b.get(key, _MISSING):
             left, right = ("unknown" if key not in r else "none" if r[key] is None else str(r[key]) for r in (a, b))
