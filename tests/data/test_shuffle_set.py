@@ -233,7 +233,7 @@ def test_unknown_source_via_script(tmp_path):
 @pytest.mark.parametrize("form", ["jsonl", "txtdir", "folder"])
 def test_documents_are_split_once_and_read_again_when_a_file_changes(tmp_path, monkeypatch, form):
     """Sentence splitting is the slow part of a build (pysbd: minutes on a large corpus): the split documents are
-    kept in the datasets cache, keyed by the files' path, size and modification time and by the reading settings, so
+    kept in the datasets cache, keyed by the files' path and contents (SHA-256) and by the reading settings, so
     a rebuild with another --seed splits nothing and gives what a build without the cache gives. An edited file is
     read again (no stale documents); another splitter is another entry."""
     import learned_metrics.data.shuffle_set as shuffle_set
@@ -282,6 +282,15 @@ def test_documents_are_split_once_and_read_again_when_a_file_changes(tmp_path, m
     assert any("A new last sentence." in t or t == "One.\nTwo.\nThree." for t in texts_d)
     build_shuffle_set(source, tmp_path / "e", seed=0, splitter="pysbd")
     assert calls["pysbd"] > 0  # another splitter: another entry
+
+    # an edit that keeps the size and the modification time (cp -p, rsync -a, touch -r): read again too
+    stat, before = edited.stat(), edited.read_text()
+    edited.write_text(before.replace("A new last sentence.", "A NEW last sentence.").replace("One.", "ONE."))
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert edited.stat().st_size == stat.st_size and edited.stat().st_mtime_ns == stat.st_mtime_ns
+    build_shuffle_set(source, tmp_path / "g", seed=0)
+    texts_g = [row["text"] for split in _load(tmp_path / "g").values() for row in split if row["label"] == 1]
+    assert any("A NEW last sentence." in t or t == "ONE.\nTwo.\nThree." for t in texts_g)
 
 
 def test_a_cached_build_leaves_nothing_derived_in_the_cache_and_sees_code_and_name_changes(tmp_path, monkeypatch):
