@@ -97,9 +97,10 @@ class ScoringOptions(Settings):
             raise UserError("--chunk-tokens and --claim-split need --premise-strategy chunk (or a --granularity other "
                             "than document)")
         if self.engine == "onnx":  # the graph runs on CPU in fp32 (or int8) and has no dropout
-            if self.device not in ("auto", "cpu") or self.precision not in ("auto", "fp32") or self.compile:
-                raise UserError("--engine onnx runs on CPU from the exported graph: drop --device, --precision and "
-                                "--compile, or use --engine torch")
+            if self.device not in ("auto", "cpu") or self.precision not in ("auto", "fp32") or self.compile \
+                    or self.mc_masks != "per-row":
+                raise UserError("--engine onnx runs on CPU from the exported graph, without dropout: drop --device, "
+                                "--precision, --compile and --mc-masks, or use --engine torch")
             if self.mc_samples > 1:
                 raise UserError("--mc-samples needs dropout, which the ONNX graph does not have: use --engine torch "
                                 "for Monte-Carlo dropout")
