@@ -9,6 +9,7 @@ A field added to a subclass appears in all of these with no other edit.
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 from dataclasses import dataclass, fields
 
@@ -146,12 +147,31 @@ def _api_functions():
 def test_an_unknown_api_keyword_is_one_user_error_naming_the_known_ones(index):
     """Found before: correlations(..., seeds=1) (a misspelled keyword) was a bare TypeError."""
     function, cls, args = _api_functions()[index]
-    known = ", ".join(sorted(spec.name for spec in fields(cls)))
+    own = [name for name in inspect.signature(inspect.unwrap(function)).parameters if name != "settings"]
+    known = ", ".join(sorted({spec.name for spec in fields(cls)} | set(own)))  # the function's own names too
     with pytest.raises(UserError, match=rf"unknown .* option.*\['seeds'\]; known: {known}$"):
         function(*args, seeds=1)
     with pytest.raises(UserError, match=f"takes a {cls.__name__}, got dict"):
         function(*args, settings={"seed": 1})
-    assert {spec.name for spec in fields(cls)} <= set(__import__("inspect").signature(function).parameters)
+    assert {spec.name for spec in fields(cls)} <= set(inspect.signature(function).parameters)
+
+
+def test_a_function_with_its_own_open_keywords_can_take_a_settings_class():
+    """Found before: decorating ``f(x, *, settings, **extra)`` raised ValueError (the fields were put after
+    ``**extra`` in the signature). Its extra keywords pass through; the fields still parse strictly."""
+    from learned_metrics.data.choices import ShuffleSetSettings
+    from learned_metrics.settings import takes
+
+    @takes(ShuffleSetSettings)
+    def build(source, *, settings, **extra):
+        return settings, extra
+
+    settings, extra = build("x", seed=3, colour="red")
+    assert settings.seed == 3 and extra == {"colour": "red"}
+    parameters = list(inspect.signature(build).parameters)
+    assert parameters[0] == "source" and parameters[-1] == "extra" and "seed" in parameters
+    with pytest.raises(UserError, match="seed"):
+        build("x", seed=-1)
 
 
 def test_load_scorer_takes_one_settings_object_as_it_takes_keywords(nli_export):

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
@@ -84,11 +84,16 @@ class Settings:
     @classmethod
     def from_keywords(cls: type[S], **keywords: Any) -> S:
         """Settings from API keywords; an unknown name is one line listing the known ones."""
-        known = [spec.name for spec in fields(cls)]
-        unknown = sorted(set(keywords) - set(known))
+        cls.refuse_unknown(keywords)
+        return cls(**keywords)
+
+    @classmethod
+    def refuse_unknown(cls, keywords: Iterable[str], also: Iterable[str] = ()) -> None:
+        """One line naming the keywords that are neither fields nor ``also`` (a function's own), and the known ones."""
+        known = {spec.name for spec in fields(cls)} | set(also)
+        unknown = sorted(set(keywords) - known)
         if unknown:
             raise UserError(f"unknown {cls.surface()} option(s) {unknown}; known: {', '.join(sorted(known))}")
-        return cls(**keywords)
 
     @classmethod
     def surface(cls) -> str:
@@ -183,13 +188,13 @@ def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., A
         signature, keyword = inspect.signature(function), inspect.Parameter.KEYWORD_ONLY
         own = [p for p in signature.parameters.values() if p.name != "settings"]
         open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own)
+        by_name = [p.name for p in own if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, keyword)]
 
         @functools.wraps(function)
         def wrapper(*args: Any, settings: Settings | None = None, **keywords: Any) -> Any:
             given = {name: keywords.pop(name) for name in names if name in keywords}
-            unknown = {} if open_ended else {k: v for k, v in keywords.items() if k not in signature.parameters}
-            if unknown:
-                cls.from_keywords(**unknown)  # raises: names them and the known options
+            if not open_ended:  # a misspelled keyword: one line naming it and every known one
+                cls.refuse_unknown(keywords, also=by_name)
             if settings is None:
                 settings = cls.from_keywords(**given)
             elif not isinstance(settings, cls):
@@ -202,7 +207,9 @@ def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., A
         extra = [inspect.Parameter(spec.name, keyword, default=spec.default, annotation=spec.type)
                  for spec in fields(cls) if spec.name not in signature.parameters]
         settings = inspect.Parameter("settings", keyword, default=None)
-        wrapper.__signature__ = signature.replace(parameters=[*own, *extra, settings])  # type: ignore[attr-defined]
+        fixed = [p for p in own if p.kind is not inspect.Parameter.VAR_KEYWORD]  # **extra stays last
+        rest = [p for p in own if p.kind is inspect.Parameter.VAR_KEYWORD]
+        wrapper.__signature__ = signature.replace(parameters=[*fixed, *extra, settings, *rest])  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

@@ -259,3 +259,26 @@ def test_a_folder_without_parts_of_its_format_is_one_line_before_ray_starts(tmp_
     if held in ("jsonl", "csv"):
         assert "reached the engine" in one_line(capsys, score(folder, tmp_path / "scored", "--engine", "ray",
                                                               "--input-format", held))
+
+
+def test_the_folder_check_lists_the_files_ray_data_reads(tmp_path):
+    """The probe and the check before Ray starts see exactly the files Ray Data's folder listing (and the format's
+    file_extensions) gives: hidden and underscore names skipped at the top of the folder only (found before: a
+    nested sub/_part.csv, which Ray reads, was skipped and the folder refused)."""
+    pytest.importorskip("ray")
+    from pyarrow import fs
+    from ray.data.datasource.file_meta_provider import _expand_directory
+    from ray.data.datasource.path_util import _has_file_extension
+
+    from learned_metrics.scoring import ray_engine
+
+    names = ["part-0.csv", "README.md", "_provenance.json", ".hidden.csv", "_logs/a.csv", "sub/_part.csv",
+             "sub/.x.csv", "sub/deeper/p.CSV", "notes.csv.bak"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("grounding,generation\nA.,B.\n")
+    listed = [path for path, _ in _expand_directory(str(tmp_path), fs.LocalFileSystem())]
+    ray_reads = sorted(p for p in listed if _has_file_extension(p, list(ray_engine.FOLDER_SUFFIXES["csv"])))
+    assert [str(p) for p in ray_engine._data_files(tmp_path, "csv")] == ray_reads
+    assert {Path(p).relative_to(tmp_path).as_posix() for p in ray_reads} == {"part-0.csv", "sub/_part.csv",
+                                                                              "sub/.x.csv", "sub/deeper/p.CSV"}

@@ -25,6 +25,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import display_text, dump_json, iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
+from learned_metrics.provenance import sha256_of
 from learned_metrics.settings import takes
 from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
@@ -121,8 +122,7 @@ def _identity(where: str, dataset: datasets.Dataset | None = None) -> list:
     cheaper than the sentence splitting the cache saves."""
     if dataset is not None:
         return [where, dataset._fingerprint]
-    with open(where, "rb") as file:
-        return [where, os.path.realpath(where), hashlib.file_digest(file, "sha256").hexdigest()]
+    return [where, os.path.realpath(where), sha256_of([Path(where)])]
 
 
 def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], dict[str, Any]],

@@ -75,10 +75,11 @@ class ScoringOptions(Settings):
         "way", minimum=0, scores=False)  # the same batches reach the model whoever tokenized them
     compile: bool = _option(False, "compile the model's forward with torch.compile (inductor; the first batches of "
                             "each shape wait for compilation; scores agree with the eager forward to about 1e-6, "
-                            "MC masks come from torch's generator). See docs/scoring.md for when it pays", flag=True)
+                            "MC masks come from the compiled graph's own generator). See docs/scoring.md for when it "
+                            "pays", flag=True)
     mc_masks: str = _option(
         "per-row", "where MC dropout masks come from: per-row (the seed and each row's tokens: a row's score is the "
-        "same in any batch, process or Ray actor) or torch (torch's generator, as the paper code and --compile: a "
+        "same in any batch, process or Ray actor) or torch (torch's generator, as the paper code: a "
         "row's score then depends on the rows scored with it; 5-10x faster on a GPU for DeBERTa-v3-large, where "
         "per-row masks are drawn row by row; no faster on CPU)", choices=MC_MASKS)
     allow_pickle: bool = _option(False, "accept weights that exist only as pytorch_model.bin (a pickle: trusted "

@@ -220,11 +220,12 @@ FOLDER_SUFFIXES = {"parquet": ("parquet",), "jsonl": ("jsonl", "json"), "csv": (
 
 
 def _data_files(root: Path, fmt: str) -> list[Path]:
-    """A local folder's data files for the format, in path order; names starting with ``.`` or ``_`` skipped, as
-    Ray Data skips them (``_provenance.json``, ``.crc`` files)."""
+    """A local folder's data files for the format, in path order, as Ray Data lists them: a path relative to the
+    folder that starts with ``.`` or ``_`` is skipped (``_provenance.json``, ``.crc`` files, ``_logs/``); deeper
+    names are not looked at (``sub/_part.csv`` is read)."""
     suffixes = tuple(f".{suffix}" for suffix in FOLDER_SUFFIXES[fmt])
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
-                  and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)
+                  and not p.relative_to(root).parts[0].startswith((".", "_")))
 
 
 def check_folder_input(path: str | os.PathLike, declared: str | None) -> None:

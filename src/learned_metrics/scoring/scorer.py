@@ -192,8 +192,8 @@ class Scorer:
                  "mc_samples": None if mc_samples is None else self._check_passes(mc_samples),
                  "seed": self.dropout_stream.seed if seed is None else seed}
         settings = self.options.applying(self.kind)
-        if "mc_masks" in settings:  # the masks the scores came from: a compiled forward's are torch's
-            settings["mc_masks"] = "torch" if self.options.torch_masks else "per-row"
+        if "mc_masks" in settings:  # the masks the scores came from: a compiled graph draws its own (inductor's)
+            settings["mc_masks"] = "compiled" if self.options.compile else self.options.mc_masks
         if self.options.engine == "onnx":  # the graph that made the scores, beside the weights it came from
             settings["onnx_sha256"] = self._forward_model.sha256
         applies = {spec.name for spec in dataclasses.fields(self.options) if of_kind(self.kind)(spec)}
