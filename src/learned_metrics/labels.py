@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.validate import ordered
@@ -62,6 +63,18 @@ def ordered_id2label(id2label: Mapping[int | str, str], order: Sequence[str]) ->
 def canonical_label(name: object) -> str | None:
     """Return the canonical label for a name or alias (``"ENTAILMENT"`` -> ``"entailment"``), else None."""
     return _ALIASES.get(str(name).strip().lower().replace("-", "_"))
+
+
+def class_names_of(dataset: Any, field: str) -> list[str] | None:
+    """The names of a ``datasets`` label column stored as ``ClassLabel`` indices, else None (texts as given)."""
+    feature = dataset.features.get(field)
+    return list(feature.names) if hasattr(feature, "names") else None
+
+
+def named_label(value: object, class_names: Sequence[str] | None) -> str | None:
+    """A label column's value as its canonical name (an index through the column's names, a text as given): what
+    training and every check of a data set read, never the index alone, whose order is the data set's."""
+    return canonical_label(class_names[value] if class_names is not None else value)
 
 
 def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]) -> dict[str, int]:

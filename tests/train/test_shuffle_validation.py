@@ -34,6 +34,42 @@ def test_each_shuffle_is_paired_with_the_original_of_its_own_document(ccl_data_d
     assert len(set(pair_of)) == int(is_original.sum())  # one original per document
 
 
+def _relabelled(ccl_data_dir: Path, out: Path, how: str) -> Path:
+    """The same shuffle set, its labels stored another way: ClassLabel names in the other order, or texts."""
+    sets = datasets.load_from_disk(str(ccl_data_dir))
+    names = [COHERENCE_LABELS[i] for i in range(len(COHERENCE_LABELS))]
+    if how == "texts":
+        sets = sets.map(lambda row: {"label_text": names[row["label"]]}).remove_columns("label")
+        sets = sets.rename_column("label_text", "label")
+    else:
+        flipped = datasets.ClassLabel(names=names[::-1])
+        sets = sets.map(lambda row: {"label": flipped.str2int(names[row["label"]])})
+        sets = sets.cast_column("label", flipped)
+    sets.save_to_disk(str(out))
+    return out
+
+
+@pytest.mark.parametrize("how", ["reversed class names", "texts"])
+def test_originals_are_found_by_label_name_not_by_index(ccl_data_dir, tmp_path, how):
+    """Found before: a set whose ClassLabel names are [coherent, incoherent] got every shuffle taken for the original
+    (val/shuffle_acc inverted: 0.33 for 0.67, so the worst checkpoint was kept), and text labels were refused as
+    'no document with its original and a shuffle'. Control: the set as prep writes it, above."""
+    expected = validation_pairs(ccl_data_dir, None, 0)
+    got = validation_pairs(_relabelled(ccl_data_dir, tmp_path / "set", how), None, 0)
+    assert got[0] == expected[0]
+    for mine, theirs in zip(got[1:], expected[1:], strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_labels_that_are_not_coherence_labels_are_one_line(ccl_data_dir, tmp_path):
+    sets = datasets.load_from_disk(str(ccl_data_dir))
+    sets = sets.cast_column("label", datasets.Value("int64")).map(lambda row: {"label": row["label"] + 5})
+    sets.save_to_disk(str(tmp_path / "set"))
+    with pytest.raises(Exception, match="not coherent/incoherent") as caught:
+        validation_pairs(tmp_path / "set", None, 0)
+    assert "\n" not in str(caught.value)
+
+
 def test_max_docs_draws_a_seeded_subsample(ccl_data_dir):
     first = validation_pairs(ccl_data_dir, 3, seed=1)
     again = validation_pairs(ccl_data_dir, 3, seed=1)

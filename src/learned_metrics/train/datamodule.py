@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 from learned_metrics import compat
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import read_json_object
-from learned_metrics.labels import canonical_label
+from learned_metrics.labels import canonical_label, class_names_of
 from learned_metrics.text.encoding import check_max_length, tokenize
 from learned_metrics.train.sampler import LengthGroupedBatchSampler
 
@@ -156,8 +156,7 @@ class TextClassificationDataModule(L.LightningDataModule):
     def _encode(self, split: str, ds):
         if self.label2id is None:
             raise RuntimeError("no label ids: fit with a LightningModule that has label_ids, or call set_label_ids()")
-        feature = ds.features.get(self.label_field)
-        class_names = list(feature.names) if hasattr(feature, "names") else None
+        class_names = class_names_of(ds, self.label_field)
         fields, label2id = self.text_fields, self.label2id
 
         def encode(batch: dict[str, list]) -> dict[str, list]:

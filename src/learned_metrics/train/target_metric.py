@@ -267,14 +267,20 @@ def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
     with ``seed``): texts, an original mask, each row's document number and the row of its document's original."""
     import datasets
 
-    from learned_metrics.labels import COHERENCE_LABELS
+    from learned_metrics.labels import class_names_of, named_label
 
     split = datasets.load_from_disk(str(Path(data_path) / "validation"))
-    coherent = COHERENCE_LABELS.index("coherent")
     by_doc: dict[str, list[int]] = {}
     for i, doc in enumerate(list(split["doc_id"])):
         by_doc.setdefault(doc, []).append(i)
-    labels = list(split["label"])
+    names = class_names_of(split, "label")  # by name, as training maps them: never the index alone
+    labels = [named_label(value, names) for value in split["label"]]
+    unknown = sorted({str(value) for value, name in zip(split["label"], labels, strict=True)
+                      if name not in ("coherent", "incoherent")})
+    if unknown:
+        raise UserError(f"validation labels {unknown[:3]} are not coherent/incoherent: no shuffle accuracy",
+                        path=data_path, field="label")
+    coherent = "coherent"
     docs = [d for d, rows in by_doc.items() if sum(labels[i] == coherent for i in rows) == 1 and len(rows) > 1]
     if not docs:
         raise UserError("the validation split has no document with its original and a shuffle: no shuffle "
