@@ -67,8 +67,24 @@ def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Pa
     return path
 
 
+def _utf8(line: str) -> str:
+    """A line read with ``surrogateescape``, checked: a byte that is not UTF-8 raises :class:`UnicodeDecodeError` (with
+    the decoder's reason) here, on the line that holds it. A strict decoder reads ahead of the parser (8 KiB blocks),
+    so the rows parsed when it fails are not the row with the byte."""
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            line.encode("utf-8", "surrogateescape").decode("utf-8")  # raises
+    return line
+
+
 def _jsonl_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, line in enumerate(handle, start=1):
+        try:
+            _utf8(line)
+        except UnicodeDecodeError as exc:
+            raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=lineno) from None
         if line.strip():
             try:
                 obj = json.loads(line)
@@ -80,25 +96,34 @@ def _jsonl_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _csv_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(handle)
-    if reader.fieldnames is not None and len(set(reader.fieldnames)) != len(reader.fieldnames):
-        raise UserError(f"duplicate column names in header: {reader.fieldnames}", path=path, row=0)
-    for rowno, row in enumerate(reader, start=1):
-        if None in row:
-            raise UserError("more values than header columns", path=path, row=rowno)
-        yield rowno, row
+    reader = csv.DictReader(map(_utf8, handle))
+    try:
+        fieldnames = reader.fieldnames
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not valid UTF-8 in the header ({exc.reason})", path=path, row=0) from None
+    if fieldnames is not None and len(set(fieldnames)) != len(fieldnames):
+        raise UserError(f"duplicate column names in header: {fieldnames}", path=path, row=0)
+    rowno = 0
+    try:
+        for rowno, row in enumerate(reader, start=1):
+            if None in row:
+                raise UserError("more values than header columns", path=path, row=rowno)
+            yield rowno, row
+    except UnicodeDecodeError as exc:  # raised while the reader takes the lines of the next data row
+        raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=rowno + 1) from None
 
 
 def _iter_text(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """JSON lines or CSV rows; a byte that is not UTF-8 or a malformed CSV is one line naming the row."""
-    text = {"encoding": "utf-8-sig", "newline": ""}  # Excel and Windows tools start files with a byte-order mark
+    """JSON lines or CSV rows; a byte that is not UTF-8 or a malformed CSV is one line naming the row (JSON lines:
+    the line; CSV: the data row, header not counted). Bytes are decoded with ``surrogateescape`` and each line
+    checked as it is parsed (:func:`_utf8`), so the row named is the one that holds the byte."""
+    # utf-8-sig: Excel and Windows tools start files with a byte-order mark
+    text = {"encoding": "utf-8-sig", "errors": "surrogateescape", "newline": ""}
     number = 0
     with io.TextIOWrapper(sys.stdin.buffer, **text) if is_stdio(path) else path.open("r", **text) as handle:
         try:
             for number, row in _jsonl_rows(handle, path) if fmt == "jsonl" else _csv_rows(handle, path):
                 yield number, row
-        except UnicodeDecodeError as exc:
-            raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=number + 1) from None
         except csv.Error as exc:
             raise UserError(f"malformed CSV ({exc})", path=path, row=number + 1) from None
 
