@@ -261,3 +261,45 @@ def test_unknown_source_names_the_forms(tmp_path):
         build_nli("nowhere.csv", tmp_path / "out")
     with pytest.raises(UserError, match=r"--cap names source 'x'; the sources are a"):
         build_nli(f"a={write_jsonl(tmp_path / 'a.jsonl', triples(6, 'a'))}", tmp_path / "out", cap="x=3")
+
+
+def test_label_order_that_disagrees_with_a_sets_own_names_is_refused(tmp_path):
+    """Found before: --label-order c,n,e on a saved set whose ClassLabel names are e,n,c relabelled its indices by
+    the option (36 of 50 labels swapped, exit 0). Controls: the same order as the names, and no order."""
+    names = ["entailment", "neutral", "contradiction"]
+    features = datasets.Features({"premise": datasets.Value("string"), "hypothesis": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=names)})
+    rows = triples(9, "s")
+
+    def as_set(part: list[dict]) -> datasets.Dataset:
+        return datasets.Dataset.from_dict({"premise": [r["premise"] for r in part], "hypothesis": [
+            r["hypothesis"] for r in part], "label": [names.index(r["label"]) for r in part]}, features=features)
+
+    datasets.DatasetDict({"train": as_set(rows), "validation": as_set(triples(3, "v"))}).save_to_disk(
+        str(tmp_path / "saved"))
+    source = f"disk:{tmp_path / 'saved'}"
+    with pytest.raises(UserError, match="disagrees with the label names this data set stores") as caught:
+        build_nli([source], tmp_path / "swapped", augment=False, label_order=["contradiction", "neutral", "entailment"])
+    assert "\n" not in str(caught.value) and not (tmp_path / "swapped").exists()
+    expected = {(r["premise"], r["label"]) for r in rows}
+    for order, out in ((["e", "n", "c"], "same"), (None, "none")):
+        build_nli([source], tmp_path / out, augment=False, label_order=order)
+        assert {(r["premise"], r["label"]) for r in saved(tmp_path / out)["train"]} == expected
+
+
+def test_premises_that_differ_only_in_spacing_land_in_one_split(tmp_path):
+    """The seeded split by premise reads the premise as shared_pairs compares it (spacing collapsed). Found before:
+    15 of 80 premises written also with a trailing or doubled space were split into two splits (leakage)."""
+    rows = []
+    for i in range(80):
+        premise = f"Premise   number {i} about things."
+        rows += [{"premise": premise, "hypothesis": f"H {i}.", "label": LABELS[i % 3]},
+                 {"premise": " ".join(premise.split()) + " ", "hypothesis": f"Other {i}.", "label": LABELS[i % 3]}]
+    build_nli([str(write_csv(tmp_path / "ws.csv", rows, spell=False))], tmp_path / "out", augment=False,
+              val_fraction=0.3)
+    splits = {}
+    for split, found in saved(tmp_path / "out").items():
+        for row in found:
+            splits.setdefault(" ".join(row["premise"].split()), set()).add(split)
+    assert len(splits) == 80 and all(len(where) == 1 for where in splits.values())
+    assert {s for where in splits.values() for s in where} == {"train", "validation"}  # control: both splits used

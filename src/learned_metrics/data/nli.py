@@ -125,7 +125,11 @@ def _label(value: Any, part: Part, s: NliSettings, row: int) -> str | None:
         index = int(float(value))
         if index == -1:
             return None
-        order = s.label_order or part.names
+        if s.label_order and part.names and tuple(map(data_label, s.label_order)) != tuple(map(data_label, part.names)):
+            raise UserError(f"--label-order {','.join(s.label_order)} disagrees with the label names this data set "
+                            f"stores ({','.join(part.names)}), which name its indices; drop --label-order, or give "
+                            "it per source for the sources without names (docs/nli_data.md)", **where)
+        order = part.names or s.label_order
         if order is None:
             raise UserError(f"integer label {index} needs --label-order: expected distinct class names in index "
                             "order such as entailment,neutral,contradiction (or e,n,c)", **where)
@@ -170,7 +174,8 @@ def read_source(source: Source, work: Path, tag: str = "0") -> tuple[dict[str, d
                     raise UserError(f"split {value!r} is none of train, dev/validation, test", path=part.where,
                                     row=number, field=s.split_field)
             elif (split := part.split) is None:  # drawn from the premise and the seed: same premise, same split
-                digest = hashlib.blake2b(f"{s.seed}\x00{premise}".encode("utf-8", "surrogatepass"), digest_size=8)
+                key = normalised(premise)  # as shared_pairs compares: spacing does not make another premise
+                digest = hashlib.blake2b(f"{s.seed}\x00{key}".encode("utf-8", "surrogatepass"), digest_size=8)
                 u = int.from_bytes(digest.digest(), "big") / 2**64
                 split = ("test" if u < s.test_fraction else
                          "validation" if u < s.test_fraction + s.val_fraction else "train")
@@ -200,6 +205,11 @@ def cap_and_weight(ds: datasets.Dataset, split: str, source: Source) -> datasets
     return ds.select(np.concatenate(indices))
 
 
+def normalised(text: str) -> str:
+    """A text as pairs are compared across splits: runs of whitespace as one space, none at the ends."""
+    return " ".join(text.split())
+
+
 def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict[str, datasets.Dataset],
                                                                             dict[str, int]]:
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
@@ -213,7 +223,7 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
         for start in range(0, len(ds), CHUNK):
             batch = ds[start:start + CHUNK]
             for i, (p, h, uid) in enumerate(zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)):
-                text = f"{p.strip()}\x00{h.strip()}".encode("utf-8", "surrogatepass")
+                text = f"{normalised(p)}\x00{normalised(h)}".encode("utf-8", "surrogatepass")
                 key = hashlib.blake2b(text, digest_size=16).digest()
                 if key in seen and seen[key][0] != split:
                     if action == "refuse":
