@@ -77,8 +77,10 @@ def named_label(value: object, class_names: Sequence[str] | None) -> str | None:
     return canonical_label(class_names[value] if class_names is not None else value)
 
 
-def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]) -> dict[str, int]:
-    """Each required label's class index, by name; one line naming the model's labels if one is missing or twice."""
+def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str],
+                      option: str = "--label-order") -> dict[str, int]:
+    """Each required label's class index, by name; one line naming the model's labels if one is missing or twice,
+    and the ``option`` that names a generic head's classes (training's is ``model.head_labels``)."""
     found: dict[str, int] = {}
     for idx, name in id2label.items():
         canon = canonical_label(name)
@@ -89,7 +91,13 @@ def resolve_label_ids(id2label: Mapping[int | str, str], required: Sequence[str]
     missing = [label for label in required if label not in found]
     if missing:
         raise UserError(f"cannot resolve label(s) {missing} from the model's " + (
-            f"generic labels {dict(id2label)}: pass --label-order with its class names in index order as its model "
-            "card states, e.g. --label-order entailment,neutral,contradiction" if is_generic(id2label) else
+            f"generic labels {dict(id2label)}: pass {option} with its class names in index order as its model "
+            f"card states, e.g. {_spelled(option, required)}" if is_generic(id2label) else
             f"id2label {dict(id2label)}; set config.id2label to names such as entailment/neutral/contradiction"))
     return {label: found[label] for label in required}
+
+
+def _spelled(option: str, required: Sequence[str]) -> str:
+    """The option with an example value, as its surface spells it (a flag, or a Hydra override)."""
+    names = "entailment,neutral,contradiction" if "entailment" in required else ",".join(required)
+    return f"{option} {names}" if option.startswith("--") else f"{option}=[{names}]"

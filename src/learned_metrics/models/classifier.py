@@ -35,7 +35,7 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
                                    num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()},
                                    ignore_mismatched_sizes=True)
     elif not _has_labels(config.id2label, required):
-        resolve_label_ids(config.id2label, required)  # raises the clear error
+        resolve_label_ids(config.id2label, required, option="model.head_labels")  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
     return load_classifier(folder, allow_pickle=allow_pickle, flag="model.allow_pickle=true")
 
