@@ -118,14 +118,15 @@ def test_text_field_with_pysbd_and_joiner(tmp_path):
     path = tmp_path / "docs.jsonl"
     path.write_text(
         "\n".join(
-            json.dumps({"id": str(i), "text": "Dr. Smith arrived. He sat down. Then he left."}) for i in range(10)
+            json.dumps({"id": str(i), "text": f"Dr. Smith arrived. He sat down. Then he left at {i}."})
+            for i in range(10)  # distinct texts: a text in two splits is dropped (test_duplicates_in_one_source...)
         )
     )
     build_shuffle_set(
         f"jsonl:{path}", tmp_path / "set", splitter="pysbd", joiner=" ", val_fraction=0.2, test_fraction=0.2
     )
     originals = [r["text"] for s in _load(tmp_path / "set").values() for r in s if r["label"] == 1]
-    assert originals[0] == "Dr. Smith arrived. He sat down. Then he left."
+    assert sorted(originals) == [f"Dr. Smith arrived. He sat down. Then he left at {i}." for i in range(10)]
 
 
 def test_txtdir_source(tmp_path):
@@ -340,10 +341,71 @@ def test_a_file_name_that_is_not_utf8_becomes_an_id_written_as_every_output_writ
             Path(name + ".txt").write_text("One.\nTwo.\nThree.\n" if name != odd else "Four.\nFive.\nSix.\n")
         source, expected = f"txtdir:{folder}", {"\\xff-doc", "b", "c"}
     else:
-        for name in (odd, str(folder / "b")):
-            Path(name + ".jsonl").write_text("".join(json.dumps({"sentences": ["A.", "B.", f"C{i}."]}) + "\n"
+        for k, name in enumerate((odd, str(folder / "b"))):
+            Path(name + ".jsonl").write_text("".join(json.dumps({"sentences": ["A.", "B.", f"C{k}{i}."]}) + "\n"
                                                      for i in range(3)))  # ids: FILE:row-N
         source, expected = str(folder), {f"{n}.jsonl:row-{i}" for n in ("\\xff-doc", "b") for i in range(1, 4)}
     build_shuffle_set(source, tmp_path / "out", val_fraction=0.34, test_fraction=0.0, seed=0)
     ids = {i for split in _load(tmp_path / "out").values() for i in split["doc_id"]}
     assert ids == expected
+
+
+# ------------------------------------------- documents in two splits ---
+
+
+def _split_files(root: Path, shared: int) -> tuple[list[list[str]], list[list[str]]]:
+    """train.jsonl (30 documents) and dev.jsonl (10): ``shared`` of dev's are train's texts, spaced differently."""
+    rng = random.Random(7)
+    train = [coherent_document(rng) for _ in range(30)]
+    dev = [[f" {s}  " for s in doc] for doc in train[:shared]] + [coherent_document(rng) for _ in range(10 - shared)]
+    root.mkdir()
+    for name, docs in (("train", train), ("dev", dev)):
+        (root / f"{name}.jsonl").write_text("".join(json.dumps({"id": f"{name}-{i}", "sentences": d}) + "\n"
+                                                    for i, d in enumerate(docs)))
+    return train, dev
+
+
+def _coherent_texts(out: Path) -> dict[str, list[str]]:
+    dd = _load(out)
+    return {name: [row["text"] for row in split if row["label"] == 1] for name, split in dd.items()}
+
+
+def test_documents_shared_by_named_splits_are_refused_in_one_line(tmp_path, capsys):
+    root = tmp_path / "corpus"
+    _split_files(root, shared=10)
+    out = tmp_path / "out"
+    code = shuffle_set_script(["--source", str(root), "--output", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert str(root) in err and "10 document(s)" in err and "train" in err and "validation" in err, err
+    assert "remove" in err and not out.exists()
+
+
+def test_control_named_splits_without_shared_documents_build(tmp_path):
+    root = tmp_path / "corpus"
+    _split_files(root, shared=0)
+    report = build_shuffle_set(str(root), tmp_path / "out")
+    assert report["splits_from"] == "names" and report["documents_per_split"] == {"train": 30, "validation": 10}
+    assert report.get("dropped_shared_documents", {}).get("total", 0) == 0
+    texts = _coherent_texts(tmp_path / "out")
+    assert not set(texts["train"]) & set(texts["validation"])
+
+
+@pytest.mark.parametrize("copies", [5, 0], ids=["duplicates", "control"])
+def test_duplicates_in_one_source_never_sit_in_two_seeded_splits(tmp_path, copies):
+    """No split named: the seed draws the splits, so a document in two can only be a duplicate in the source; the
+    copies are dropped from the lower split (train < validation < test) and counted in report.json."""
+    rng = random.Random(3)
+    docs = [coherent_document(rng) for _ in range(40)]
+    rows = [{"id": f"d{i}", "sentences": d} for i, d in enumerate(docs)]
+    rows += [{"id": f"copy{i}-{k}", "sentences": docs[i]} for i in range(8) for k in range(copies)]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = build_shuffle_set(f"jsonl:{path}", tmp_path / "out", seed=0, val_fraction=0.3, test_fraction=0.3)
+    texts = _coherent_texts(tmp_path / "out")
+    where = Counter(text for name in texts for text in set(texts[name]))
+    assert max(where.values()) == 1  # no text in two splits
+    dropped = report.get("dropped_shared_documents", {}).get("total", 0)
+    assert (dropped > 0) == (copies > 0)
+    assert report["documents_read"] + dropped == len(rows)
+    assert sum(len(v) for v in texts.values()) == report["documents_read"]

@@ -162,10 +162,11 @@ def cached_documents(identity: list, s: ShuffleSetSettings, read: Callable[[], d
 
 
 def read_documents(location: str, s: ShuffleSetSettings, work: Path,
-                   parts: list[Part] | None = None) -> tuple[Any, str]:
+                   parts: list[Part] | None = None) -> tuple[Any, str, set[str]]:
     """The documents of a file, folder, ``disk:`` or ``hf:`` source (or of ``parts``) per split, streamed into Arrow
-    files in ``work``, and where the splits came from: ``names`` (split names), ``seed`` (none named: the seeded
-    document split) or ``names+seed`` (no validation named: drawn from the named train split by the seed)."""
+    files in ``work``, where the splits came from: ``names`` (split names), ``seed`` (none named: the seeded
+    document split) or ``names+seed`` (no validation named: drawn from the named train split by the seed), and the
+    splits the seed drew from one set of documents."""
     split = get_splitter(s.splitter)
     parts = location_parts(location, SHUFFLE_SET_SOURCES) if parts is None else parts
     check_named_splits(parts, "this source", "rename it, or put the files in one folder per split")
@@ -197,15 +198,46 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
         raise UserError("no documents found", path=empty.where)
     docs = {None if name == "unsplit" else name: found for name, found in written.items()}
     if None in docs:
-        return split_documents(docs[None], s.val_fraction, s.test_fraction, s.seed), "seed"
+        drawn = split_documents(docs[None], s.val_fraction, s.test_fraction, s.seed)
+        return drawn, "seed", set(drawn)
     if "train" not in docs:
         raise UserError(f"no train split in {location} (it names {', '.join(sorted(docs))}); name a train file, "
                         "folder or split")
     if "validation" in docs:
-        return datasets.DatasetDict({name: docs[name] for name in SPLITS if name in docs}), "names"
+        return datasets.DatasetDict({name: docs[name] for name in SPLITS if name in docs}), "names", set()
     drawn = split_documents(docs["train"], s.val_fraction, 0.0 if "test" in docs else s.test_fraction, s.seed)
     merged = {**drawn, **{name: split for name, split in docs.items() if name != "train"}}
-    return datasets.DatasetDict({name: merged[name] for name in SPLITS if name in merged}), "names+seed"
+    return datasets.DatasetDict({name: merged[name] for name in SPLITS if name in merged}), "names+seed", set(drawn)
+
+
+def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, int]]:
+    """Documents whose text (the sentences, whitespace-normalised) is in two splits. Between splits the seed drew
+    from one set of documents (``drawn``) they are that set's duplicates: dropped from the lower split (train <
+    validation < test) and counted. Any other is refused in one line naming the splits, how many documents and
+    ``where``: a document in two splits leaks its shuffles into evaluation."""
+    seen: dict[bytes, tuple[str, str]] = {}
+    kept, dropped, shared, example = {}, {}, {}, None
+    for split in reversed(SPLITS):
+        if split not in docs:
+            continue
+        ds, keep = docs[split], []
+        batches = ds.iter(batch_size=10_000)
+        rows = (row for batch in batches for row in zip(batch["doc_id"], batch["sentences"], strict=True))
+        for i, (doc_id, sentences) in enumerate(rows):
+            text = " ".join(" ".join(sentences).split()).encode("utf-8", "surrogatepass")
+            first = seen.setdefault(hashlib.blake2b(text, digest_size=16).digest(), (split, doc_id))
+            if first[0] == split:
+                keep.append(i)
+            elif not {split, first[0]} <= drawn:
+                shared[split, first[0]] = shared.get((split, first[0]), 0) + 1
+                example = example or f"'{doc_id}' ({split}) and '{first[1]}' ({first[0]})"
+        dropped[split] = len(ds) - len(keep)
+        kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
+    if shared:
+        counts = ", ".join(f"{n} document(s) of {low} also in {high}" for (low, high), n in shared.items())
+        raise UserError(f"the same document in two splits: {counts} (same sentences, whitespace aside; e.g. "
+                        f"{example}); remove the duplicates from one split", path=where)
+    return datasets.DatasetDict({name: kept[name] for name in SPLITS if name in kept}), dropped
 
 
 def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
@@ -257,6 +289,7 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
     with scratch_folder(output) as work:
         if kind == "cnn_dailymail":
             docs, splits_from = load_cnndm_documents(s.splitter), "names"
+            drawn = set(SPLITS)  # a published set's own splits: its shared documents are dropped, not refused
         elif kind == "txtdir":
             files = corpus_files(path)  # walked once: the cache key and the reading
 
@@ -270,10 +303,14 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
             if not (written := cached_documents(identity, s, read, work)):
                 raise UserError("no documents found", path=path)
             docs, splits_from = split_documents(written["all"], s.val_fraction, s.test_fraction, s.seed), "seed"
+            drawn = set(docs)
         elif kind == "jsonl":  # one file whose name decides no split
-            docs, splits_from = read_documents(str(path), s, work, [Part(str(path), None, iter_rows(path))])
+            docs, splits_from, drawn = read_documents(str(path), s, work, [Part(str(path), None, iter_rows(path))])
         else:
-            docs, splits_from = read_documents(source, s, work)
+            docs, splits_from, drawn = read_documents(source, s, work)
+            if source.startswith("hf:"):  # a Hub set cannot be edited: its shared documents are dropped
+                drawn = set(SPLITS)
+        docs, dropped = shared_documents(docs, drawn, display_text(str(path or source)))
         if s.max_docs_per_split:
             docs = datasets.DatasetDict({k: v.select(range(min(len(v), s.max_docs_per_split)))
                                          for k, v in docs.items()})
@@ -293,7 +330,7 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
                 name: split.map(_make_pairs, batched=True, remove_columns=split.column_names, features=features,
                                 num_proc=s.num_proc, desc=f"shuffling {name}", fn_kwargs=shuffling)
                 for name, split in docs.items()})
-        report = _report(source, docs, built, s, splits_from)
+        report = _report(source, docs, built, s, splits_from, dropped)
         for name, rows in report["rows"].items():
             if rows["total"] == 0:
                 raise UserError(f"split '{name}' would have no rows: none of its "
@@ -303,7 +340,7 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
         return report
 
 
-def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -> dict:
+def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str, dropped: dict[str, int]) -> dict:
     rows = {}
     for name, split in built.items():
         labels = split.data.column("label").to_numpy()  # Arrow column: no Python list of every row
@@ -317,4 +354,5 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str) -
             "documents_read": sum(len(split) for split in docs.values()),
             "documents_per_split": {name: len(split) for name, split in docs.items()},
             "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
+            "dropped_shared_documents": {**dropped, "total": sum(dropped.values())},
             "rows": rows, "label_names": list(COHERENCE_LABELS)}
