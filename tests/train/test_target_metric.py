@@ -20,7 +20,12 @@ from learned_metrics.export import load_checkpoint
 from learned_metrics.meta_eval.benchmark import benchmark
 from learned_metrics.scoring import load_scorer
 from learned_metrics.train.run import train
-from learned_metrics.train.target_metric import FaithfulnessValidation, faithfulness_validation, logged_name
+from learned_metrics.train.target_metric import (
+    FaithfulnessValidation,
+    check_monitored,
+    faithfulness_validation,
+    logged_name,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "examples" / "benchmarks"
@@ -270,3 +275,34 @@ def test_checkpoint_kept_has_the_best_target_not_the_lowest_loss(train_config, t
     assert card["selection"] == {"monitor": "val/faithfulness_auc", "mode": "max", "best_value": 1.0,
                                  "step": steps[best]}
     assert torch.tensor(aucs).argmax().item() == best
+
+
+@pytest.mark.parametrize("experiment, overrides, words", [
+    ("ccl_demo", ["callbacks.model_checkpoint.monitor=val/loss"], "mode=max keeps the worst checkpoint"),
+    ("nli_demo", ["callbacks.model_checkpoint.monitor=val/f1"], "mode=min keeps the worst checkpoint"),
+    ("nli_demo", ["callbacks.model_checkpoint.monitor=val/faithfulness_auc", "callbacks.model_checkpoint.mode=max"],
+     "faithfulness_benchmark is not set"),
+    ("nli_demo", ["callbacks.model_checkpoint.monitor=val/shuffle_acc", "callbacks.model_checkpoint.mode=max"],
+     "shuffle validation is off"),
+])
+def test_a_monitor_that_keeps_the_worst_or_is_never_logged_is_one_line_before_training(train_config, tmp_path,
+                                                                                       experiment, overrides, words):
+    """Found before: monitor=val/loss on a coherence run kept the highest loss (mode max) without a word, and a
+    never-logged val/faithfulness_auc ended in a MisconfigurationException traceback after training started,
+    leaving a run folder behind. Controls: the experiments' own monitors pass the check."""
+    cfg = train_config(f"experiment={experiment}", *overrides)
+    code = run_command("train.py", lambda: train(cfg))
+    assert code == 2 and not (tmp_path / "run").exists()
+    with pytest.raises(UserError, match=words):
+        check_monitored(cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode, cfg)
+
+
+@pytest.mark.parametrize("experiment, overrides", [
+    ("ccl_demo", []), ("nli_demo", []), ("nli_demo", [f"faithfulness_benchmark={LLM_AGGREFACT}"]),
+    ("ccl_demo", ["callbacks.model_checkpoint.monitor=val/shuffle_acc"]),
+    ("nli_demo", [f"faithfulness_benchmark={LLM_AGGREFACT}", "callbacks.model_checkpoint.monitor="
+                  "val/faithfulness_auc/llm_aggrefact"]),
+])
+def test_the_experiments_monitors_pass_the_check(train_config, experiment, overrides):
+    cfg = train_config(f"experiment={experiment}", *overrides)
+    check_monitored(cfg.callbacks.model_checkpoint.monitor, cfg.callbacks.model_checkpoint.mode, cfg)

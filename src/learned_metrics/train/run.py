@@ -30,6 +30,7 @@ from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
 from learned_metrics.train.run_folders import RunFolder, check_run_folder
+from learned_metrics.train.target_metric import check_monitored
 from learned_metrics.validate import flag
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | N
 
     # 1. check
     folder = folder or check_run_folder(cfg)
+    kept = OmegaConf.select(cfg, "callbacks.model_checkpoint")
+    if kept is not None:
+        check_monitored(kept.get("monitor"), str(kept.get("mode", "min")), cfg)
     output_dir, ckpt_path = folder.output_dir, folder.ckpt_path
     if ckpt_path is not None:  # read as `export` reads it (memory-mapped): a text file or a pickle is one line
         load_checkpoint(ckpt_path, allow_pickle=allow_pickle)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from lightning.pytorch import Callback
+from omegaconf import OmegaConf
 
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.options import BenchmarkCommand
@@ -19,6 +20,41 @@ from learned_metrics.scoring.options import ScoringOptions
 from learned_metrics.settings import Settings, setting, takes
 
 PREFIX = "val/faithfulness"
+# What a checkpoint can be chosen by: each validation metric a run logs, its better direction, and what must be
+# on for the run to log it (the module logs loss, acc and f1; the callbacks below the rest; per-dataset
+# val/faithfulness_auc/<dataset> follow their mean's rule).
+def _benchmark_on(cfg: Any) -> bool:
+    return OmegaConf.select(cfg, "faithfulness_benchmark") not in (None, "")
+
+
+def _shuffle_on(cfg: Any) -> bool:
+    return OmegaConf.select(cfg, "callbacks.shuffle_validation") is not None and \
+        OmegaConf.select(cfg, "model.metric_kind") == "coherence"
+
+
+MONITORED = {"val/loss": ("min", None), "val/acc": ("max", None), "val/f1": ("max", None),
+             f"{PREFIX}_auc": ("max", _benchmark_on), f"{PREFIX}_bacc": ("max", _benchmark_on),
+             "val/shuffle_acc": ("max", _shuffle_on)}
+
+
+def check_monitored(monitor: str | None, mode: str, cfg: Any) -> None:
+    """The kept checkpoint is the best of a metric the run logs, in its better direction: a monitor whose mode keeps
+    the worst value, or one the run will not log (its benchmark or callback off), is one line before training."""
+    if not monitor:
+        return
+    known = MONITORED.get(monitor) or next((rule for name, rule in MONITORED.items()
+                                            if name.startswith(PREFIX) and monitor.startswith(f"{name}/")), None)
+    if known is None:
+        return  # a metric of your own module or callback: Lightning checks that it is logged
+    better, needs = known
+    where = "callbacks.model_checkpoint"
+    if mode != better:
+        raise UserError(f"{where}.monitor={monitor} with mode={mode} keeps the worst checkpoint: {monitor} is "
+                        f"better {'lower' if better == 'min' else 'higher'}, set {where}.mode={better}")
+    if needs is not None and not needs(cfg):
+        what = "faithfulness_benchmark is not set" if needs is _benchmark_on else \
+            "the shuffle validation is off (callbacks.shuffle_validation, coherence runs only)"
+        raise UserError(f"{where}.monitor={monitor} is never logged: {what}; set it, or monitor val/loss or val/f1")
 PROTOCOLS = ("same-split", "fixed")  # tune-on-val would tune on dev and judge test: no test rows during training
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _SCORING = ScoringOptions.__dataclass_fields__
