@@ -210,6 +210,7 @@ def takes(cls: type[Settings]) -> Callable[[Callable[..., Any]], Callable[..., A
         fixed = [p for p in own if p.kind is not inspect.Parameter.VAR_KEYWORD]  # **extra stays last
         rest = [p for p in own if p.kind is inspect.Parameter.VAR_KEYWORD]
         wrapper.__signature__ = signature.replace(parameters=[*fixed, *extra, settings, *rest])  # type: ignore[attr-defined]
+        wrapper.settings_class = cls  # type: ignore[attr-defined]  (what a caller reads a partial's keywords as)
         return wrapper
 
     return decorate

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from learned_metrics.train.datamodule import TextClassificationDataModule
 
 
@@ -25,3 +27,36 @@ def test_concurrent_prepare_data_builds_once(tmp_path):
     for thread in threads:
         thread.join()
     assert calls == [str(target)] and target.is_dir()
+
+
+def test_a_set_built_from_another_builder_is_refused_not_reused(tmp_path):
+    """Found before: changing data.builder's source (or a setting that changes the data) trained on the set built
+    for the old one, exit 0, the card naming the new source. Controls: the same request reuses the set; a set not
+    built on first use (no data_builder.json: prepared with data_prep) is taken as it is."""
+    import functools
+
+    from learned_metrics.data.demo import write_coherence_documents
+    from learned_metrics.data.shuffle_set import build_shuffle_set
+    from learned_metrics.errors import UserError
+
+    first = write_coherence_documents(tmp_path / "a.jsonl", 30, seed=1)
+    other = write_coherence_documents(tmp_path / "b.jsonl", 30, seed=2)
+    target = tmp_path / "data" / "set"
+
+    def module(source, **settings) -> TextClassificationDataModule:
+        builder = functools.partial(build_shuffle_set, source=f"jsonl:{source}", splitter="newline", **settings)
+        return TextClassificationDataModule(str(target), tokenizer="unused", builder=builder)
+
+    built = module(first)
+    built.prepare_data()
+    built.check_data()
+    module(first).check_data()  # control: the same builder reuses it
+    for changed, words in ((module(other), "source 'jsonl:"), (module(first, seed=7), "seed 42 then, 7 now")):
+        with pytest.raises(UserError, match="built by another data.builder") as caught:
+            changed.check_data()
+        assert words in str(caught.value) and "\n" not in str(caught.value)
+        with pytest.raises(UserError):
+            changed.prepare_data()
+    module(first, seed=42).check_data()  # control: the default given explicitly is the same request
+    (target / "data_builder.json").unlink()
+    module(other).check_data()  # control: a set prepared otherwise (data_prep) and named by data.path: as it is

@@ -4,6 +4,8 @@ by similar length with dynamic padding."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -12,16 +14,19 @@ from typing import Any
 
 import lightning as L
 import torch
+from omegaconf import OmegaConf
 from torch.utils.data import DataLoader
 
 from learned_metrics import compat
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.io import read_json_object
+from learned_metrics.io import dump_json, read_json_object
 from learned_metrics.labels import canonical_label, class_names_of
+from learned_metrics.outputs import read_marker, write_marker
 from learned_metrics.text.encoding import check_max_length, tokenize
 from learned_metrics.train.sampler import LengthGroupedBatchSampler
 
 log = logging.getLogger(__name__)
+BUILT_WITH = "data_builder.json"  # beside a set data.builder built on first use: the request it was built for
 
 TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 REQUIRED_SPLITS = ("train", "validation")  # every run fits and validates; test only with test=true
@@ -87,6 +92,8 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     def prepare_data(self) -> None:
         """Build the set on first use, once under a file lock for parallel runs (no builder: :meth:`setup` refuses)."""
+        if self.path.exists() and self.builder is not None:
+            self._check_built_with_builder()
         if self.path.exists() or self.builder is None:
             return
         from filelock import FileLock
@@ -96,13 +103,52 @@ class TextClassificationDataModule(L.LightningDataModule):
             if not self.path.exists():  # another process may have built it while this one waited
                 log.info("building data set into %s", self.path)
                 self.builder(output=str(self.path))
+                (self.path / BUILT_WITH).write_text(dump_json(self._builder_request()) + "\n", encoding="utf-8")
+                marker = read_marker(self.path)
+                if marker is not None:  # the request file is ours too: a later --overwrite may replace it
+                    write_marker(self.path, marker["kind"])
 
     def check_data(self, test: bool = False) -> None:
         """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads:
         before the trainer is built (a set still to be built: in :meth:`setup`), so nothing is written first."""
         self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
+        if self.path.exists() and self.builder is not None:
+            self._check_built_with_builder()
         if self.path.exists() or self.builder is None:
             self._checked_splits()
+
+    def _builder_request(self) -> dict[str, Any]:
+        """What ``data.builder`` asks for, as JSON: its function, its source and every setting that changes the data
+        (resolved through the builder's settings class; ``overwrite`` and the like left out)."""
+        keywords = {k: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v
+                    for k, v in (getattr(self.builder, "keywords", None) or {}).items()}
+        function = getattr(self.builder, "func", self.builder)
+        cls = getattr(function, "settings_class", None)
+        if cls is not None:  # settings resolved (defaults filled in), those that cannot change the data left out
+            names = {spec.name for spec in dataclasses.fields(cls)}
+            settings = cls.from_keywords(**{k: v for k, v in keywords.items() if k in names}).affecting()
+            keywords = {**{k: v for k, v in keywords.items() if k not in names}, **settings}
+        name = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
+        return json.loads(dump_json({"builder": name, "keywords": keywords}, indent=None))
+
+    def _check_built_with_builder(self) -> None:
+        """A set that ``data.builder`` built on first use is reused only for the same request: another source or
+        setting is one line, never a run on the old data under the new config. A set prepared otherwise (data_prep,
+        ``learned-metrics prep``) and named by ``data.path`` is taken as it is."""
+        recorded = read_json_object(self.path / BUILT_WITH)
+        if recorded is None:
+            return
+        now = self._builder_request()
+        then_keywords, now_keywords = recorded.get("keywords") or {}, now["keywords"]
+        differ = [f"{key} {then_keywords.get(key)!r} then, {now_keywords.get(key)!r} now"
+                  for key in sorted(set(then_keywords) | set(now_keywords))
+                  if then_keywords.get(key) != now_keywords.get(key)]
+        if recorded.get("builder") != now["builder"]:
+            differ.insert(0, f"builder {recorded.get('builder')} then, {now['builder']} now")
+        if differ:
+            raise UserError(f"this data set was built by another data.builder ({'; '.join(differ[:3])}): give "
+                            "data.path a new folder to build it there, or delete this one to build it again",
+                            path=self.path)
 
     def _checked_splits(self) -> dict[str, Any]:
         """The splits the run needs, each loaded on its own and checked: ``datasets`` cannot load a ``DatasetDict``
@@ -246,3 +292,8 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self._resume_position = state_dict.get("train_position")
+
+
+def _json(value: Any) -> Any:
+    """A value as its JSON record reads back (tuples as lists): what a report holds."""
+    return json.loads(dump_json(value, indent=None))
