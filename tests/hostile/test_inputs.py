@@ -53,7 +53,7 @@ def test_shuffle_set_refuses_invisible_documents(tmp_path, row, capsys):
 def test_txtdir_does_not_follow_links_out_of_the_corpus(tmp_path, capsys):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for i in range(12):
+    for i in range(20):
         (corpus / f"d{i}.txt").write_text(f"Doc {i} starts.\nIt goes on.\nIt ends {i}.\n")
     secret = tmp_path / "private" / "diary.txt"
     secret.parent.mkdir()
@@ -66,7 +66,7 @@ def test_txtdir_does_not_follow_links_out_of_the_corpus(tmp_path, capsys):
     (corpus / "private").symlink_to(secret.parent)  # folder links are not descended into
     assert shuffle_set(capsys, "--source", f"txtdir:{corpus}", "--output", str(tmp_path / "set")).code == 0
     report = json.loads((tmp_path / "set" / "report.json").read_text())
-    assert report["documents_read"] == 13
+    assert report["documents_read"] == 21
 
 
 def test_non_ascii_joiner_round_trips(tmp_path, capsys):
@@ -86,8 +86,8 @@ def test_non_ascii_joiner_round_trips(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("rows", "extra", "message"),
     [([{"text": "One.\nTwo.\nThree."}], [], "split 'validation' would have no documents"),
-     ([{"text": "Only one sentence."}] * 30, [], "split 'train' would have no rows"),
-     ([{"text": "Same.\nSame."}] * 30, [], "has 2 or more distinct sentences")],
+     ([{"text": f"Only sentence {i}."} for i in range(30)], [], "split 'train' would have no rows"),
+     ([{"text": f"Same {i}.\nSame {i}."} for i in range(30)], [], "has 2 or more distinct sentences")],
     ids=["one-document", "single-sentences", "repeated-sentences"],
 )
 def test_shuffle_set_never_writes_an_unusable_split(tmp_path, rows, extra, message, capsys):

@@ -351,7 +351,7 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str, d
     return {"kind": "shuffle_set", "source": source,
             "settings": s.affecting(lambda spec: splits_from != "names" or not spec.name.endswith("_fraction")),
             "splits_from": splits_from, "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
-            "documents_read": sum(len(split) for split in docs.values()),
+            "documents_read": sum(len(split) for split in docs.values()) + sum(dropped.values()),  # before drops
             "documents_per_split": {name: len(split) for name, split in docs.items()},
             "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
             "dropped_shared_documents": {**dropped, "total": sum(dropped.values())},
