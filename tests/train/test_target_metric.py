@@ -185,11 +185,24 @@ def test_the_valid_benchmark_is_built_control(train_config, tiny_deberta_nli, nl
     ({"threshold_protocol": "best"}, "expected one of: same-split, fixed"),
     ({"metric_kind": "coherence"}, "this run trains a coherence model"),
     ({"max_rows_per_dataset": 1}, "max_rows_per_dataset"),
+    ({"split": "test"}, "choosing the checkpoint on a test split"),  # found before: accepted, the card silent
 ])
 def test_bad_options_refused_with_control(options, words):
     assert faithfulness_validation(None) is None and faithfulness_validation(LLM_AGGREFACT) is not None
     with pytest.raises(UserError, match=words):
         faithfulness_validation(LLM_AGGREFACT, **options)
+
+
+def test_a_validation_row_without_a_label_is_refused_naming_it(tmp_path):
+    """Found before: dropped without a word (meta-eval benchmark refuses the same rows). Control: labelled rows."""
+    frame = _dev_rows().astype({"label": "float64"})
+    frame.to_parquet(tmp_path / "dev.parquet")
+    assert FaithfulnessValidation(tmp_path).rows.labels.size == len(frame)  # control
+    frame.loc[3, "label"] = np.nan
+    frame.to_parquet(tmp_path / "dev.parquet")
+    with pytest.raises(UserError, match="label is missing") as caught:
+        FaithfulnessValidation(tmp_path)
+    assert "dev.parquet" in str(caught.value) and "row 4" in str(caught.value) and "label" in str(caught.value)
 
 
 def test_a_split_with_one_class_everywhere_is_refused(tmp_path):

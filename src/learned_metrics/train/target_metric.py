@@ -125,7 +125,7 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
     """The rows of one split of a benchmark, read by ``meta-eval benchmark``'s reader: ``s.split``, else the first
     of val, dev, valid, validation present (every row without splits, as TRUE); per dataset a seeded subsample."""
     from learned_metrics.io import iter_rows
-    from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, read_source
+    from learned_metrics.meta_eval.benchmarks_io import TUNE_SPLITS, read_source, split_of_name
     from learned_metrics.meta_eval.data import scored_files
 
     if not Path(path).exists():
@@ -143,6 +143,16 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
                             f"({', '.join(present)}); name one with callbacks.faithfulness_validation.split", path=path)
     elif split is not None and split not in present:
         raise UserError(f"no rows of split '{split}' (splits present: {', '.join(present) or 'none'})", path=path)
+    if split is not None and split_of_name(split) == "test":  # the one rule for split names (meta-eval's)
+        raise UserError(f"callbacks.faithfulness_validation.split={split}: choosing the checkpoint on a test split "
+                        "makes its test scores optimistic; validate on val/dev (the default), and keep the test split "
+                        "for meta-eval benchmark", path=path)
+    unlabelled = [i for i, label in enumerate(source.labels) if label is None and (split is None or
+                                                                                    source.splits[i] == split)]
+    if unlabelled:  # meta-eval benchmark refuses them too: the choice would rest on the labelled rows only
+        file, row = source.where[unlabelled[0]]
+        raise UserError(f"label is missing ({len(unlabelled)} of the validation rows); label them or remove them",
+                        path=file, row=row, field="label")
     keep = [i for i, label in enumerate(source.labels)
             if label is not None and (split is None or source.splits[i] == split)]
     if s.max_rows_per_dataset is not None:  # at most that many rows per dataset, drawn with the seed per dataset
