@@ -21,6 +21,7 @@ from learned_metrics.settings import Settings, setting, takes
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
+VALIDATION_METRICS_KEY = "validation_metrics"  # a checkpoint's val/ metrics when saved right after a validation
 
 
 @dataclass(frozen=True)
@@ -163,8 +164,12 @@ def export_checkpoint(ckpt_path: str | Path, out_dir: str | Path, *, settings: E
     checkpoint = load_checkpoint(ckpt_path, s.allow_pickle)
     model = model_from_checkpoint(checkpoint, ckpt_path)
     source = checkpoint_tokenizer(checkpoint, ckpt_path, s.tokenizer)
-    out = write_export(model, source, checkpoint.get("learned_metric", {}), out_dir, str(ckpt_path),
-                       overwrite=s.overwrite)
+    saved = checkpoint.get(VALIDATION_METRICS_KEY)  # a checkpoint saved right after a validation carries them
+    card = {**checkpoint.get("learned_metric", {}), "selection": {
+        "monitor": None, "mode": None, "best_value": None, "step": checkpoint.get("global_step"),
+        "note": f"chosen by hand: learned-metrics export of {Path(ckpt_path).name}"}}
+    out = write_export(model, source, card, out_dir, str(ckpt_path), overwrite=s.overwrite,
+                       results={"validation": dict(saved)} if isinstance(saved, dict) and saved else None)
     if s.onnx or s.onnx_int8:
         add_onnx(out, int8=s.onnx_int8)
     return out

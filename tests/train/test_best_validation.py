@@ -3,12 +3,13 @@ run does not validate it a second time when fitting ends (a full validation pass
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import lightning as L
 import pytest
 
-from learned_metrics.export import load_checkpoint
+from learned_metrics.export import export_checkpoint, load_checkpoint
 from learned_metrics.train import run as run_module
 from learned_metrics.train.run import train
 
@@ -36,6 +37,14 @@ def test_best_metrics_read_back_equal_a_second_validation(train_config, tiny_rob
     assert calls == []  # no validation after fitting
     best = next((run_dir / "checkpoints").glob("best-*.ckpt"))
     assert load_checkpoint(best)[run_module.ValidationRecord.KEY] == {k: v for k, v in metrics.items()}
+    # `learned-metrics export` of that file: its card carries the metrics it was saved with (found before: no
+    # validation block) and says the file was chosen by hand, not by the monitor
+    exported = export_checkpoint(best, tmp_path / "by-hand")
+    card = json.loads((exported / "learned_metric.json").read_text())
+    run_card = json.loads((run_dir / "export" / "learned_metric.json").read_text())
+    assert card["validation"] == run_card["validation"]
+    assert card["selection"]["monitor"] is None and card["selection"]["step"] == run_card["selection"]["step"]
+    assert best.name in card["selection"]["note"]
 
     # the control: checkpoints without the record (as older versions wrote them) are validated again, as before
     monkeypatch.setattr(run_module.ValidationRecord, "on_save_checkpoint", lambda *args: None)

@@ -21,7 +21,13 @@ from omegaconf import DictConfig, OmegaConf
 from learned_metrics.card import training_card
 from learned_metrics.data.common import load_report
 from learned_metrics.errors import UserError
-from learned_metrics.export import TOKENIZER_FOLDER, load_checkpoint, model_from_checkpoint, write_export
+from learned_metrics.export import (
+    TOKENIZER_FOLDER,
+    VALIDATION_METRICS_KEY,
+    load_checkpoint,
+    model_from_checkpoint,
+    write_export,
+)
 from learned_metrics.io import write_json
 from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
@@ -105,7 +111,7 @@ class ValidationRecord(Callback):
     """A checkpoint saved right after a validation carries its metrics (``val/...``), read back for the best one
     instead of validating it again; one saved at another step (``last.ckpt``) gets none: other weights."""
 
-    KEY = "validation_metrics"
+    KEY = VALIDATION_METRICS_KEY
 
     def __init__(self) -> None:
         self._validated_at = -1
