@@ -20,6 +20,11 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
         (tmp / REPORT_NAME).write_text(dump_json(report) + "\n", encoding="utf-8")
 
 
+def normalised(text: str) -> str:
+    """A text as the builders compare texts across splits: runs of whitespace as one space, none at the ends."""
+    return " ".join(text.split())
+
+
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:
     """The ``report.json`` a builder wrote beside a data set, if any (one line if it is not a JSON object)."""
     return read_json_object(Path(data_dir) / REPORT_NAME)

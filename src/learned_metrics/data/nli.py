@@ -19,6 +19,7 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
+from learned_metrics.data.common import normalised
 from learned_metrics.data.sources import (
     CHUNK,
     SUFFIXES,
@@ -203,11 +204,6 @@ def cap_and_weight(ds: datasets.Dataset, split: str, source: Source) -> datasets
     indices = [np.arange(len(ds))] * whole
     indices.append(np.sort(rng.choice(len(ds), int(round(fraction * len(ds))), replace=False)))
     return ds.select(np.concatenate(indices))
-
-
-def normalised(text: str) -> str:
-    """A text as pairs are compared across splits: runs of whitespace as one space, none at the ends."""
-    return " ".join(text.split())
 
 
 def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict[str, datasets.Dataset],

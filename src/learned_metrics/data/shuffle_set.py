@@ -18,7 +18,7 @@ import numpy as np
 
 from learned_metrics import __version__, validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
-from learned_metrics.data.common import save_dataset_with_report
+from learned_metrics.data.common import normalised, save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
@@ -224,7 +224,7 @@ def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, 
         batches = ds.iter(batch_size=10_000)
         rows = (row for batch in batches for row in zip(batch["doc_id"], batch["sentences"], strict=True))
         for i, (doc_id, sentences) in enumerate(rows):
-            text = " ".join(" ".join(sentences).split()).encode("utf-8", "surrogatepass")
+            text = normalised(" ".join(sentences)).encode("utf-8", "surrogatepass")
             first = seen.setdefault(hashlib.blake2b(text, digest_size=16).digest(), (split, doc_id))
             if first[0] == split:
                 keep.append(i)

@@ -292,8 +292,3 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self._resume_position = state_dict.get("train_position")
-
-
-def _json(value: Any) -> Any:
-    """A value as its JSON record reads back (tuples as lists): what a report holds."""
-    return json.loads(dump_json(value, indent=None))

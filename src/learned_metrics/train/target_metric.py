@@ -20,9 +20,8 @@ from learned_metrics.scoring.options import ScoringOptions
 from learned_metrics.settings import Settings, setting, takes
 
 PREFIX = "val/faithfulness"
-# What a checkpoint can be chosen by: each validation metric a run logs, its better direction, and what must be
-# on for the run to log it (the module logs loss, acc and f1; the callbacks below the rest; per-dataset
-# val/faithfulness_auc/<dataset> follow their mean's rule).
+
+
 def _benchmark_on(cfg: Any) -> bool:
     return OmegaConf.select(cfg, "faithfulness_benchmark") not in (None, "")
 
@@ -32,6 +31,9 @@ def _shuffle_on(cfg: Any) -> bool:
         OmegaConf.select(cfg, "model.metric_kind") == "coherence"
 
 
+# What a checkpoint can be chosen by: each validation metric a run logs, its better direction, and what must be
+# on for the run to log it (the module logs loss, acc and f1; the callbacks below the rest; per-dataset
+# val/faithfulness_auc/<dataset> follow their mean's rule).
 MONITORED = {"val/loss": ("min", None), "val/acc": ("max", None), "val/f1": ("max", None),
              f"{PREFIX}_auc": ("max", _benchmark_on), f"{PREFIX}_bacc": ("max", _benchmark_on),
              "val/shuffle_acc": ("max", _shuffle_on)}
@@ -55,6 +57,8 @@ def check_monitored(monitor: str | None, mode: str, cfg: Any) -> None:
         what = "faithfulness_benchmark is not set" if needs is _benchmark_on else \
             "the shuffle validation is off (callbacks.shuffle_validation, coherence runs only)"
         raise UserError(f"{where}.monitor={monitor} is never logged: {what}; set it, or monitor val/loss or val/f1")
+
+
 PROTOCOLS = ("same-split", "fixed")  # tune-on-val would tune on dev and judge test: no test rows during training
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _SCORING = ScoringOptions.__dataclass_fields__
@@ -147,14 +151,12 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
         raise UserError(f"callbacks.faithfulness_validation.split={split}: choosing the checkpoint on a test split "
                         "makes its test scores optimistic; validate on val/dev (the default), and keep the test split "
                         "for meta-eval benchmark", path=path)
-    unlabelled = [i for i, label in enumerate(source.labels) if label is None and (split is None or
-                                                                                    source.splits[i] == split)]
+    keep = [i for i in range(len(source.labels)) if split is None or source.splits[i] == split]
+    unlabelled = [i for i in keep if source.labels[i] is None]
     if unlabelled:  # meta-eval benchmark refuses them too: the choice would rest on the labelled rows only
         file, row = source.where[unlabelled[0]]
         raise UserError(f"label is missing ({len(unlabelled)} of the validation rows); label them or remove them",
                         path=file, row=row, field="label")
-    keep = [i for i, label in enumerate(source.labels)
-            if label is not None and (split is None or source.splits[i] == split)]
     if s.max_rows_per_dataset is not None:  # at most that many rows per dataset, drawn with the seed per dataset
         by_dataset: dict[str, list[int]] = {}
         for i in keep:
@@ -313,7 +315,7 @@ def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
     with ``seed``): texts, an original mask, each row's document number and the row of its document's original."""
     import datasets
 
-    from learned_metrics.labels import class_names_of, named_label
+    from learned_metrics.labels import COHERENCE_LABELS, class_names_of, named_label
 
     split = datasets.load_from_disk(str(Path(data_path) / "validation"))
     by_doc: dict[str, list[int]] = {}
@@ -322,7 +324,7 @@ def validation_pairs(data_path: str | Path, max_docs: int | None, seed: int
     names = class_names_of(split, "label")  # by name, as training maps them: never the index alone
     labels = [named_label(value, names) for value in split["label"]]
     unknown = sorted({str(value) for value, name in zip(split["label"], labels, strict=True)
-                      if name not in ("coherent", "incoherent")})
+                      if name not in COHERENCE_LABELS})
     if unknown:
         raise UserError(f"validation labels {unknown[:3]} are not coherent/incoherent: no shuffle accuracy",
                         path=data_path, field="label")
