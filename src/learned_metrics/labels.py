@@ -65,7 +65,7 @@ def canonical_label(name: object) -> str | None:
     return _ALIASES.get(str(name).strip().lower().replace("-", "_"))
 
 
-def class_names_of(dataset: Any, field: str) -> list[str] | None:
+def class_names_of(dataset: Any, field: str | None) -> list[str] | None:
     """The names of a ``datasets`` label column stored as ``ClassLabel`` indices, else None (texts as given)."""
     feature = dataset.features.get(field)
     return list(feature.names) if hasattr(feature, "names") else None

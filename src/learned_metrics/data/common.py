@@ -1,7 +1,10 @@
-"""Pieces every data-prep builder shares: atomic saving with a report, and reading that report back."""
+"""Pieces every data-prep builder shares: atomic saving with a report, reading that report back, and the one way
+texts are compared across splits."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,30 @@ def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: 
 def normalised(text: str) -> str:
     """A text as the builders compare texts across splits: runs of whitespace as one space, none at the ends."""
     return " ".join(text.split())
+
+
+def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Sequence[str], text: Callable[..., str],
+                 repeated: Callable[[str, str, tuple[str, str]], None]) -> tuple[dict[str, Any], dict[str, int]]:
+    """``splits`` (in ``order``, lowest first) without the rows whose ``text(*columns)`` a higher split holds: each
+    such row is dropped from the lower split after ``repeated(split, id, (first split, first id))``, which may refuse
+    it (the last column is the row's id); also the rows dropped per split. Repeats inside one split stay."""
+    seen: dict[bytes, tuple[str, str]] = {}
+    kept, dropped = {}, {}
+    for split in reversed(order):
+        if split not in splits:
+            continue
+        ds, keep = splits[split], []
+        rows = (row for batch in ds.iter(batch_size=10_000) for row in zip(*map(batch.get, columns), strict=True))
+        for i, row in enumerate(rows):
+            key = hashlib.blake2b(text(*row).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            first = seen.setdefault(key, (split, row[-1]))
+            if first[0] == split:
+                keep.append(i)
+            else:
+                repeated(split, row[-1], first)
+        dropped[split] = len(ds) - len(keep)
+        kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
+    return {split: kept[split] for split in order if split in kept}, dropped
 
 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:

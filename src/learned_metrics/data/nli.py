@@ -19,9 +19,8 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import normalised
+from learned_metrics.data.common import drop_repeats, normalised
 from learned_metrics.data.sources import (
-    CHUNK,
     SUFFIXES,
     Part,
     SplitWriter,
@@ -210,29 +209,14 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
                                                                             dict[str, int]]:
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
     lower split (train < validation < test) with a count per split."""
-    seen: dict[bytes, tuple[str, str]] = {}
-    kept, dropped = {}, {}
-    for split in reversed(SPLIT_ORDER):
-        if split not in splits:
-            continue
-        ds, keep = splits[split], []
-        for start in range(0, len(ds), CHUNK):
-            batch = ds[start:start + CHUNK]
-            for i, (p, h, uid) in enumerate(zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)):
-                text = f"{normalised(p)}\x00{normalised(h)}".encode("utf-8", "surrogatepass")
-                key = hashlib.blake2b(text, digest_size=16).digest()
-                if key in seen and seen[key][0] != split:
-                    if action == "refuse":
-                        other_split, other_uid = seen[key]
-                        raise UserError(f"the pair of {uid} ({split}) is also in {other_split} ({other_uid}); pass "
-                                        "--shared-pairs drop to drop such pairs from the lower split, counted in "
-                                        "report.json")
-                    continue
-                seen.setdefault(key, (split, uid))
-                keep.append(start + i)
-        dropped[split] = len(ds) - len(keep)
-        kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
-    return {split: kept[split] for split in SPLIT_ORDER if split in kept}, dropped
+
+    def repeated(split: str, uid: str, first: tuple[str, str]) -> None:
+        if action == "refuse":
+            raise UserError(f"the pair of {uid} ({split}) is also in {first[0]} ({first[1]}); pass --shared-pairs "
+                            "drop to drop such pairs from the lower split, counted in report.json")
+
+    return drop_repeats(splits, SPLIT_ORDER, ("premise", "hypothesis", "uid"),
+                        lambda premise, hypothesis, _: f"{normalised(premise)}\x00{normalised(hypothesis)}", repeated)
 
 
 @takes(NliSettings)

@@ -9,6 +9,7 @@ import hashlib
 import importlib.metadata
 import os
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 
 from learned_metrics import __version__, validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
-from learned_metrics.data.common import normalised, save_dataset_with_report
+from learned_metrics.data.common import drop_repeats, normalised, save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
@@ -215,29 +216,22 @@ def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, 
     from one set of documents (``drawn``) they are that set's duplicates: dropped from the lower split (train <
     validation < test) and counted. Any other is refused in one line naming the splits, how many documents and
     ``where``: a document in two splits leaks its shuffles into evaluation."""
-    seen: dict[bytes, tuple[str, str]] = {}
-    kept, dropped, shared, example = {}, {}, {}, None
-    for split in reversed(SPLITS):
-        if split not in docs:
-            continue
-        ds, keep = docs[split], []
-        batches = ds.iter(batch_size=10_000)
-        rows = (row for batch in batches for row in zip(batch["doc_id"], batch["sentences"], strict=True))
-        for i, (doc_id, sentences) in enumerate(rows):
-            text = normalised(" ".join(sentences)).encode("utf-8", "surrogatepass")
-            first = seen.setdefault(hashlib.blake2b(text, digest_size=16).digest(), (split, doc_id))
-            if first[0] == split:
-                keep.append(i)
-            elif not {split, first[0]} <= drawn:
-                shared[split, first[0]] = shared.get((split, first[0]), 0) + 1
-                example = example or f"'{doc_id}' ({split}) and '{first[1]}' ({first[0]})"
-        dropped[split] = len(ds) - len(keep)
-        kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
+    shared: Counter[tuple[str, str]] = Counter()
+    examples: list[str] = []
+
+    def repeated(split: str, doc_id: str, first: tuple[str, str]) -> None:
+        if not {split, first[0]} <= drawn:
+            if not shared:  # the first one, as an example
+                examples.append(f"'{doc_id}' ({split}) and '{first[1]}' ({first[0]})")
+            shared[split, first[0]] += 1
+
+    kept, dropped = drop_repeats(docs, SPLITS, ("sentences", "doc_id"),
+                                 lambda sentences, _: normalised(" ".join(sentences)), repeated)
     if shared:
         counts = ", ".join(f"{n} document(s) of {low} also in {high}" for (low, high), n in shared.items())
         raise UserError(f"the same document in two splits: {counts} (same sentences, whitespace aside; e.g. "
-                        f"{example}); remove the duplicates from one split", path=where)
-    return datasets.DatasetDict({name: kept[name] for name in SPLITS if name in kept}), dropped
+                        f"{examples[0]}); remove the duplicates from one split", path=where)
+    return datasets.DatasetDict(kept), dropped
 
 
 def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import iter_rows, plain_value
+from learned_metrics.labels import class_names_of
 
 SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
                "valid": "validation", "validation": "validation", "test": "test"}
@@ -53,16 +54,11 @@ def dataset_rows(ds: datasets.Dataset) -> Iterator[tuple[int, dict[str, Any]]]:
     yield from enumerate(rows, start=1)
 
 
-def _class_names(ds: datasets.Dataset, field: str | None) -> list[str] | None:
-    feature = ds.features.get(field) if field else None
-    return list(feature.names) if isinstance(feature, datasets.ClassLabel) else None
-
-
 def dataset_parts(loaded: Any, where: str, field: str | None = None) -> list[Part]:
     """One part per split of a DatasetDict (named ``WHERE:SPLIT``), or one unnamed part of a Dataset."""
     splits = {None: loaded} if isinstance(loaded, datasets.Dataset) else loaded
     return [Part(where if split is None else f"{where}:{split}", None if split is None else split_of_name(split, where),
-                 dataset_rows(ds), ds.column_names, _class_names(ds, field), ds) for split, ds in splits.items()]
+                 dataset_rows(ds), ds.column_names, class_names_of(ds, field), ds) for split, ds in splits.items()]
 
 
 def load_hub(location: str, instead: str = "save it with save_to_disk and pass disk:DIR, or export it to files") -> Any:
