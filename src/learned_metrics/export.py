@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.card import CARD_NAME, complete_card
-from learned_metrics.errors import UserError, first_line
+from learned_metrics.errors import UserError
 from learned_metrics.io import dump_json
 from learned_metrics.onnx_export import add_onnx, require_onnxruntime
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output, input_path
 from learned_metrics.settings import Settings, setting, takes
+from learned_metrics.validate import library_errors
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
@@ -91,21 +92,18 @@ def load_checkpoint(path: str | Path, allow_pickle: bool = False) -> dict[str, A
     if not zipfile.is_zipfile(path):
         raise UserError("not a PyTorch checkpoint (torch.save writes a zip archive; this file is not one, or is "
                         "truncated)", path=path)
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except pickle.UnpicklingError as exc:
-        if "GLOBAL" not in str(exc):
-            raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
-        if not allow_pickle:
-            raise UserError("checkpoint holds pickled Python objects, which can run code when loaded, and was refused; "
-                            "pass --allow-pickle (model.allow_pickle=true for train.py) only if you trust its origin",
-                            path=path) from None
+    # torch raises RuntimeError/EOFError/KeyError/... for damaged archives, and a damaged pickle anything
+    with library_errors("not a readable checkpoint", path=path):
         try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except pickle.UnpicklingError as exc:
+            if "GLOBAL" not in str(exc):
+                raise
+            if not allow_pickle:
+                raise UserError("checkpoint holds pickled Python objects, which can run code when loaded, and was "
+                                "refused; pass --allow-pickle (model.allow_pickle=true for train.py) only if you trust "
+                                "its origin", path=path) from None
             checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-        except Exception as exc:  # a damaged pickle raises anything
-            raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
-    except Exception as exc:  # torch raises RuntimeError/EOFError/KeyError/... for damaged archives
-        raise UserError(f"not a readable checkpoint ({first_line(exc)})", path=path) from None
     return check_checkpoint(checkpoint, path)
 
 
@@ -139,10 +137,8 @@ def model_from_checkpoint(checkpoint: dict[str, Any], path: str | Path = "checkp
 
     model = classifier_from_config_dict(checkpoint["hf_config"], path)  # checked by load_checkpoint
     state = {k.removeprefix("model."): v for k, v in checkpoint["state_dict"].items() if k.startswith("model.")}
-    try:
+    with library_errors("checkpoint weights do not match its config", path=path, kinds=RuntimeError):
         model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise UserError(f"checkpoint weights do not match its config ({first_line(exc)})", path=path) from None
     return model.eval()
 
 

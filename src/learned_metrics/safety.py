@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from learned_metrics.errors import UserError, first_line
+from learned_metrics.errors import UserError
 from learned_metrics.io import read_json_object
+from learned_metrics.validate import library_errors
 
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth")
 # Any of these makes a folder's tokenizer loadable (fast tokenizer, BPE/WordPiece vocabularies, sentencepiece).
@@ -118,25 +119,23 @@ def load_config(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any):
     from transformers import AutoConfig
 
     folder = check_model_folder(name_or_path, need_tokenizer=False)
-    try:
+    with library_errors("cannot load the model config", path=folder.given,
+                        kinds=(OSError, ValueError, KeyError, TypeError)):
         return AutoConfig.from_pretrained(folder.source, **kwargs, **NO_REMOTE_CODE)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"cannot load the model config ({first_line(exc)})", path=folder.given) from None
 
 
 def load_tokenizer(name_or_path: str | os.PathLike | ModelFolder, **kwargs: Any):
     from transformers import AutoTokenizer
 
     folder = check_model_folder(name_or_path, need_config=False, what="tokenizer")
-    try:
+    # OSError, ValueError ...; tokenizers raises plain Exceptions for a corrupt tokenizer.json
+    with library_errors("cannot load the tokenizer", path=folder.given):
         tokenizer = AutoTokenizer.from_pretrained(folder.source, **kwargs, **NO_REMOTE_CODE)
         if hasattr(tokenizer, "deprecation_warnings"):
             # "Token indices sequence length is longer than the specified maximum ...": we count whole texts on
             # purpose and truncate ourselves (text.encoding); marked as shown so transformers never prints it.
             tokenizer.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
         return tokenizer
-    except Exception as exc:  # OSError, ValueError ...; tokenizers raises plain Exceptions for a corrupt tokenizer.json
-        raise UserError(f"cannot load the tokenizer ({first_line(exc)})", path=folder.given) from None
 
 
 @contextlib.contextmanager
@@ -166,12 +165,9 @@ def load_classifier(name_or_path: str | os.PathLike | ModelFolder, *, allow_pick
 
     folder = check_model_folder(name_or_path, need_tokenizer=False)
     check_weights_are_safe(folder.given, allow_pickle, flag)
-    try:
-        with quiet_transformers():
-            return AutoModelForSequenceClassification.from_pretrained(
-                folder.source, **kwargs, **({} if allow_pickle else {"use_safetensors": True}), **NO_REMOTE_CODE)
-    except Exception as exc:  # safetensors, torch and transformers raise many types for a damaged file
-        raise UserError(f"cannot load the model weights ({first_line(exc)})", path=folder.given) from None
+    with library_errors("cannot load the model weights", path=folder.given), quiet_transformers():
+        return AutoModelForSequenceClassification.from_pretrained(
+            folder.source, **kwargs, **({} if allow_pickle else {"use_safetensors": True}), **NO_REMOTE_CODE)
 
 
 def classifier_from_config_dict(config: dict[str, Any], where: object):
@@ -180,8 +176,7 @@ def classifier_from_config_dict(config: dict[str, Any], where: object):
 
     config = dict(check_config_dict(config, where))
     model_type = config.pop("model_type")
-    try:
+    with library_errors("cannot build the model from its stored config", path=where,
+                        kinds=(ValueError, TypeError, KeyError, AttributeError)):
         built = AutoConfig.for_model(model_type, **config)
         return AutoModelForSequenceClassification.from_config(built, **NO_REMOTE_CODE)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise UserError(f"cannot build the model from its stored config ({first_line(exc)})", path=where) from None

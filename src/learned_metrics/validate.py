@@ -6,6 +6,7 @@ and field)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, MappingView, Sequence, 
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
 
 if TYPE_CHECKING:
     import numpy as np
@@ -238,6 +239,19 @@ def numbers(values: Any, what: str) -> np.ndarray:
             number(value, field=f"{what}[{index}]")  # raises on text, bools, infinities
         raise UserError(f"{what}: expected numbers, got {type(values).__name__}")
     return array
+
+
+@contextlib.contextmanager
+def library_errors(what: str, *, path: object = None,
+                   kinds: type[Exception] | tuple[type[Exception], ...] = Exception) -> Iterator[None]:
+    """A library's failure inside the block (one of ``kinds``: libraries raise many types for a damaged file) as one
+    line, ``what (its first line)`` naming ``path``; a UserError of ours passes unchanged."""
+    try:
+        yield
+    except UserError:
+        raise
+    except kinds as exc:
+        raise UserError(f"{what} ({first_line(exc)})", path=path) from None
 
 
 def plain_file_name(name: Any, *, what: str, path: object = None) -> str:

@@ -17,6 +17,7 @@ import pyarrow as pa
 from learned_metrics.errors import UserError, first_line
 from learned_metrics.io import iter_rows, plain_value
 from learned_metrics.labels import class_names_of
+from learned_metrics.validate import library_errors
 
 SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
                "valid": "validation", "validation": "validation", "test": "test"}
@@ -79,10 +80,8 @@ def location_parts(location: str, forms: str, field: str | None = None, name: st
         return dataset_parts(load_hub(location[3:]), location, field)
     path = Path(location.removeprefix("disk:")).expanduser()
     if location.startswith("disk:") or any((path / name).is_file() for name in ("dataset_dict.json", "state.json")):
-        try:
+        with library_errors("not a datasets save_to_disk folder", path=path):  # datasets raises many types
             loaded = datasets.load_from_disk(str(path))
-        except Exception as exc:  # datasets raises many types for a folder it cannot read
-            raise UserError(f"not a datasets save_to_disk folder ({first_line(exc)})", path=path) from None
         return dataset_parts(loaded, str(path), field)
     if path.is_file():
         return [Part(str(path), split_of_name(path.name, path), iter_rows(path))]

@@ -18,12 +18,13 @@ from omegaconf import OmegaConf
 from torch.utils.data import DataLoader
 
 from learned_metrics import compat
-from learned_metrics.errors import UserError, first_line
+from learned_metrics.errors import UserError
 from learned_metrics.io import dump_json, read_json_object
 from learned_metrics.labels import canonical_label, class_names_of
 from learned_metrics.outputs import read_marker, write_marker
 from learned_metrics.text.encoding import check_max_length, tokenize
 from learned_metrics.train.sampler import LengthGroupedBatchSampler
+from learned_metrics.validate import library_errors
 
 log = logging.getLogger(__name__)
 BUILT_WITH = "data_builder.json"  # beside a set data.builder built on first use: the request it was built for
@@ -173,10 +174,8 @@ class TextClassificationDataModule(L.LightningDataModule):
                 raise UserError(f"split '{split}' missing{why}; the set has {', '.join(map(str, available)) or 'none'}",
                                 path=self.path)
             empty = (read_json_object(self.path / split / "state.json") or {}).get("_data_files") == []
-            try:
+            with library_errors(f"split '{split}' is not readable", path=self.path):  # a damaged folder: any type
                 ds = None if empty else datasets.load_from_disk(str(self.path / split))
-            except Exception as exc:  # datasets raises many types for a damaged folder
-                raise UserError(f"split '{split}' is not readable ({first_line(exc)})", path=self.path) from None
             if ds is None or len(ds) == 0:
                 raise UserError(f"split '{split}' has no rows", path=self.path)
             missing = [c for c in columns if c not in ds.column_names]
