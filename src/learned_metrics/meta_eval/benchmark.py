@@ -241,13 +241,6 @@ class BenchmarkReport(Tabular):
         """The JSON settings block: the paired tests' settings and the baselines (the protocol's are its own)."""
         return {**self.settings.narrow(AucReportSettings).to_json(), "baselines": list(self.settings.baseline or ())}
 
-    def _caption(self, what: str) -> str:
-        undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
-        intervals = self.settings.intervals("rows redrawn within each dataset, the threshold held")
-        one_class = " AUC —: a dataset with one class only (left out of the AUC mean)." if undefined else ""
-        return (f"{self.benchmark}: {what} per dataset and their unweighted mean, with {intervals}, seed "
-                f"{self.settings.seed}. {self.protocol.words()}{one_class if 'AUC' in what else ''}")
-
     def _table(self, key: str, statistics: Sequence[str], what: str, *, long: bool = False, title: str = "") -> Table:
         """A per-dataset table: per metric its datasets, then the mean; ``long`` (the CSV's) names the metric in each
         row, the others head each metric's block with it."""
@@ -273,7 +266,12 @@ class BenchmarkReport(Tabular):
                  else f"threshold tuned on {p.tune_split}, {p.grid} grid" if p.name == "tune-on-val"
                  else f"threshold tuned on the same split, {p.grid} grid, OPTIMISTIC")
         title = f"{self.benchmark} · {p.judged} · {short}{title}"
-        return Table(columns, rows, title=title, heading="" if long else title, key=key, caption=self._caption(what),
+        undefined = any(d.stats["auc"].value is None for r in self.results.values() for d in r.datasets)
+        one_class = " AUC —: a dataset with one class only (left out of the AUC mean)." if undefined else ""
+        caption = (f"{self.benchmark}: {what} per dataset and their unweighted mean, with "
+                   f"{self.settings.intervals('rows redrawn within each dataset, the threshold held')}, seed "
+                   f"{self.settings.seed}. {p.words()}{one_class if 'AUC' in what else ''}")
+        return Table(columns, rows, title=title, heading="" if long else title, key=key, caption=caption,
                      rules=rules, groups={} if long else groups)
 
     def tables(self) -> list[Table]:

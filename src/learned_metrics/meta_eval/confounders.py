@@ -24,6 +24,7 @@ from learned_metrics.meta_eval.resampling import (
     bootstrap_weights,
     estimate_from,
     none_if_nan,
+    records_frame,
     single_threaded_blas,
 )
 from learned_metrics.meta_eval.rows import distinct, distinct_names, read_scored
@@ -306,9 +307,7 @@ class ConfounderReport(Tabular):
 
     def tests_frame(self):
         """One row per Williams test (scope, proxy, metric A, metric B)."""
-        import pandas as pd
-
-        return pd.DataFrame([asdict(t) for t in self.tests], columns=list(WilliamsTest.__dataclass_fields__))
+        return records_frame([asdict(t) for t in self.tests], list(WilliamsTest.__dataclass_fields__))
 
     def tables(self) -> list[Table]:
         """tau-b of every score column with every proxy, scopes as row groups (key ``correlations``), and the

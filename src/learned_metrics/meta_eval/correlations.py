@@ -224,11 +224,8 @@ def bootstrap_distribution(engine: StatisticsEngine, n_docs: int, n_systems: int
                            seed: int, contrast: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every statistic on every bootstrap resample: name -> (resamples,) values, NaN where undefined; with a cell
     selection ``contrast``, the :meth:`~StatisticsEngine.difference` it picks (paired: one draw for both)."""
-    chunks: dict[str, list[np.ndarray]] = {name: [] for name in engine.stats}
     with single_threaded_blas():
-        for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed):
-            values = ({name: s.value for name, s in engine.evaluate(u, v).items()} if contrast is None
-                      else engine.difference(u, v, contrast))
-            for name, value in values.items():
-                chunks[name].append(value)
-    return joined(chunks)
+        blocks = [{name: s.value for name, s in engine.evaluate(u, v).items()} if contrast is None
+                  else engine.difference(u, v, contrast)
+                  for u, v in bootstrap_weights(n_docs, n_systems, resamples, resample, seed)]
+    return joined({name: [block[name] for block in blocks] for name in engine.stats})

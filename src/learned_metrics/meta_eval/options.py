@@ -463,9 +463,3 @@ class BenchmarkCommand(BenchmarkSettings):
                          "Pegasus), as aggre_fact_sota.csv", flag=True)
     published_scores: bool = setting(False, "AggreFact: also judge every <Metric>_score column of the first --metric "
                                      "as a metric named <Metric> (the baselines the release ships)", flag=True)
-
-    def reading(self) -> dict[str, Any]:
-        """The keywords of the benchmark reader."""
-        return {"layout": self.layout, "on_missing": self.on_missing, "sota": self.sota,
-                "published_scores": self.published_scores}
-

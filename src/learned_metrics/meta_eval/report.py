@@ -199,12 +199,9 @@ class _AucDifference:
 
     def resampled(self, rng: np.random.Generator, k: int) -> dict[str, np.ndarray]:
         """``k`` paired bootstrap copies: the same rows drawn for both metrics, within each corpus."""
-        out = {}
-        for g, idx in self.rows.items():
-            take = idx[rng.integers(0, len(idx), (k, len(idx)))]
-            y = self.labels[take]
-            out[g] = rank_auc(self.a[take], y) - rank_auc(self.b[take], y)
-        return self._with_mean(out, k)
+        taken = {g: idx[rng.integers(0, len(idx), (k, len(idx)))] for g, idx in self.rows.items()}
+        return self._with_mean({g: rank_auc(self.a[t], self.labels[t]) - rank_auc(self.b[t], self.labels[t])
+                                for g, t in taken.items()}, k)
 
 
 @takes(AucReportSettings)

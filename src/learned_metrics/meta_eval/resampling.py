@@ -140,10 +140,8 @@ def ci_columns(record: dict) -> dict:
     """A record with its ``ci`` pair as ``ci_low`` and ``ci_high`` in its place: a DataFrame row."""
     out = {}
     for name, value in record.items():
-        if name == "ci":
-            out["ci_low"], out["ci_high"] = (None, None) if value is None else value
-        else:
-            out[name] = value
+        ci = name == "ci"  # the pair, or None, becomes two columns in its place
+        out.update(zip(("ci_low", "ci_high"), value or (None, None), strict=True) if ci else [(name, value)])
     return out
 
 

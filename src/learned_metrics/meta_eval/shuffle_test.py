@@ -97,8 +97,7 @@ class ShuffleReport(Tabular):
         """One row for all comparisons (``gap`` missing), then one per length-gap bucket if asked, for notebooks:
         ``pairs`` comparisons, ``accuracy`` with ``ci_low``/``ci_high``."""
         acc = self.accuracy
-        overall = {"gap": None, "from": None, "to": None, "pairs": acc.n, "accuracy": acc.value, "ci": acc.ci,
-                   "nan_resamples": acc.nan_resamples}
+        overall = LengthBucket(None, None, None, acc.n, acc.value, acc.ci, acc.nan_resamples).to_json()
         frame = records_frame([overall, *(b.to_json() for b in self.buckets or [])])
         return frame.astype({"gap": "Int64", "from": "Int64", "to": "Int64"})
 

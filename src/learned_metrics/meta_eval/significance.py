@@ -231,18 +231,16 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
     if pooled is not None:
         with_a, with_b = pooled.tau(np.ones((1, int(valid.sum()))))
         value_a["tau_sum"], value_b["tau_sum"] = float(with_a[0]), float(with_b[0])
-    chunks: dict[str, list[np.ndarray]] = {name: [] for name in stats}
+    blocks: list[dict[str, np.ndarray]] = []
     with single_threaded_blas():
         for swapped in swap_masks(n_docs, n_systems, permutations, swap, seed):
             pick_a = np.stack([1 - swapped, swapped], axis=1)  # copy 0 = A's score, copy 1 = B's
             ones_d, ones_s = np.ones((len(swapped), n_docs)), np.ones((len(swapped), n_systems))
-            if engine.stats:
-                for name, delta in engine.difference(ones_d, ones_s, pick_a).items():
-                    chunks[name].append(delta)
+            blocks.append(engine.difference(ones_d, ones_s, pick_a) if engine.stats else {})
             if pooled is not None:
                 first, second = pooled.tau((1 - swapped)[:, valid])  # z = 1 where A's copy keeps A's score
-                chunks["tau_sum"].append(first - second)
-    return value_a, value_b, joined(chunks)
+                blocks[-1]["tau_sum"] = first - second
+    return value_a, value_b, joined({name: [block[name] for block in blocks] for name in stats})
 
 
 def bootstrap_deltas(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarray, *, coefficient: str,

@@ -196,13 +196,10 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
 
     sizes = (n_docs, None if metric_full is None else metric_full.shape[0], n_systems)
     point = statistics(*(None if n is None else np.ones((1, n)) for n in sizes))
-    draws: dict[str, list] = {}
-    for counts in drawn_counts(sizes, settings.resamples, settings.seed):
-        for name, values in statistics(*counts).items():
-            draws.setdefault(name, []).append(values)
+    draws = [statistics(*counts) for counts in drawn_counts(sizes, settings.resamples, settings.seed)]
 
     def estimate(value: float, name: str, n: int, part: int | None = None) -> Estimate:
-        chunks = [c if part is None else c[part] for c in draws.get(name, [])]
+        chunks = [d[name] if part is None else d[name][part] for d in draws if name in d]
         return estimate_from(value, np.concatenate(chunks) if chunks else np.empty(0), n=n,
                              confidence=settings.confidence)
 

@@ -19,10 +19,10 @@ from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
 from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, resolution_note
 from learned_metrics.meta_eval.resampling import (
-    ci_columns,
     drawn_counts,
     interval,
     none_if_nan,
+    records_frame,
     single_threaded_blas,
     swap_masks,
 )
@@ -161,11 +161,9 @@ class SystemComparison(Tabular):
 
     def to_frame(self, table: str = "systems"):
         """``"systems"``: one row per system (rank, mean, CI, n, better_than); ``"pairs"``: one row per test."""
-        import pandas as pd
-
         if table not in ("systems", "pairs"):
             raise UserError(f"table must be 'systems' or 'pairs', got {table!r}")
-        return pd.DataFrame([ci_columns(asdict(item)) for item in (self.systems if table == "systems" else self.pairs)])
+        return records_frame([asdict(item) for item in (self.systems if table == "systems" else self.pairs)])
 
     def tables(self) -> list[Table]:
         """The ranking (key ``systems``) and the pairwise tests (key ``pairs``)."""

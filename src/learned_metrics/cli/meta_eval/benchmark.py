@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, settings: BenchmarkCommand) -> int:
     common.require(settings.threshold_protocol is not None,
                    "meta-eval benchmark: give --threshold-protocol fixed, tune-on-val or same-split")
     rows = read_benchmark(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
-                          group_field=settings.group_field, **settings.reading())
+                          group_field=settings.group_field, layout=settings.layout, on_missing=settings.on_missing,
+                          sota=settings.sota, published_scores=settings.published_scores)
     report = evaluate_benchmark(rows, settings=settings.narrow(BenchmarkSettings))
     named = [] if common.metric_names(settings) else [
         "metric names: " + ", ".join(f"{name} ({path})" for name, path in zip(rows.scores, args.metric, strict=False))
