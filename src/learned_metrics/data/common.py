@@ -28,13 +28,13 @@ def normalised(text: str) -> str:
     return " ".join(text.split())
 
 
-def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Sequence[str], text: Callable[..., str],
-                 repeated: Callable[[str, str, tuple[str, str]], None]) -> tuple[dict[str, Any], dict[str, int]]:
-    """``splits`` (in ``order``, lowest first) without the rows whose ``text(*columns)`` a higher split holds: each
-    such row is dropped from the lower split after ``repeated(split, id, (first split, first id))``, which may refuse
-    it (the last column is the row's id); also the rows dropped per split. Repeats inside one split stay."""
+def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Sequence[str], text: Callable[..., str]
+                 ) -> tuple[dict[str, Any], dict[str, int], list[tuple[str, str, str, str]]]:
+    """``splits`` (in ``order``, lowest first) without the rows whose ``text(*columns)`` a higher split holds (the
+    last column is the row's id; repeats inside one split stay), the rows dropped per split, and each one dropped as
+    ``(split, id, first split, first id)``, for the caller to refuse."""
     seen: dict[bytes, tuple[str, str]] = {}
-    kept, dropped = {}, {}
+    kept, dropped, repeats = {}, {}, []
     for split in reversed(order):
         if split not in splits:
             continue
@@ -46,10 +46,10 @@ def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Seque
             if first[0] == split:
                 keep.append(i)
             else:
-                repeated(split, row[-1], first)
+                repeats.append((split, row[-1], *first))
         dropped[split] = len(ds) - len(keep)
         kept[split] = ds if len(keep) == len(ds) else ds.select(keep)
-    return {split: kept[split] for split in order if split in kept}, dropped
+    return {split: kept[split] for split in order if split in kept}, dropped, repeats
 
 
 def load_report(data_dir: str | Path) -> dict[str, Any] | None:

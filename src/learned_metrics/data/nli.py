@@ -209,14 +209,13 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
                                                                             dict[str, int]]:
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
     lower split (train < validation < test) with a count per split."""
-
-    def repeated(split: str, uid: str, first: tuple[str, str]) -> None:
-        if action == "refuse":
-            raise UserError(f"the pair of {uid} ({split}) is also in {first[0]} ({first[1]}); pass --shared-pairs "
-                            "drop to drop such pairs from the lower split, counted in report.json")
-
-    return drop_repeats(splits, SPLIT_ORDER, ("premise", "hypothesis", "uid"),
-                        lambda premise, hypothesis, _: f"{normalised(premise)}\x00{normalised(hypothesis)}", repeated)
+    kept, dropped, repeats = drop_repeats(splits, SPLIT_ORDER, ("premise", "hypothesis", "uid"),
+                                          lambda p, h, _: f"{normalised(p)}\x00{normalised(h)}")
+    if repeats and action == "refuse":
+        split, uid, other_split, other_uid = repeats[0]
+        raise UserError(f"the pair of {uid} ({split}) is also in {other_split} ({other_uid}); pass --shared-pairs "
+                        "drop to drop such pairs from the lower split, counted in report.json")
+    return kept, dropped
 
 
 @takes(NliSettings)

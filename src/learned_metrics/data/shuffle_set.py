@@ -216,21 +216,16 @@ def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, 
     from one set of documents (``drawn``) they are that set's duplicates: dropped from the lower split (train <
     validation < test) and counted. Any other is refused in one line naming the splits, how many documents and
     ``where``: a document in two splits leaks its shuffles into evaluation."""
-    shared: Counter[tuple[str, str]] = Counter()
-    examples: list[str] = []
-
-    def repeated(split: str, doc_id: str, first: tuple[str, str]) -> None:
-        if not {split, first[0]} <= drawn:
-            if not shared:  # the first one, as an example
-                examples.append(f"'{doc_id}' ({split}) and '{first[1]}' ({first[0]})")
-            shared[split, first[0]] += 1
-
-    kept, dropped = drop_repeats(docs, SPLITS, ("sentences", "doc_id"),
-                                 lambda sentences, _: normalised(" ".join(sentences)), repeated)
+    kept, dropped, repeats = drop_repeats(docs, SPLITS, ("sentences", "doc_id"),
+                                          lambda sentences, _: normalised(" ".join(sentences)))
+    shared = [repeat for repeat in repeats if not {repeat[0], repeat[2]} <= drawn]
     if shared:
-        counts = ", ".join(f"{n} document(s) of {low} also in {high}" for (low, high), n in shared.items())
+        counts = ", ".join(f"{n} document(s) of {low} also in {high}"
+                           for (low, high), n in Counter((split, other) for split, _, other, _ in shared).items())
+        split, doc_id, other, other_id = shared[0]
         raise UserError(f"the same document in two splits: {counts} (same sentences, whitespace aside; e.g. "
-                        f"{examples[0]}); remove the duplicates from one split", path=where)
+                        f"'{doc_id}' ({split}) and '{other_id}' ({other})); remove the duplicates from one split",
+                        path=where)
     return datasets.DatasetDict(kept), dropped
 
 
