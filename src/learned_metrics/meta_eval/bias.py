@@ -27,13 +27,12 @@ class BiasMatrix(Tabular):
     def tables(self) -> list[Table]:
         """The matrix: one row per system (rank, name, mean human score), one column per system headed by its rank
         (narrow for print) and keyed by its name (CSV headers and ``to_frame`` columns are system names)."""
-        n = len(self.systems)
         columns = [Column("#", kind="count"), Column("system", kind="text"), Column("mean_human", "mean H", digits=2),
                    *(Column(name, str(k + 1), digits=2) for k, name in enumerate(self.systems))]
         rows = [[a + 1, name, float(self.mean_human[a]),
                  *(Cell(None) if np.isnan(self.tau[a, b]) else Cell(float(self.tau[a, b]),
                                                                     detail=str(int(self.pairs[a, b])))
-                   for b in range(n))] for a, name in enumerate(self.systems)]
+                   for b in range(len(self.systems)))] for a, name in enumerate(self.systems)]
         return [Table(columns, rows, key="bias_matrix",
                       title="bias matrix: 2*acc-1 (pairs); row = system the humans prefer; upper tau+, lower tau-",
                       caption="Cell (a, b): over same-document pairs where the humans prefer system a to b, 2*acc-1 "

@@ -122,16 +122,6 @@ def tau_b_from_sums(concordance: np.ndarray, untied_x: np.ndarray, untied_y: np.
         return np.where(denominator > 0, np.clip(concordance / np.sqrt(denominator), -1.0, 1.0), np.nan)
 
 
-def rowwise_sign_sums(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
-    """Weighted ordered-pair sums (R,) ``concordance``, ``untied_x``, ``untied_y`` of (R, m) values that change per
-    resample (per-system means); cost R * m**2, fine for the few systems of a data set."""
-    sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
-    pair_weights = weights[:, :, None] * weights[:, None, :]
-    return {"concordance": np.einsum("rij,rij->r", pair_weights, sx * sy),
-            "untied_x": np.einsum("rij,rij->r", pair_weights, np.abs(sx)),
-            "untied_y": np.einsum("rij,rij->r", pair_weights, np.abs(sy))}
-
-
 def rowwise_midranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted mid-ranks of per-resample values: (R, m) -> (R, m)."""
     below = np.einsum("rj,rij->ri", weights, (x[:, None, :] < x[:, :, None]).astype(np.float64))
@@ -235,11 +225,15 @@ def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coeff
 
 
 def _rowwise_block(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
+    """Weighted ordered-pair sums of (R, m) values that change per resample (per-system means); cost R * m**2, fine
+    for the few systems of a data set."""
     x, y = _snap(np.where(weights > 0, x, 0.0)), _snap(np.where(weights > 0, y, 0.0))
-    sums = rowwise_sign_sums(x, y, weights)
-    defined = (sums["untied_x"] > 0) & (sums["untied_y"] > 0)
+    sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
+    pair_weights = weights[:, :, None] * weights[:, None, :]
+    untied_x, untied_y = (np.einsum("rij,rij->r", pair_weights, np.abs(signs)) for signs in (sx, sy))
+    defined = (untied_x > 0) & (untied_y > 0)
     if coefficient == "kendall":
-        return tau_b_from_sums(sums["concordance"], sums["untied_x"], sums["untied_y"])
+        return tau_b_from_sums(np.einsum("rij,rij->r", pair_weights, sx * sy), untied_x, untied_y)
     if coefficient == "pearson":
         r = weighted_pearson(x, y, weights)
     else:

@@ -294,7 +294,8 @@ def _pair_statistics(filled: np.ndarray, present: np.ndarray, pairs: list[tuple[
         ci = interval(boot[:, k], o.confidence).ci if o.resamples else None
         wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
         p = {"bootstrap": _sides(bootstrap_p, boot[:, k], delta) if o.resamples else dict.fromkeys(SIDES),
-             "permutation": _sides(_permutation_p, perm[:, k], delta) if o.permutations else dict.fromkeys(SIDES),
+             "permutation": _sides(lambda *args: permutation_p(*args)[0], perm[:, k], delta) if o.permutations
+             else dict.fromkeys(SIDES),
              "t": _t_test(d)}
         side = o.alternative
         results.append(PairResult(systems[i], systems[j], int(n[k]), delta, ci, wins, ties, losses, wins / int(n[k]),
@@ -314,13 +315,9 @@ def _t_test(d: np.ndarray) -> dict[str, float | None]:
 
 
 def _sides(p: Callable[..., float | None], samples: np.ndarray, delta: float) -> dict[str, float | None]:
-    """One test's p per alternative (:func:`.significance.bootstrap_p` or ``permutation_p``); "less" flips the
+    """One test's p per alternative (:func:`.significance.bootstrap_p`, or ``permutation_p``'s p); "less" flips the
     signs."""
     return {"greater": p(delta, samples), "less": p(-delta, -samples), "two-sided": p(delta, samples, "two-sided")}
-
-
-def _permutation_p(delta: float, samples: np.ndarray, alternative: str = "greater") -> float | None:
-    return permutation_p(delta, samples, alternative)[0]
 
 
 def _adjusted(results: list[PairResult], other_way: list[float | None], o: SystemsSettings, *,
