@@ -513,9 +513,7 @@ class RowSink:
 
 def open_sink(path: Path, fmt: str):
     """An open handle for ``fmt`` at ``path`` (text for JSONL/CSV, a file name for Parquet's own writer)."""
-    if fmt == "parquet":
-        return str(path)
-    return path.open("w", encoding="utf-8", newline="")
+    return str(path) if fmt == "parquet" else path.open("w", encoding="utf-8", newline="")
 
 
 class RowWriter:

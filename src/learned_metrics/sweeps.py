@@ -214,10 +214,7 @@ def agent_command(sweep: Sweep, params: dict[str, Any], *, interpreter: str = "p
     """The argv ``wandb agent`` runs for ``params`` (``interpreter``: ``python`` first on PATH, as the agent's)."""
     macros = {"${env}": [env], "${interpreter}": [interpreter], "${program}": [sweep.program],
               ARGS_MACRO: format_overrides(params)}
-    argv: list[str] = []
-    for part in sweep.command:
-        argv += macros.get(part, [] if _is_macro(part) else [part])
-    return argv
+    return [arg for part in sweep.command for arg in macros.get(part, [] if _is_macro(part) else [part])]
 
 
 CHECK_DESCRIPTION = ("Check wandb sweep files offline: method, metric, parameters, command macros, that every "

@@ -25,19 +25,18 @@ def load_pretrained_classifier(name_or_path: str, metric_kind: str, head_labels:
     fresh head with these labels unless the model has exactly them; None (faithfulness): its NLI head, by name."""
     folder = check_model_folder(name_or_path)  # no custom code, tokenizer present: checked once before any loading
     config = load_config(folder)
-    required = METRIC_KINDS[metric_kind]
+    required, head = METRIC_KINDS[metric_kind], {}
     if head_labels is not None:
         if sorted(head_labels) != sorted(required):
             raise UserError(f"model.head_labels must be an ordering of {list(required)}, got {list(head_labels)}")
         if not _has_labels(config.id2label, required):
             labels = dict(enumerate(head_labels))
-            return load_classifier(folder, allow_pickle=allow_pickle, flag="model.allow_pickle=true",
-                                   num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()},
-                                   ignore_mismatched_sizes=True)
+            head = {"num_labels": len(labels), "id2label": labels, "label2id": {v: k for k, v in labels.items()},
+                    "ignore_mismatched_sizes": True}
     elif not _has_labels(config.id2label, required):
         resolve_label_ids(config.id2label, required, option="model.head_labels")  # raises the clear error
         raise UserError(f"model '{name_or_path}' has {len(config.id2label)} classes, expected {len(required)}")
-    return load_classifier(folder, allow_pickle=allow_pickle, flag="model.allow_pickle=true")
+    return load_classifier(folder, allow_pickle=allow_pickle, flag="model.allow_pickle=true", **head)
 
 
 def _has_labels(id2label: dict, required) -> bool:

@@ -161,9 +161,7 @@ def flat_value(table: Table, column: Column, cell: Cell, part: str) -> Any:
         return ";".join(table.mark_names[int(m) - 1] for m in cell.marks if m.isdigit())  # type: ignore[index]
     if part != "value":
         return None if cell.ci is None else float(cell.ci[1 if part == "high" else 0])
-    if cell.value is None:
-        return None
-    return {"text": str, "count": int}.get(column.kind, float)(cell.value)
+    return None if cell.value is None else {"text": str, "count": int}.get(column.kind, float)(cell.value)
 
 
 def csv_text(table: Table) -> str:

@@ -93,8 +93,7 @@ class TextClassificationDataModule(L.LightningDataModule):
 
     def prepare_data(self) -> None:
         """Build the set on first use, once under a file lock for parallel runs (no builder: :meth:`setup` refuses)."""
-        if self.path.exists() and self.builder is not None:
-            self._check_built_with_builder()
+        self._check_built_with_builder()
         if self.path.exists() or self.builder is None:
             return
         from filelock import FileLock
@@ -113,8 +112,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         """Every split the run needs (``test`` with ``test=true``) exists, has rows and the columns the task reads:
         before the trainer is built (a set still to be built: in :meth:`setup`), so nothing is written first."""
         self.needed_splits = (*REQUIRED_SPLITS, "test") if test else REQUIRED_SPLITS
-        if self.path.exists() and self.builder is not None:
-            self._check_built_with_builder()
+        self._check_built_with_builder()
         if self.path.exists() or self.builder is None:
             self._checked_splits()
 
@@ -136,7 +134,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         """A set that ``data.builder`` built on first use is reused only for the same request: another source or
         setting is one line, never a run on the old data under the new config. A set prepared otherwise (data_prep,
         ``learned-metrics prep``) and named by ``data.path`` is taken as it is."""
-        recorded = read_json_object(self.path / BUILT_WITH)
+        recorded = None if self.builder is None else read_json_object(self.path / BUILT_WITH)
         if recorded is None:
             return
         now = self._builder_request()

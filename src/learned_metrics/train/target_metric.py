@@ -157,17 +157,13 @@ def read_validation_rows(path: str | Path, s: FaithfulnessValidationSettings) ->
         file, row = source.where[unlabelled[0]]
         raise UserError(f"label is missing ({len(unlabelled)} of the validation rows); label them or remove them",
                         path=file, row=row, field="label")
-    if s.max_rows_per_dataset is not None:  # at most that many rows per dataset, drawn with the seed per dataset
+    if (cap := s.max_rows_per_dataset) is not None:  # at most cap rows per dataset, drawn with the seed per dataset
         by_dataset: dict[str, list[int]] = {}
         for i in keep:
             by_dataset.setdefault(source.groups[i], []).append(i)
-        keep = []
-        for index, members in enumerate(by_dataset.values()):
-            if len(members) > s.max_rows_per_dataset:
-                members = np.random.default_rng([s.seed, index]).choice(members, size=s.max_rows_per_dataset,
-                                                                        replace=False).tolist()
-            keep.extend(members)
-        keep.sort()  # file order
+        drawn = [rows if len(rows) <= cap else np.random.default_rng([s.seed, index]).choice(rows, cap, replace=False)
+                 for index, rows in enumerate(by_dataset.values())]
+        keep = sorted(int(i) for rows in drawn for i in rows)  # file order
     if not keep:
         raise UserError(f"faithfulness validation benchmark {path}: no labelled rows to validate on", path=path)
     labels = np.array([source.labels[i] for i in keep], dtype=np.int64)
