@@ -147,8 +147,7 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
     kernel = RaggedAuc(scores, labels, group_ids, len(group_names))
     intra = _IntraSystem(scores, labels, group_ids, systems, confidence) if systems is not None else None
 
-    ones = np.ones((1, len(scores)))
-    point = kernel.auc(ones)[0]
+    point = kernel.auc(np.ones((1, len(scores))))[0]
     if np.isnan(point).all():
         counts = f"{int(labels.sum())} positive and {int((1 - labels).sum())} negative rows"
         raise UserError(f"ROC AUC is undefined: no group has both labels (1 = faithful and 0 = unfaithful); {counts} "

@@ -60,8 +60,7 @@ class TieClasses:
 
     def totals(self, weights: np.ndarray) -> np.ndarray:
         """Total weight of every class: (R, G, m) weights -> (R, K)."""
-        flat = weights.reshape(weights.shape[0], -1)
-        return np.asarray(self.indicator.T @ flat.T).T
+        return np.asarray(self.indicator.T @ weights.reshape(weights.shape[0], -1).T).T
 
     def untied_pairs(self, weights: np.ndarray) -> np.ndarray:
         """Ordered pairs of (expanded) items with different values, per resample and group: (R, G)."""
@@ -149,8 +148,7 @@ def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.nd
     with np.errstate(invalid="ignore", divide="ignore"):
         dx, dy = (v - ((weights * v).sum(axis=-1) / total)[..., None] for v in (x, y))
         var_x, var_y = (weights * dx * dx).sum(axis=-1), (weights * dy * dy).sum(axis=-1)
-        r = (weights * dx * dy).sum(axis=-1) / np.sqrt(var_x * var_y)
-    return np.clip(r, -1.0, 1.0)
+        return np.clip((weights * dx * dy).sum(axis=-1) / np.sqrt(var_x * var_y), -1.0, 1.0)
 
 
 class FixedGroups:
@@ -173,7 +171,6 @@ class FixedGroups:
     def correlation(self, weights: np.ndarray) -> np.ndarray:
         """Per-group correlation for (R, G, m) weights: (R, G), NaN where undefined."""
         untied_x, untied_y = self.ties_x.untied_pairs(weights), self.ties_y.untied_pairs(weights)
-        defined = (untied_x > 0) & (untied_y > 0)
         if self.coefficient == "kendall" and (self.large or (len(weights) == 1 and self.x.shape[1] > POINT_BY_SORT)):
             r = self._tau_b_by_expansion(weights)
         elif self.coefficient == "kendall":
@@ -182,7 +179,7 @@ class FixedGroups:
             r = weighted_pearson(self.x_centered, self.y_centered, weights)
         else:
             r = weighted_pearson(self.ties_x.midranks(weights), self.ties_y.midranks(weights), weights)
-        return np.where(defined, r, np.nan)
+        return np.where((untied_x > 0) & (untied_y > 0), r, np.nan)
 
     def _tau_b_by_expansion(self, weights: np.ndarray) -> np.ndarray:
         """Large groups: repeat each item by its weight and let scipy's O(m log m) tau-b count."""
@@ -231,11 +228,10 @@ def _rowwise_block(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficien
     sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
     pair_weights = weights[:, :, None] * weights[:, None, :]
     untied_x, untied_y = (np.einsum("rij,rij->r", pair_weights, np.abs(signs)) for signs in (sx, sy))
-    defined = (untied_x > 0) & (untied_y > 0)
     if coefficient == "kendall":
         return tau_b_from_sums(np.einsum("rij,rij->r", pair_weights, sx * sy), untied_x, untied_y)
     if coefficient == "pearson":
         r = weighted_pearson(x, y, weights)
     else:
         r = weighted_pearson(rowwise_midranks(x, weights), rowwise_midranks(y, weights), weights)
-    return np.where(defined, r, np.nan)
+    return np.where((untied_x > 0) & (untied_y > 0), r, np.nan)

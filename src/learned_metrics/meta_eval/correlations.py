@@ -154,14 +154,12 @@ class StatisticsEngine:
             human_means = (cell_weights * self.human).sum(axis=(1, 2)) / totals
         system_weights = np.where(totals > 0, v, 0.0)
         value = rowwise_correlation(metric_means, human_means, system_weights, self.coefficient)
-        n = (system_weights > 0).sum(axis=1)
-        return StatSample(value, n, np.isnan(value).astype(int))
+        return StatSample(value, (system_weights > 0).sum(axis=1), np.isnan(value).astype(int))
 
     def _tau_sum(self, u: np.ndarray, v: np.ndarray, q: np.ndarray) -> StatSample:
         weights = (u[:, None, :, None] * v[:, None, None, :] * q).reshape(u.shape[0], 1, -1)
         value = self.pooled.correlation(weights)[:, 0]
-        n = (weights > 0).sum(axis=(1, 2))
-        return StatSample(value, n, np.isnan(value).astype(int))
+        return StatSample(value, (weights > 0).sum(axis=(1, 2)), np.isnan(value).astype(int))
 
     def _acc_pair(self, within_doc: np.ndarray, u: np.ndarray) -> StatSample:
         agreeing, strict, all_pairs = self.by_doc.pair_agreement(within_doc)

@@ -25,9 +25,8 @@ def adjust_p_values(p_values: Sequence[float | None], method: str = "holm") -> l
         out = np.minimum(values * m, 1.0)
     else:
         order = np.argsort(values, kind="stable")
-        stepped = np.maximum.accumulate(values[order] * (m - np.arange(m)))
         out = np.empty(m)
-        out[order] = np.minimum(stepped, 1.0)
+        out[order] = np.minimum(np.maximum.accumulate(values[order] * (m - np.arange(m))), 1.0)
     for i, value in zip(defined, out, strict=True):
         adjusted[i] = float(value)
     return adjusted

@@ -254,13 +254,12 @@ def auc_report(scored: dict[str, Any], *, baseline: str | Sequence[str] | None =
         check_paired(first, scored[name], (names[0], name))
     baselines = baseline_names(baseline, names)
     cells: dict[tuple[str, str], ReportCell] = {}
-    columns: list[str] = []
     for name in names:
         report = auc_by_group(scored[name].scores, scored[name].labels, scored[name].groups,
                               settings=o.narrow(AucSettings))
-        columns = [g.group for g in report.groups] + [MEAN_COLUMN]
         cells.update({(name, group.group): ReportCell.of(group.auc) for group in report.groups})
         cells[(name, MEAN_COLUMN)] = ReportCell.of(report.mean)
+    columns = [*dict.fromkeys(first.groups), MEAN_COLUMN]  # every metric's groups, in auc_by_group's order
     labels = np.asarray(first.labels, dtype=np.int64)
     tests = [paired_auc_test(scored[a].scores, scored[b].scores, labels, first.groups, names=(a, b), settings=o)
              for a in names for b in (baselines or names) if a != b]

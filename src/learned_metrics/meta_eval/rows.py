@@ -254,8 +254,7 @@ def keyed_cells(sources: Iterable[tuple[object, Iterable[tuple[int, dict[str, An
     path: object = None
     for path, rows in sources:
         for row_number, row in rows:
-            key = (row_key(row, keys.doc, path=path, row_number=row_number),
-                   row_key(row, keys.system, path=path, row_number=row_number))
+            key = tuple(row_key(row, name, path=path, row_number=row_number) for name in (keys.doc, keys.system))
             value = row_number_value(row, score_field, path=path, row_number=row_number)
             if key in first and not average:
                 if on_missing == "error":

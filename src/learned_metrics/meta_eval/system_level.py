@@ -111,9 +111,8 @@ def _below(edge: float) -> float:
 def system_means(grid: np.ndarray, doc_counts: np.ndarray) -> np.ndarray:
     """(R, S) per-system means under document counts (R, D); NaN where a system has no drawn document."""
     present = ~np.isnan(grid)
-    totals = doc_counts @ present
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (doc_counts @ np.where(present, grid, 0.0)) / totals
+        return (doc_counts @ np.where(present, grid, 0.0)) / (doc_counts @ present)
 
 
 def _band_values(metric_means: np.ndarray, human_means: np.ndarray, pairs: np.ndarray
