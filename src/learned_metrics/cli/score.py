@@ -97,7 +97,7 @@ def register(subparsers) -> None:
 def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     """Whether the input's first row is in a benchmark layout (standard input and object storage are not read
     ahead; a local folder for --engine ray by its first data file)."""
-    from learned_metrics.io import is_stdio, iter_row_chunks
+    from learned_metrics.io import is_stdio, iter_rows
     from learned_metrics.scoring import ray_engine
 
     if is_stdio(args.input):
@@ -105,9 +105,8 @@ def _benchmark_layout(args: argparse.Namespace, fields) -> bool:
     if ray_engine.through_ray(args.input):
         first = ray_engine.first_row(args.input, args.input_format)
     else:
-        with contextlib.closing(iter_row_chunks(args.input, 1, args.input_format)) as rows:
-            chunk = next(rows, None)
-        first = chunk[0][1] if chunk else None
+        with contextlib.closing(iter_rows(args.input, args.input_format)) as rows:
+            first = next(rows)[1]
     return first is not None and dataclasses.replace(fields).settle(first) is not None
 
 

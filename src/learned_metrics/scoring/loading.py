@@ -25,7 +25,6 @@ KINDS = tuple(METRIC_KINDS)
 DEFAULT_MAX_LENGTH = 512
 # Hub files a scorer needs: config, weights, tokenizer and the learned-metrics card.
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.vocab", "*.merges"]
-# Two-class heads (RTE, WNLI, some fact checkers): the second class is neutral and contradiction together.
 # Architectures whose position ids start after the padding index (``max_position_embeddings - 2`` usable).
 _OFFSET_POSITIONS = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm",
                      "data2vec-text", "xmod", "ibert"}
@@ -108,12 +107,10 @@ def resolve_labels(config, kind: str, label_order: Sequence[str] | None = None) 
                         "neutral, contradiction)")
     if kind == "coherence":
         return resolve_label_ids(id2label, COHERENCE_LABELS)
-    required = resolve_label_ids(id2label, ("entailment", "contradiction"))
-    try:
-        neutral = resolve_label_ids(id2label, ("neutral",))
+    try:  # neutral is kept when the model has it
+        ids = resolve_label_ids(id2label, ("entailment", "neutral", "contradiction"))
     except UserError:
-        neutral = {}
-    ids = {"entailment": required["entailment"], **neutral, "contradiction": required["contradiction"]}
+        ids = resolve_label_ids(id2label, ("entailment", "contradiction"))
     if len(id2label) != len(ids):
         raise UserError(f"the model has {len(id2label)} classes {dict(id2label)}; only {sorted(ids)} could be named, "
                         "so its probabilities cannot be reported by label")

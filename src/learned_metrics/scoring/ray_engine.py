@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -15,11 +16,12 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from learned_metrics import provenance
 from learned_metrics.errors import UserError, cause_among
-from learned_metrics.io import dump_json, file_format, iter_row_chunks, parquet_table
+from learned_metrics.io import check_input_file, dump_json, file_format, iter_row_chunks, parquet_table
 from learned_metrics.outputs import (
     atomic_folder,
     check_outputs,
@@ -71,8 +73,7 @@ class ScoreBlocks:
         _test_kill_hook()
         rows = block.to_pylist()
         numbers = [row[ROW] for row in rows] if ROW in block.column_names else range(1, len(rows) + 1)
-        extra = [_CHUNK, _COUNTS]
-        inputs = [{k: v for k, v in row.items() if k not in extra} for row in rows]
+        inputs = [{k: v for k, v in row.items() if k not in (_CHUNK, _COUNTS)} for row in rows]
         self.fields.settle(inputs[0])
         kwargs, _ = self.fields.extract(list(zip(numbers, inputs, strict=True)), Path(self.path))
         seed = self.base_seed  # torch's masks: seeded per chunk as one process seeds them, whatever ran before
@@ -177,8 +178,6 @@ def _this_machine_only(ray: Any) -> bool:
 
 def _describe(model: Model, kind: str, options: ScoringOptions, record: dict[str, Any], **override: Any) -> tuple:
     """Loaded as an actor loads it: the provenance record and what the fingerprint reads of the scorer."""
-    from types import SimpleNamespace
-
     from learned_metrics.scoring.scorer import load_scorer
 
     scorer = load_scorer(model, kind=kind, settings=dataclasses.replace(options, engine="torch", **override))
@@ -267,8 +266,6 @@ def check_paths(input_path: str, output: str, summary: str | None, inputs: list[
     if os.fspath(input_path) == "-" or os.fspath(output) == "-":
         raise UserError("--engine ray reads and writes files (Parquet output): give paths, not -")
     if not through_ray(input_path):
-        from learned_metrics.io import check_input_file
-
         check_input_file(input_path, declared)
     check_folder_input(input_path, declared)
     if settings.ray_single_file and Path(output).suffix.lower() != ".parquet":
@@ -289,21 +286,16 @@ def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> 
         return
     fmt = _input_format(path, declared)
     reader = {"jsonl": ray.data.read_json, "csv": ray.data.read_csv, "parquet": ray.data.read_parquet}[fmt]
-    chunk: list[tuple[int, dict]] = []
     try:
-        for number, row in enumerate(reader(path, file_extensions=list(FOLDER_SUFFIXES[fmt])).iter_rows(), start=1):
-            chunk.append((number, dict(row)))
-            if len(chunk) == chunk_size:
-                yield chunk
-                chunk = []
+        rows = enumerate(reader(path, file_extensions=list(FOLDER_SUFFIXES[fmt])).iter_rows(), start=1)
+        while chunk := [(number, dict(row)) for number, row in itertools.islice(rows, chunk_size)]:
+            yield chunk
     except UserError:
         raise
     except Exception as exc:  # Ray Data's readers raise many types (pyarrow's, its own): one line, as io's do
         cause = cause_among(exc, (ValueError, OSError)) or exc
         raise UserError(f"Ray Data could not read it as {fmt} ({str(cause).splitlines()[0][:200]})",
                         path=path) from None
-    if chunk:
-        yield chunk
 
 
 def score_file(model: str | os.PathLike, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
@@ -314,47 +306,41 @@ def score_file(model: str | os.PathLike, input_path: str, output: str, fields: I
     started = not require_ray().is_initialized()
     model = _check_model_here(model, settings)
     ray = connect(settings)
-    (lap or (lambda phase: None))("ray start")
+    lap = lap or (lambda phase: None)
+    lap("ray start")
     try:
+        actors, cpus, gpus = _resources(ray, settings, options)
         if started:  # nothing will join this instance: an actor it cannot place would wait for ever
-            _check_fits(ray, *_resources(ray, settings, options)[1:])
-        return _run_file(ray, model, input_path, output, fields, options, run, settings,
-                         progress or RowProgress(None, enabled=False), say, lap or (lambda phase: None))
+            _check_fits(ray, cpus, gpus)
+        in_format = _input_format(input_path, run.input_format)
+        record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
+        check = (model, fields.kind, options,
+                 {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})
+        if gpus == 0 and _this_machine_only(ray):  # CPU actors here resolve what a CPU load in this process resolves
+            record, scorer = _describe(*check, device="cpu" if options.device == "auto" else options.device)
+        else:  # the actors' nodes or GPUs may resolve other settings: ask one of them
+            describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
+            record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(*check)))
+        lap("model check")
+        fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
+        store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
+        store.open(resume=run.resume, restart=run.restart)
+        for note in store.notes if say else ():
+            say(f"note: {note}")
+        with runner.kept_for_resume(store, say):
+            summary, chunks = _score_chunks(ray, model, input_path, fields, options, run, settings, store,
+                                            progress or RowProgress(None, enabled=False), say)
+        summary.provenance = provenance.finish(record, "parquet", fields=dataclasses.asdict(fields))
+        try:
+            _write_output(store, Path(output), chunks, summary.provenance, settings.ray_single_file)
+        except BaseException:
+            runner.keep_folder(store, say)
+            raise
+        store.remove()
+        return summary
     finally:
         if started:
             ray.shutdown()
-
-
-def _run_file(ray: Any, model: Model, input_path: str, output: str, fields: InputFields, options: ScoringOptions,
-              run: FileRun, settings: RaySettings, progress: RowProgress, say: Callable[[str], None] | None,
-              lap: Callable[[str], None]) -> RunSummary:
-    in_format = _input_format(input_path, run.input_format)
-    record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
-    actors, cpus, gpus = _resources(ray, settings, options)
-    check = (model, fields.kind, options,
-             {"input": record_input, "batching": {"chunk_size": run.chunk_size, "engine": "ray", "actors": actors}})
-    if gpus == 0 and _this_machine_only(ray):  # CPU actors here resolve what a CPU load in this process resolves
-        record, scorer = _describe(*check, device="cpu" if options.device == "auto" else options.device)
-    else:  # the actors' nodes or GPUs may resolve other settings: ask one of them
-        describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
-        record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(*check)))
-    lap("model check")
-    fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
-    store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
-    store.open(resume=run.resume, restart=run.restart)
-    for note in store.notes if say else ():
-        say(f"note: {note}")
-    with runner.kept_for_resume(store, say):
-        summary, chunks = _score_chunks(ray, model, input_path, fields, options, run, settings, store, progress,
-                                        say)
-    summary.provenance = provenance.finish(record, "parquet", fields=dataclasses.asdict(fields))
-    try:
-        _write_output(store, Path(output), chunks, summary.provenance, settings.ray_single_file)
-    except BaseException:
-        runner.keep_folder(store, say)
-        raise
-    store.remove()
-    return summary
 
 
 def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, options: ScoringOptions, run: FileRun,
@@ -364,17 +350,16 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     actor pool, save each as it completes; returns the summary and every chunk's row count."""
     parts = list(store.state.get("parts") or [])
     collector = ScoreCollector(run.system_field)
-    read, blocks, sizes = hashlib.sha256(), [], []
+    read, refs, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
     for index, chunk in enumerate(_read_chunks(ray, input_path, run.chunk_size, run.input_format)):
         if index == 0 and (note := fields.settle(chunk[0][1])) and say:
             say(f"note: {note}; --premise-strategy {options.premise_strategy}")
         hash_rows(read, chunk)
         fields.extract(chunk, Path(input_path))
         collector.systems_of(chunk, input_path)
-        for number, row in chunk:
-            if ROW in row:
-                raise UserError(f"the input has a field named '{ROW}', which --engine ray adds (each row's number): "
-                                "rename it", path=input_path, row=number, field=ROW)
+        if number := next((n for n, row in chunk if ROW in row), None):
+            raise UserError(f"the input has a field named '{ROW}', which --engine ray adds (each row's number): "
+                            "rename it", path=input_path, row=number, field=ROW)
         sizes.append(len(chunk))
         record = parts[index] if index < len(parts) else None
         if record is not None:
@@ -382,18 +367,15 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
                 raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {input_path} differ from the "
                                 "rows the interrupted run scored there; give the same input, or pass --restart "
                                 "instead of --resume to score from the beginning")
+            summary.resumed_rows += record["rows"]
+            summary.add_counts(record["rows"], record["truncated"], record["details"])
             continue
-        table = parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk], path=input_path,
-                              first_row=chunk[0][0])
-        blocks.append((index, read.hexdigest(), ray.put(table)))
+        hashes[index] = read.hexdigest()
+        refs.append(ray.put(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],
+                                          path=input_path, first_row=chunk[0][0])))
     if len(parts) > len(sizes) and any(parts[len(sizes):]):
         raise UserError(f"cannot resume: {input_path} ended after {sum(sizes):,} rows, but the interrupted run scored "
                         "more of it; give the same input, or pass --restart instead of --resume")
-    summary = RunSummary()
-    for record in parts[:len(sizes)]:
-        if record is not None:
-            summary.resumed_rows += record["rows"]
-            summary.add_counts(record["rows"], record["truncated"], record["details"])
     if summary.resumed_rows and say:
         say(f"resuming after {summary.resumed_rows:,} rows ({len(store.finished())} chunks) scored by the "
             "interrupted run")
@@ -401,9 +383,8 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     progress.skip(summary.resumed_rows)
     start = time.perf_counter()
     scores: dict[int, list[dict]] = {}  # what the summary reads of the chunks this run scored: no second read
-    if blocks:
-        hashes = {index: digest for index, digest, _ in blocks}
-        scored = _map(ray, ray.data.from_arrow_refs([ref for *_, ref in blocks]), model, fields, options, settings,
+    if refs:
+        scored = _map(ray, ray.data.from_arrow_refs(refs), model, fields, options, settings,
                       details=run.details, batch_size=None, path=str(input_path), counts=True)
         with progress:
             _unwrapped(ray, lambda: _save_blocks(scored, store, sizes, hashes, summary, progress, scores,
@@ -441,8 +422,7 @@ def _save_blocks(scored: Any, store: ChunkStore, sizes: list[int], hashes: dict[
                 continue
             rows = [row for _, row in sorted(pending.pop(index).items())]
             done = counts.pop(index, {"truncated": 0, "details": {}, "tokens": 0})
-            store.save(rows, {"truncated": done["truncated"], "details": done["details"],
-                              "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
+            store.save(rows, {**done, "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
             summary.add_counts(len(rows), done["truncated"], done["details"])
             summary.tokens += done["tokens"]
             saved[index] = [{key: row[key] for key in summary_fields if key in row} for row in rows]

@@ -339,8 +339,7 @@ class ChunkStore:
 
             schema = self._merged_schema(list(range(count)))  # every field of every part
             with writing(self.output, needed=needed):
-                handle = open_sink(target, "parquet")
-                sink = RowSink(handle, "parquet", path=self.output, metadata=metadata, schema=schema)
+                sink = RowSink(str(target), "parquet", path=self.output, metadata=metadata, schema=schema)
                 try:
                     for index in range(count):
                         sink.write_table(pq.read_table(pa.BufferReader(self.verified_bytes(index))))

@@ -106,8 +106,7 @@ class RunSummary:
     def add_counts(self, rows: int, truncated: int, details: dict[str, int]) -> None:
         self.rows += rows
         self.truncated += truncated
-        for key, value in details.items():
-            self.details[key] = self.details.get(key, 0) + value
+        self.details.update({key: self.details.get(key, 0) + value for key, value in details.items()})
 
 
 def hash_rows(digest, chunk: Sequence[tuple[int, dict[str, Any]]]) -> None:
@@ -128,9 +127,7 @@ class _OutputRows:
 
     def build(self, chunk: Sequence[tuple[int, dict[str, Any]]], result: ScoreResult, path: Path) -> list[dict]:
         if self.fieldnames is None:
-            inputs: dict[str, None] = {}
-            for _, row in chunk:
-                inputs.update(dict.fromkeys(row))
+            inputs = dict.fromkeys(key for _, row in chunk for key in row)
             self.replaced = [c for c in result.columns if c in inputs]
             self.fieldnames = [*(k for k in inputs if k not in result.columns), *result.columns]
         rows = []
@@ -296,9 +293,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 summary.tokens += result.tokens
                 if processes.is_main:  # into the resume store (with the chunk's record), or straight to standard output
                     rows = builder.build(chunk, result, input_path)
-                    if store is None and builder.csv and writer.sink.fieldnames is None:
-                        writer.sink.fieldnames = builder.fieldnames
                     if store is None:
+                        writer.sink.fieldnames = builder.fieldnames  # CSV: the first chunk's header, kept
                         writer.write(rows)
                     else:
                         store.save(rows, {"truncated": result.truncated, "details": result.details,

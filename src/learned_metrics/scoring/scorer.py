@@ -440,7 +440,3 @@ def _checked_folder(model: str | os.PathLike | safety.ModelFolder) -> tuple[Path
         return Path(model.source), safety.check_model_folder(model)  # returned as it is: checked for all we read
     model_dir = loading.resolve_model_dir(model.given if isinstance(model, safety.ModelFolder) else model)
     return model_dir, safety.check_model_folder(model_dir)
-
-
-
-
