@@ -242,8 +242,7 @@ def numbers(values: Any, what: str) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def library_errors(what: str, *, path: object = None,
-                   kinds: type[Exception] | tuple[type[Exception], ...] = Exception) -> Iterator[None]:
+def library_errors(what: str, *, path: object = None, kinds: type | tuple[type, ...] = Exception) -> Iterator[None]:
     """A library's failure inside the block (one of ``kinds``: libraries raise many types for a damaged file) as one
     line, ``what (its first line)`` naming ``path``; a UserError of ours passes unchanged."""
     try:

@@ -131,13 +131,13 @@ def parse_data_label_order(order: Any) -> tuple[str, ...]:
     """``--label-order`` of a data set: scoring's rule and wording (:func:`~learned_metrics.labels.parse_label_order`),
     with ``entailment,not_entailment`` also accepted for a two-class set."""
     names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
-    if not any(data_label(name) == NOT_ENTAILMENT for name in names):
-        return parse_label_order(names)
     canon = [data_label(name) for name in names]
+    if NOT_ENTAILMENT not in canon:
+        return parse_label_order(names)
     if None in canon or len(set(canon)) != len(canon):
         raise UserError(f"--label-order: expected distinct class names in index order such as "
                         f"entailment,neutral,contradiction (or e,n,c), got {order!r}")
-    return tuple(str(name) for name in canon)
+    return tuple(canon)
 
 
 @dataclass(frozen=True)
