@@ -50,9 +50,8 @@ def write_coherence_documents(path: str | Path, n_docs: int, seed: int = 0) -> P
     rng = random.Random(seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for i in range(n_docs):
-            handle.write(json_line({"id": f"demo-{i:05d}", "sentences": coherent_document(rng)}))
+    rows = (json_line({"id": f"demo-{i:05d}", "sentences": coherent_document(rng)}) for i in range(n_docs))
+    path.write_text("".join(rows), encoding="utf-8")
     return path
 
 
@@ -85,9 +84,8 @@ def write_anli_layout(root: str | Path, sizes: dict[str, int] | None = None, see
     for rnd in ("R1", "R2", "R3"):
         (root / rnd).mkdir(parents=True, exist_ok=True)
         for split, n_rows in sizes.items():
-            with (root / rnd / f"{split}.jsonl").open("w", encoding="utf-8") as handle:
-                for i in range(n_rows):
-                    handle.write(json_line({"uid": f"{rnd.lower()}-{split}-{i:05d}", **nli_triple(rng)}))
+            rows = (json_line({"uid": f"{rnd.lower()}-{split}-{i:05d}", **nli_triple(rng)}) for i in range(n_rows))
+            (root / rnd / f"{split}.jsonl").write_text("".join(rows), encoding="utf-8")
     return root
 
 
