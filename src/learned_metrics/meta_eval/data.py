@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,11 +67,9 @@ def _read_summeval(path: str | Path, score_field: str, on_missing: str) -> CellS
         for row_number, row in iter_rows(path):
             at: dict[str, Any] = {"path": path, "row": row_number}
             annotations = row.get("expert_annotations")
-            if isinstance(annotations, str):  # a CSV export holds the list as JSON text
-                try:
+            if isinstance(annotations, str):  # a CSV export holds the list as JSON text (not JSON: refused below)
+                with suppress(json.JSONDecodeError):
                     annotations = json.loads(annotations)
-                except json.JSONDecodeError:
-                    annotations = None
             if (not isinstance(annotations, list) or not annotations
                     or not all(isinstance(a, dict) for a in annotations)):
                 raise UserError("expected a non-empty list of annotation objects (SummEval release format)", **at,

@@ -115,11 +115,10 @@ def correlation_report(human: object, metrics: dict[str, object], *, axes: str =
     if not metrics:
         raise UserError("report needs at least one metric")
     names = list(metrics)
-    cells: dict[tuple[str, str], ReportCell] = {}
     reports = run_jobs(functools.partial(correlations, settings=o.narrow(CorrelationSettings)),
                        [(human, values) for values in metrics.values()], o.workers)  # partial: a worker can run it
-    for name, report in zip(names, reports, strict=True):
-        cells.update({(name, statistic): ReportCell.of(result) for statistic, result in report.stats.items()})
+    cells = {(name, statistic): ReportCell.of(result) for name, report in zip(names, reports, strict=True)
+             for statistic, result in report.stats.items()}
     note = ""
     if len(names) > 1:
         bootstrap = o.resamples if o.test == "bootstrap" else 0  # the paired bootstrap only when it decides
