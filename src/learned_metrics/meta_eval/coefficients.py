@@ -230,8 +230,6 @@ def _rowwise_block(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficien
     untied_x, untied_y = (np.einsum("rij,rij->r", pair_weights, np.abs(signs)) for signs in (sx, sy))
     if coefficient == "kendall":
         return tau_b_from_sums(np.einsum("rij,rij->r", pair_weights, sx * sy), untied_x, untied_y)
-    if coefficient == "pearson":
-        r = weighted_pearson(x, y, weights)
-    else:
-        r = weighted_pearson(rowwise_midranks(x, weights), rowwise_midranks(y, weights), weights)
-    return np.where((untied_x > 0) & (untied_y > 0), r, np.nan)
+    if coefficient == "spearman":  # Pearson's r of the weighted mid-ranks
+        x, y = rowwise_midranks(x, weights), rowwise_midranks(y, weights)
+    return np.where((untied_x > 0) & (untied_y > 0), weighted_pearson(x, y, weights), np.nan)

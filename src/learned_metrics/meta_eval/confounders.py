@@ -32,7 +32,7 @@ from learned_metrics.meta_eval.significance import williams_p
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.settings import takes
 from learned_metrics.text.proxies import PROXIES, text_proxies
-from learned_metrics.validate import flag, number, ordered, row_text
+from learned_metrics.validate import flag, number, one_of, ordered, row_text
 
 HUMAN = "human"
 ALL_ROWS = "all"
@@ -80,10 +80,7 @@ class ConfounderData:
 def check_proxy_names(proxies: Sequence[str] | None, proxy_fields: Sequence[str] = ()) -> list[str]:
     """The built-in proxies chosen; unknown ones, fields named like a built-in, and repeats: errors before any file
     is read."""
-    chosen = list(PROXIES if proxies is None else proxies)
-    for proxy in chosen:
-        if proxy not in PROXIES:
-            raise UserError(f"unknown proxy '{proxy}', expected one of: {', '.join(PROXIES)}")
+    chosen = [one_of(proxy, PROXIES, "proxy") for proxy in (PROXIES if proxies is None else proxies)]
     for name in proxy_fields:
         if name in PROXIES:
             raise UserError(f"--proxy-field '{name}' has the name of a built-in proxy; rename the field")

@@ -37,17 +37,16 @@ COMMAND = common.Command(
 
 
 def run(args: argparse.Namespace, settings: ReportCommand) -> int:
+    from learned_metrics.meta_eval.report import auc_report, correlation_report
+
     if not args.auc:
         common.require(settings.format == "rows",
                        f"--format {settings.format} reads labelled score files for the AUC table; add --auc")
         common.require(args.human is not None, "give --human FILE (or --auc for a table of ROC AUC per corpus)")
-        from learned_metrics.meta_eval.report import correlation_report
-
         grid = common.load_grid(args, settings)
         table = correlation_report(grid.human, grid.metrics, settings=settings.narrow(ReportSettings))
         return common.finish(args, table, notes=grid.notes)
     from learned_metrics.meta_eval.data import read_scored_corpora
-    from learned_metrics.meta_eval.report import auc_report
 
     common.require(args.human is None, "--auc reads labelled score files; --human is for the correlation table")
     defaults = ReportCommand()
