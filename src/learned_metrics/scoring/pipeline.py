@@ -12,7 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
@@ -101,10 +101,7 @@ def ordered_map(function: Callable[[T], R], items: Iterable[T], workers: int) ->
             pending.extend(pool.submit(function, item) for item in islice(source, 1))
             yield result
     finally:
-        for future in pending:
-            future.cancel()
-        wait(pending)
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # queued items cancelled, running ones waited for
 
 
 class TokenizerCopies:

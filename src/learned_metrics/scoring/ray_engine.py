@@ -21,7 +21,7 @@ from typing import Any
 
 from learned_metrics import provenance
 from learned_metrics.errors import UserError, cause_among
-from learned_metrics.io import check_input_file, dump_json, file_format, iter_row_chunks, parquet_table
+from learned_metrics.io import check_input_file, dump_json, file_format, iter_row_chunks, iter_rows, parquet_table
 from learned_metrics.outputs import (
     atomic_folder,
     check_outputs,
@@ -113,24 +113,22 @@ def connect(settings: RaySettings) -> Any:
     return ray
 
 
-def _resources(ray: Any, settings: RaySettings, options: ScoringOptions) -> tuple[int, int, int]:
-    """(actors, CPUs per actor, GPUs per actor): the defaults fill the cluster's cores or GPUs."""
+def _resources(ray: Any, settings: RaySettings, options: ScoringOptions, fits: bool = False) -> tuple[int, int, int]:
+    """(actors, CPUs per actor, GPUs per actor): the defaults fill the cluster's cores or GPUs. ``fits``: more per
+    actor than the cluster has is refused (an instance nothing will join: an actor it cannot place would wait for
+    ever)."""
     cluster = ray.cluster_resources()
     gpus = settings.ray_gpus_per_actor
     if gpus is None:
         gpus = 1 if cluster.get("GPU", 0) >= 1 and options.device != "cpu" else 0
     cpus = settings.ray_cpus_per_actor
+    for name, flag, wanted in (("CPU", "--ray-cpus-per-actor", cpus), ("GPU", "--ray-gpus-per-actor", gpus)):
+        if fits and wanted > cluster.get(name, 0):
+            raise UserError(f"{flag} {wanted}: this machine has {cluster.get(name, 0):g} {name}s for Ray; ask for "
+                            "at most that, or join a larger cluster with --ray-address")
     actors = settings.ray_actors or max(1, int(cluster.get("GPU", 0) // gpus if gpus else
                                                cluster.get("CPU", 1) // cpus))
     return actors, cpus, gpus
-
-
-def _check_fits(ray: Any, cpus: int, gpus: int) -> None:
-    have = ray.cluster_resources()
-    for name, flag, wanted in (("CPU", "--ray-cpus-per-actor", cpus), ("GPU", "--ray-gpus-per-actor", gpus)):
-        if wanted > have.get(name, 0):
-            raise UserError(f"{flag} {wanted}: this machine has {have.get(name, 0):g} {name}s for Ray; ask for at "
-                            "most that, or join a larger cluster with --ray-address")
 
 
 @takes(ScoringOptions)
@@ -231,10 +229,9 @@ def check_folder_input(path: str | os.PathLike, declared: str | None) -> None:
     """A local folder input holds files of its format, else one line before Ray starts (which suffixes it holds)."""
     if _is_remote(path) or not Path(path).is_dir():
         return
-    fmt = _input_format(path, declared)
-    if _data_files(Path(path), fmt):
+    if _data_files(Path(path), fmt := _input_format(path, declared)):
         return
-    others = [name for name, _ in FOLDER_SUFFIXES.items() if name != fmt and _data_files(Path(path), name)]
+    others = [name for name in FOLDER_SUFFIXES if name != fmt and _data_files(Path(path), name)]
     hint = f"; it holds {others[0]} files: pass --input-format {others[0]}" if others else ""
     wanted = "/".join(f".{suffix}" for suffix in FOLDER_SUFFIXES[fmt])
     raise UserError(f"no {wanted} files in this folder (--engine ray reads a folder's {fmt} parts{hint})",
@@ -249,13 +246,11 @@ def first_row(path: str | os.PathLike, declared: str | None = None) -> dict[str,
         return None
     fmt = _input_format(path, declared)
     for file in _data_files(Path(path), fmt):
-        try:  # the one-process readers (io): the same rows and refusals
-            with contextlib.closing(iter_row_chunks(str(file), 1, fmt)) as chunks:
-                rows = [row for _, row in next(chunks, [])]
+        try:  # the one-process readers (io): the same rows and refusals (an empty file is one)
+            with contextlib.closing(iter_rows(str(file), fmt)) as rows:
+                return next(rows)[1]
         except (OSError, ValueError, NotImplementedError, UserError):  # unreadable: the next file may do
             continue
-        if rows:
-            return rows[0]
     return None
 
 
@@ -309,9 +304,7 @@ def score_file(model: str | os.PathLike, input_path: str, output: str, fields: I
     lap = lap or (lambda phase: None)
     lap("ray start")
     try:
-        actors, cpus, gpus = _resources(ray, settings, options)
-        if started:  # nothing will join this instance: an actor it cannot place would wait for ever
-            _check_fits(ray, cpus, gpus)
+        actors, cpus, gpus = _resources(ray, settings, options, fits=started)  # an instance started here
         in_format = _input_format(input_path, run.input_format)
         record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
         check = (model, fields.kind, options,

@@ -44,16 +44,13 @@ class InputFields:
     def settle(self, first_row: dict[str, Any]) -> str | None:
         """Pick the fields once, from the first row, so every row is read the same way; a note when a faithfulness
         benchmark layout (LLM-AggreFact, AggreFact, SummaC, TRUE) supplied the fields the defaults lack."""
-        if self.kind != "coherence":
-            return self._settle_faithfulness(first_row)
-        if self.text_field and self.sentences_field:
-            raise UserError("give either --text-field or --sentences-field, not both")
-        if not self.text_field and not self.sentences_field:
-            sentences = "text" not in first_row and "sentences" in first_row
-            self.text_field, self.sentences_field = (None, "sentences") if sentences else ("text", None)
-        return None
-
-    def _settle_faithfulness(self, first_row: dict[str, Any]) -> str | None:
+        if self.kind == "coherence":
+            if self.text_field and self.sentences_field:
+                raise UserError("give either --text-field or --sentences-field, not both")
+            if not self.text_field and not self.sentences_field:
+                sentences = "text" not in first_row and "sentences" in first_row
+                self.text_field, self.sentences_field = (None, "sentences") if sentences else ("text", None)
+            return None
         premise = self.premise_field or ("grounding" if "grounding" in first_row else None)
         hypothesis = self.hypothesis_field or ("generation" if "generation" in first_row else None)
         layout = text_layout(first_row) if premise is None or hypothesis is None else None
@@ -72,12 +69,10 @@ class InputFields:
         if self.kind == "coherence":
             texts = [validate.row_text(row, self.text_field, path=path, row_number=n) for n, row in chunk]
             return {"texts": texts}, [len(t) for t in texts]
-        premises, hypotheses = [], []
-        for n, row in chunk:
-            premises.append(validate.row_text(row, self.premise_field, path=path, row_number=n))
-            hypotheses.append(validate.row_text(row, self.hypothesis_field, path=path, row_number=n))
-        sizes = [len(p) + len(h) for p, h in zip(premises, hypotheses, strict=True)]
-        return {"groundings": premises, "generations": hypotheses}, sizes
+        pairs = [(validate.row_text(row, self.premise_field, path=path, row_number=n),
+                  validate.row_text(row, self.hypothesis_field, path=path, row_number=n)) for n, row in chunk]
+        return ({"groundings": [p for p, _ in pairs], "generations": [h for _, h in pairs]},
+                [len(p) + len(h) for p, h in pairs])
 
 
 @dataclass
@@ -269,10 +264,9 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                 hash_rows(read, chunk)
                 if index in finished:
                     if parts[index]["input_sha256"] != read.hexdigest():
-                        raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of "
-                                        f"{source} differ from the rows the interrupted run scored "
-                                        "there; give the same input, or pass --restart instead of --resume to score "
-                                        "from the beginning")
+                        raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from "
+                                        "the rows the interrupted run scored there; give the same input, or pass "
+                                        "--restart instead of --resume to score from the beginning")
                     systems = collector.systems_of(chunk, input_path)  # checked as in a whole run
                     summary.resumed_rows += parts[index]["rows"]
                     summary.add_counts(parts[index]["rows"], parts[index]["truncated"], parts[index]["details"])

@@ -134,9 +134,7 @@ class Scorer:
         self.card, self.device, self.dtype, self.source = card, device, dtype, source
         self.model_dir = Path(model_dir) if model_dir is not None else Path(source).expanduser()
         self._weights: tuple[str | None, list[str]] | None = None  # (sha256, files), hashed once when first asked
-        preprocessing = loading.preprocessing_of(card)
-        self.splitter = preprocessing.get("splitter")
-        self.joiner = preprocessing.get("joiner")
+        self.splitter, self.joiner = map(loading.preprocessing_of(card).get, ("splitter", "joiner"))
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
         nli = kind == "faithfulness"
         # every default decided, once: provenance, the resume fingerprint and the accessors below read it
@@ -408,9 +406,14 @@ def load_scorer(model: str | os.PathLike | safety.ModelFolder, *, kind: str | No
         raise UserError("engine='ray' is the file engine of `learned-metrics score --engine ray` and of "
                         "ray_engine.score_dataset; load_scorer runs the model in this process: engine='torch' or "
                         "'onnx'")
-    # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is
-    model_dir, folder = _checked_folder(model)
+    # checked once, before anything reads it (no custom code, tokenizer files present); the loaders take it as is:
+    # a checked local folder is kept as it is, a Hub id is downloaded, then its folder checked
     given = model.given if isinstance(model, safety.ModelFolder) else model
+    if isinstance(model, safety.ModelFolder) and Path(model.source).is_dir():
+        model_dir, folder = Path(model.source), safety.check_model_folder(model)
+    else:
+        model_dir = loading.resolve_model_dir(given)
+        folder = safety.check_model_folder(model_dir)
     card = read_card(model_dir)
     config = safety.load_config(folder)
     metric_kind = loading.decide_kind(card, kind, model_dir)
@@ -432,11 +435,3 @@ def load_scorer(model: str | os.PathLike | safety.ModelFolder, *, kind: str | No
     length = min(settings.max_length or loading.preprocessing_of(card).get("max_length") or limit, limit)
     return Scorer(classifier, tokenizer, kind=metric_kind, label_ids=label_ids, card=card, device=target,
                   dtype=dtype, max_length=length, source=str(given), options=settings, model_dir=model_dir)
-
-
-def _checked_folder(model: str | os.PathLike | safety.ModelFolder) -> tuple[Path, safety.ModelFolder]:
-    """(the local folder, its check): a Hub id is downloaded, then its folder checked; a checked local one is kept."""
-    if isinstance(model, safety.ModelFolder) and Path(model.source).is_dir():
-        return Path(model.source), safety.check_model_folder(model)  # returned as it is: checked for all we read
-    model_dir = loading.resolve_model_dir(model.given if isinstance(model, safety.ModelFolder) else model)
-    return model_dir, safety.check_model_folder(model_dir)

@@ -31,6 +31,9 @@ class GroupSummary:
 
     ci = property(lambda self: None if self.ci_low is None else (self.ci_low, self.ci_high))
 
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "mean": self.mean, "ci": [self.ci_low, self.ci_high]}
+
 
 @dataclass
 class ScoreSummary:
@@ -42,16 +45,10 @@ class ScoreSummary:
     seed: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "rows": self.overall.rows,
-            "mean": self.overall.mean,
-            "ci": [self.overall.ci_low, self.overall.ci_high],
-            "system_field": self.system_field,
-            "systems": [{"system": s.name, "rows": s.rows, "mean": s.mean, "ci": [s.ci_low, s.ci_high]}
-                        for s in self.systems],
-            "bootstrap": {"confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": self.seed,
-                          "method": "percentile"},
-        }
+        return {**self.overall.to_json(), "system_field": self.system_field,
+                "systems": [{"system": s.name, **s.to_json()} for s in self.systems],
+                "bootstrap": {"confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": self.seed,
+                              "method": "percentile"}}
 
 
 def mean_ci(values: np.ndarray, *, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
