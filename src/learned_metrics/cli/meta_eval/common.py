@@ -159,10 +159,9 @@ def provenance_lines(inputs: list[dict[str, Any]]) -> tuple[str, list[str]]:
     from learned_metrics.provenance import describe, differences
 
     scored = [(Path(r["path"]).name, r["provenance"]) for r in inputs if "provenance" in r]
-    caption = " ".join(f"{name}: scored with {describe(record)}." for name, record in scored)
     warnings = [f"warning: {name_a} and {name_b} were scored with different settings: {'; '.join(differ)}"
                 for (name_a, a), (name_b, b) in itertools.pairwise(scored) if (differ := differences(a, b))]
-    return caption, warnings
+    return " ".join(f"{name}: scored with {describe(record)}." for name, record in scored), warnings
 
 
 def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | None = None,

@@ -44,7 +44,6 @@ def run(args: argparse.Namespace, s: ShuffleTestCommand) -> int:
                              text_field=s.text_field if args.length_gap and not s.length_field else None,
                              length_field=s.length_field if args.length_gap else None)
     pairs = pairs_from_rows(rows, args.input, pair_field=s.pair_field)
-    report = shuffle_test(pairs.original, pairs.shuffled, pair_index=pairs.pair_index,
-                          length_gap=pairs.length_gap if args.length_gap else None,
-                          settings=s.narrow(ShuffleTestSettings))
+    report = shuffle_test(pairs.original, pairs.shuffled, pair_index=pairs.pair_index, length_gap=pairs.length_gap,
+                          settings=s.narrow(ShuffleTestSettings))  # length_gap: None unless --length-gap read lengths
     return common.finish(args, report, plots={"plot": lambda path: plot_length_gap(report, path)})
