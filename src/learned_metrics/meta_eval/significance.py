@@ -226,8 +226,7 @@ def _permutation_run(human: np.ndarray, metric_a: np.ndarray, metric_b: np.ndarr
     engine_stats = [name for name in stats if not (pooled is not None and name == "tau_sum")]
     engine = _pair_engine(human, valid, a, b, coefficient, engine_stats)
     n_docs, n_systems = human.shape
-    value_a = _point(engine, n_docs, n_systems, KEEP_A) if engine_stats else {}
-    value_b = _point(engine, n_docs, n_systems, 1 - KEEP_A) if engine_stats else {}
+    value_a, value_b = (_point(engine, n_docs, n_systems, q) if engine_stats else {} for q in (KEEP_A, 1 - KEEP_A))
     if pooled is not None:
         with_a, with_b = pooled.tau(np.ones((1, int(valid.sum()))))
         value_a["tau_sum"], value_b["tau_sum"] = float(with_a[0]), float(with_b[0])
