@@ -183,10 +183,11 @@ def _describe(model: Model, kind: str, options: ScoringOptions, record: dict[str
                                                         options=scorer.options, kind=scorer.kind)
 
 
-def _unwrapped(ray: Any, call: Callable[[], Any]) -> Any:
-    """``call()``, with a UserError raised in a Ray worker re-raised as itself (one line, not a remote traceback)."""
+@contextlib.contextmanager
+def _unwrapped(ray: Any) -> Iterator[None]:
+    """A UserError raised in a Ray worker inside the block re-raised as itself (one line, not a remote traceback)."""
     try:
-        return call()
+        yield
     except Exception as exc:
         cause = exc
         while isinstance(cause, ray.exceptions.RayTaskError) and cause.cause is not None and cause.cause is not cause:
@@ -304,7 +305,7 @@ def score_file(model: str | os.PathLike, input_path: str, output: str, fields: I
     lap = lap or (lambda phase: None)
     lap("ray start")
     try:
-        actors, cpus, gpus = _resources(ray, settings, options, fits=started)  # an instance started here
+        actors, cpus, gpus = _resources(ray, settings, options, fits=started)  # started here: nothing joins it
         in_format = _input_format(input_path, run.input_format)
         record_input = {"path": input_path} if _is_remote(input_path) else provenance.input_record(input_path)
         check = (model, fields.kind, options,
@@ -313,7 +314,8 @@ def score_file(model: str | os.PathLike, input_path: str, output: str, fields: I
             record, scorer = _describe(*check, device="cpu" if options.device == "auto" else options.device)
         else:  # the actors' nodes or GPUs may resolve other settings: ask one of them
             describe = ray.remote(num_cpus=cpus, num_gpus=gpus)(_describe)
-            record, scorer = _unwrapped(ray, lambda: ray.get(describe.remote(*check)))
+            with _unwrapped(ray):
+                record, scorer = ray.get(describe.remote(*check))
         lap("model check")
         fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
         store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
@@ -379,12 +381,31 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     if refs:
         scored = _map(ray, ray.data.from_arrow_refs(refs), model, fields, options, settings,
                       details=run.details, batch_size=None, path=str(input_path), counts=True)
-        with progress:
-            _unwrapped(ray, lambda: _save_blocks(scored, store, sizes, hashes, summary, progress, scores,
-                                                 (ROW, "score", run.system_field)))
+        # scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
+        # saved under its index, once: rows of a block Ray ran again are the same rows and are dropped
+        pending: dict[int, dict[int, dict]] = {}
+        counts: dict[int, dict] = {}
+        with progress, _unwrapped(ray):
+            for batch in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
+                for row in batch.to_pylist():
+                    index, count = row.pop(_CHUNK), row.pop(_COUNTS)
+                    if index in store.finished():
+                        continue
+                    pending.setdefault(index, {})[row[ROW]] = row
+                    if count is not None:
+                        counts[index] = json.loads(count)
+                    if len(pending[index]) < sizes[index]:
+                        continue
+                    rows = [row for _, row in sorted(pending.pop(index).items())]
+                    done = counts.pop(index, {"truncated": 0, "details": {}, "tokens": 0})
+                    store.save(rows, {**done, "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
+                    summary.add_counts(len(rows), done["truncated"], done["details"])
+                    summary.tokens += done["tokens"]
+                    scores[index] = [{key: row[key] for key in (ROW, "score", run.system_field) if key in row}
+                                     for row in rows]
+                    progress.advance(len(rows))
     missing = sorted(set(range(len(sizes))) - store.finished())
-    kept = {index: store.state["parts"][index]["rows"] for index in store.finished()}
-    if missing or any(kept[index] != sizes[index] for index in kept):
+    if missing or any(store.state["parts"][index]["rows"] != sizes[index] for index in store.finished()):
         raise RuntimeError(f"the Ray run returned chunks {missing[:5]} incomplete or not at all; nothing was written: "
                            "run the same command with --resume")
     summary.seconds = time.perf_counter() - start
@@ -394,32 +415,6 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
             [(row[ROW], row) for row in rows], input_path))
     summary.scores = collector.summary()
     return summary, sizes
-
-
-def _save_blocks(scored: Any, store: ChunkStore, sizes: list[int], hashes: dict[int, str], summary: RunSummary,
-                 progress: RowProgress, saved: dict[int, list[dict]], summary_fields: tuple) -> None:
-    """Scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
-    saved under its index, once: rows of a block Ray ran again are the same rows and are dropped. ``saved`` gets
-    each saved chunk's ``summary_fields``."""
-    pending: dict[int, dict[int, dict]] = {}
-    counts: dict[int, dict] = {}
-    for batch in scored.iter_batches(batch_size=None, batch_format="pyarrow"):
-        for row in batch.to_pylist():
-            index, count = row.pop(_CHUNK), row.pop(_COUNTS)
-            if index in store.finished():
-                continue
-            pending.setdefault(index, {})[row[ROW]] = row
-            if count is not None:
-                counts[index] = json.loads(count)
-            if len(pending[index]) < sizes[index]:
-                continue
-            rows = [row for _, row in sorted(pending.pop(index).items())]
-            done = counts.pop(index, {"truncated": 0, "details": {}, "tokens": 0})
-            store.save(rows, {**done, "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
-            summary.add_counts(len(rows), done["truncated"], done["details"])
-            summary.tokens += done["tokens"]
-            saved[index] = [{key: row[key] for key in summary_fields if key in row} for row in rows]
-            progress.advance(len(rows))
 
 
 def _write_output(store: ChunkStore, output: Path, chunks: list[int], record: dict[str, Any], single: bool) -> None:
