@@ -208,8 +208,7 @@ class TextClassificationDataModule(L.LightningDataModule):
             labels = []
             for value in batch[self.label_field]:
                 name = class_names[value] if class_names is not None else value
-                canon = canonical_label(name)
-                if canon not in label2id:
+                if (canon := canonical_label(name)) not in label2id:
                     raise UserError(f"label '{name}' is not one of the model's labels {sorted(label2id)}",
                                     path=self.path, field=self.label_field)
                 labels.append(label2id[canon])
