@@ -76,9 +76,7 @@ def slice_sizes(total: int, rows: int = SLICE_ROWS, first: int = FIRST_SLICE_ROW
 def slices_longest_first(*columns: Sequence[str], rows: int = SLICE_ROWS,
                          first: int = FIRST_SLICE_ROWS) -> list[np.ndarray]:
     """Input indices per slice (:func:`slice_sizes`): all rows longest first by characters, ties in input order."""
-    lengths = np.zeros(len(columns[0]), dtype=np.int64)
-    for column in columns:
-        lengths += np.fromiter(map(len, column), dtype=np.int64, count=len(column))
+    lengths = sum(np.fromiter(map(len, column), dtype=np.int64, count=len(column)) for column in columns)
     order = np.argsort(-lengths, kind="stable")
     bounds = np.cumsum([0, *slice_sizes(len(order), rows, first)])
     return [order[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]

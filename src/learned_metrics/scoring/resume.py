@@ -225,10 +225,9 @@ class ChunkStore:
             return b"", "missing"
         except OSError as exc:
             return b"", f"unreadable: {exc.strerror or exc}"
-        lines = data.count(b"\n")
         if self.format != "parquet" and not data.endswith(b"\n"):
             return data, "empty" if not data else "its last line is incomplete"
-        if self.format == "jsonl" and lines != record["rows"]:
+        if self.format == "jsonl" and (lines := data.count(b"\n")) != record["rows"]:
             return data, f"{lines:,} rows, {record['rows']:,} were written"
         if len(data) != record["bytes"]:
             return data, f"{len(data):,} bytes, {record['bytes']:,} were written"
@@ -309,11 +308,10 @@ class ChunkStore:
 
     def iter_part_rows(self, index: int) -> Iterator[dict[str, Any]]:
         """Rows of a chunk finished by an earlier process (for the end-of-run summary)."""
-        fieldnames = self.state.get("fieldnames")
         path = self.part_path(index)
         if self.format == "csv":
             with path.open(encoding="utf-8", newline="") as handle:
-                yield from csv.DictReader(handle, fieldnames=fieldnames)
+                yield from csv.DictReader(handle, fieldnames=self.state.get("fieldnames"))
             return
         yield from (row for _, row in iter_rows(path, self.format))
 

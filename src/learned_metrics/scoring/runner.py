@@ -125,13 +125,11 @@ class _OutputRows:
             inputs = dict.fromkeys(key for _, row in chunk for key in row)
             self.replaced = [c for c in result.columns if c in inputs]
             self.fieldnames = [*(k for k in inputs if k not in result.columns), *result.columns]
-        rows = []
-        for i, (number, row) in enumerate(chunk):
-            out = {**row, **result.row(i)}
+        rows = [{**row, **result.row(i)} for i, (_, row) in enumerate(chunk)]
+        for (number, _), out in zip(chunk, rows, strict=True):
             if self.csv and (extra := [k for k in out if k not in self.fieldnames]):
                 raise UserError(f"field(s) {extra} not present in the first chunk; CSV output needs one header "
                                 "for all rows (write .jsonl output instead)", path=path, row=number)
-            rows.append(out)
         return rows
 
 
