@@ -1,5 +1,6 @@
 """Crash-safe checkpoint files: Lightning writes onto the final name, so a run killed during the write left a
-truncated ``last.ckpt`` that cannot be resumed; here each file is written beside it and renamed (atomic on POSIX)."""
+truncated ``last.ckpt`` that cannot be resumed; here each file is written beside it and renamed (atomic on POSIX).
+A run resumed into a new folder keeps the best checkpoint of the interrupted run as its best so far."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from lightning.pytorch import Callback, Trainer
+from lightning.pytorch import Trainer
+from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from learned_metrics.outputs import atomic_file
@@ -26,9 +28,33 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             os.fsync(handle.fileno())
 
 
-class LastCheckpoint(Callback):
+class BestCheckpoint(ModelCheckpoint):
+    """``ModelCheckpoint`` that resumes its best score in a new folder too. Lightning forgets the best scores when the
+    folder changes (it keeps the path alone), so the first validation after the resume became the best and was
+    exported even when the interrupted run had saved a better checkpoint. The files of the interrupted run that are
+    still there stay the ones to beat; they are never deleted here (Lightning removes files of its own folder only)."""
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        moved = state_dict.get("dirpath", self.dirpath) != self.dirpath
+        super().load_state_dict(state_dict)
+        kept = {path: score for path, score in state_dict.get("best_k_models", {}).items() if Path(path).is_file()}
+        if moved and kept:
+            self.best_k_models = kept
+            self.kth_best_model_path = max(kept, key=lambda path: self._kth_order(kept[path]))
+            self.kth_value = kept[self.kth_best_model_path]
+            self.best_model_path = min(kept, key=lambda path: self._kth_order(kept[path]))
+            self.best_model_score = kept[self.best_model_path]
+
+    def _kth_order(self, score: Any) -> float:
+        """Sort key that puts the best score first and the worst (the next to be replaced) last."""
+        return float(score) if self.mode == "min" else -float(score)
+
+
+class LastCheckpoint(Checkpoint):
     """Keep ``last.ckpt`` fresh: every ``every_n_train_steps`` optimizer steps and at each epoch end (a
-    ``ModelCheckpoint`` saves on a step interval *or* per epoch); the monitored ``ModelCheckpoint`` keeps the best."""
+    ``ModelCheckpoint`` saves on a step interval *or* per epoch); the monitored ``ModelCheckpoint`` keeps the best.
+    A ``Checkpoint`` that the run puts after the others, so the file holds their state of the same step: a validation
+    that follows a save at that step (a new best) writes it again, as does every epoch end."""
 
     def __init__(self, dirpath: str | os.PathLike, every_n_train_steps: int = 200, filename: str = "last.ckpt"):
         super().__init__()
@@ -36,8 +62,8 @@ class LastCheckpoint(Callback):
         self.every_n_train_steps = every_n_train_steps
         self._saved_at_step = -1
 
-    def _save(self, trainer: Trainer) -> None:
-        if trainer.sanity_checking or trainer.global_step == self._saved_at_step:
+    def _save(self, trainer: Trainer, again: bool = False) -> None:
+        if trainer.sanity_checking or (trainer.global_step == self._saved_at_step and not again):
             return
         trainer.save_checkpoint(self.path, weights_only=False)  # full state: optimizer, loops, data position
         self._saved_at_step = trainer.global_step
@@ -46,8 +72,12 @@ class LastCheckpoint(Callback):
         if self.every_n_train_steps and trainer.global_step > 0 and trainer.global_step % self.every_n_train_steps == 0:
             self._save(trainer)
 
+    def on_validation_end(self, trainer: Trainer, pl_module: Any) -> None:
+        if trainer.global_step == self._saved_at_step:
+            self._save(trainer, again=True)
+
     def on_train_epoch_end(self, trainer: Trainer, pl_module: Any) -> None:
-        self._save(trainer)
+        self._save(trainer, again=True)
 
     def on_train_end(self, trainer: Trainer, pl_module: Any) -> None:
         self._save(trainer)

@@ -33,6 +33,7 @@ from learned_metrics.loggers import log_sweep_objective, wandb_run_scope
 from learned_metrics.outputs import atomic_folder
 from learned_metrics.progress import StartUp
 from learned_metrics.render.terminal import console, key_value_table
+from learned_metrics.train.checkpointing import LastCheckpoint
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
 from learned_metrics.train.run_folders import RunFolder, check_run_folder
@@ -72,6 +73,7 @@ def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | N
     startup.lap("model")  # with the checks before it
     record = RunRecord(output_dir, cfg, OmegaConf.to_container(cfg, resolve=True), startup)
     callbacks = [*_instantiate_all(cfg.get("callbacks")), record, ValidationRecord()]
+    callbacks.sort(key=lambda callback: isinstance(callback, LastCheckpoint))  # after the best: holds its state
     loggers = _instantiate_all(cfg.get("logger"))
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
 

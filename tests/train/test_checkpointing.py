@@ -1,0 +1,76 @@
+"""train/checkpointing.py: last.ckpt knows the best checkpoint of its step, and the best checkpoint of a run resumed
+into a new folder is the best of the whole training.
+
+Lightning's ModelCheckpoint forgets the best score when the checkpoint folder changes (it keeps only the path), so a
+resumed run took its first validation as the best and exported it, even when the interrupted run had saved a better
+checkpoint. Here the interrupted run's best score is set to the metric's ceiling (or floor) in the checkpoint the
+run resumes from: the resumed run must export that file (nothing later beats it), or its own better one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import compose_train_config
+
+from learned_metrics.train.run import train
+
+QUIET = ["trainer.enable_progress_bar=false", "callbacks.model_summary=null"]
+
+
+def _common(model: Path, data: Path, root: Path) -> list[str]:
+    return ["experiment=ccl_demo", f"model.name_or_path={model}", f"data.path={data}", f"paths.checkpoints_dir={root}",
+            "model.warmup_ratio=0.0", *QUIET]
+
+
+@pytest.fixture(scope="module")
+def interrupted(tiny_roberta, ccl_data_dir, tmp_path_factory) -> tuple[Path, Path]:
+    """One epoch of ccl_demo (val/f1, max): (its last.ckpt, its best checkpoint)."""
+    root = tmp_path_factory.mktemp("interrupted")
+    train(compose_train_config([*_common(tiny_roberta, ccl_data_dir, root), "trainer.max_epochs=1",
+                                f"paths.output_dir={root / 'a'}"]))
+    (best,) = (root / "a" / "checkpoints").glob("best-*.ckpt")
+    return root / "a" / "checkpoints" / "last.ckpt", best
+
+
+def _with_best_score(last: Path, score: float, out: Path) -> Path:
+    """``last`` with the monitored checkpoint callback's best score replaced everywhere it is kept (path kept)."""
+    state = torch.load(last, weights_only=True)
+    (key,) = [key for key in state["callbacks"] if key.startswith("BestCheckpoint")]
+    kept = state["callbacks"][key]
+    kept["best_model_score"] = kept["kth_value"] = torch.tensor(score)
+    kept["best_k_models"] = {kept["best_model_path"]: torch.tensor(score)}
+    torch.save(state, out)
+    return out
+
+
+@pytest.mark.parametrize(("score", "exported"), [(1.0, "interrupted"), (-1.0, "resumed")],
+                         ids=["unbeaten", "control-beaten"])
+def test_a_run_resumed_into_a_new_folder_exports_the_best_of_the_whole_training(interrupted, score, exported,
+                                                                                 tiny_roberta, ccl_data_dir, tmp_path):
+    last, best = interrupted
+    resume_from = _with_best_score(last, score, tmp_path / "interrupted.ckpt")
+    run = tmp_path / "b"
+    train(compose_train_config([*_common(tiny_roberta, ccl_data_dir, tmp_path), "trainer.max_epochs=2",
+                                f"ckpt_path={resume_from}", f"paths.output_dir={run}"]))
+    card = json.loads((run / "export" / "learned_metric.json").read_text())
+    own = sorted((run / "checkpoints").glob("best-*.ckpt"))
+    if exported == "interrupted":  # f1 never exceeds 1.0: no later validation is better, nothing saved here
+        assert card["source_checkpoint"] == str(best) and not own
+        assert card["selection"]["best_value"] == 1.0
+    else:  # any f1 beats -1.0: the resumed run's own best is saved and exported
+        assert len(own) == 1 and card["source_checkpoint"] == str(own[0])
+        assert card["selection"]["best_value"] >= 0.0
+    assert best.exists()  # the interrupted run's file is never deleted by the resumed run
+
+
+def test_last_ckpt_holds_the_best_checkpoint_saved_at_its_step(interrupted):
+    """last.ckpt is written after the best checkpoint of the same step (the epoch end here), so resuming from it knows
+    that best; it was written before, and a one-epoch run's last.ckpt named no best checkpoint at all."""
+    last, best = interrupted
+    callbacks = torch.load(last, weights_only=True)["callbacks"]
+    (kept,) = [state for key, state in callbacks.items() if key.startswith("BestCheckpoint")]
+    assert kept["best_model_path"] == str(best) and list(kept["best_k_models"]) == [str(best)]
