@@ -309,6 +309,11 @@ class Scorer:
         result.timings = self.timings.to_json()
         return result
 
+    def _batch_settings(self) -> BatchSettings:
+        """How rows become batches on this scorer's device (bench/bench_pipeline.py times forwards with them)."""
+        return BatchSettings(self.max_tokens, self.batch_size, self.tokenizer.pad_token_id or 0,
+                             getattr(self.tokenizer, "padding_side", "right"), 8 if self.device.type == "cuda" else None)
+
     def _predict(self, first: list[str], second: list[str] | None, passes: int,
                  progress: Callable[[float], None] | None) -> tuple[np.ndarray, FeedCounts]:
         """Class probabilities ``(passes, rows, classes)`` of texts or pairs, tokenized slice by slice ahead of the
@@ -320,9 +325,7 @@ class Scorer:
         columns = (first,) if second is None else (first, second)
         feed = SliceFeed(slices_longest_first(*columns), encode_rows, self._tokenizers, self.tokenizer_workers,
                          self.timings)
-        settings = BatchSettings(self.max_tokens, self.batch_size, self.tokenizer.pad_token_id or 0,
-                                 getattr(self.tokenizer, "padding_side", "right"),
-                                 8 if self.device.type == "cuda" else None)
+        settings = self._batch_settings()
         if self.options.engine == "onnx":
             dataclasses.replace(self.options, mc_samples=passes)  # a per-call --mc-samples: refused as at load
         try:
