@@ -136,7 +136,7 @@ def open_parquet(path: Path):
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"not a readable Parquet file ({str(exc).splitlines()[0]})", path=path) from None
+        raise UserError(f"not a readable Parquet file ({first_line(exc)})", path=path) from None
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -148,7 +148,7 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for rowno, row in enumerate((row for batch in batches for row in batch.to_pylist()), start=1):
             yield rowno, row
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"unreadable Parquet data ({str(exc).splitlines()[0]})", path=path, row=rowno + 1) from None
+        raise UserError(f"unreadable Parquet data ({first_line(exc)})", path=path, row=rowno + 1) from None
 
 
 def iter_rows(path: str | os.PathLike, declared: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:

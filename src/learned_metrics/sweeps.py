@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
 
 METHODS = ("grid", "random", "bayes")
 GOALS = {"maximize": "max", "minimize": "min"}
@@ -95,7 +95,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise UserError(f"not UTF-8 text (byte {exc.start}); save the sweep file as UTF-8", path=path) from None
     except yaml.YAMLError as exc:
-        raise UserError(f"not valid YAML: {str(exc).splitlines()[0]}", path=path) from None
+        raise UserError(f"not valid YAML: {first_line(exc)}", path=path) from None
     except RecursionError:
         raise UserError("YAML nested too deeply to be a sweep file", path=path) from None
     if not isinstance(config, dict):

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from learned_metrics.errors import UserError
+from learned_metrics.errors import UserError, first_line
 from learned_metrics.onnx_export import graph_file, require_onnxruntime
 
 INT8_NOTE = "int8 ONNX scores are an approximation of the fp32 model's (docs/scoring.md, 'Engines')"
@@ -33,7 +33,7 @@ class OnnxClassifier:
         try:
             self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
-            raise UserError(f"onnxruntime cannot load this graph ({str(exc).splitlines()[0][:200]}); make it again "
+            raise UserError(f"onnxruntime cannot load this graph ({first_line(exc)}); make it again "
                             "with `learned-metrics export --onnx-from DIR --overwrite`", path=self.path) from None
         self.inputs = [node.name for node in self.session.get_inputs()]
 

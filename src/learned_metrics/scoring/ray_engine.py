@@ -20,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from learned_metrics import provenance
-from learned_metrics.errors import UserError, cause_among
+from learned_metrics.errors import UserError, cause_among, first_line
 from learned_metrics.io import check_input_file, dump_json, file_format, iter_row_chunks, iter_rows, parquet_table
 from learned_metrics.outputs import (
     atomic_folder,
@@ -104,7 +104,7 @@ def connect(settings: RaySettings) -> Any:
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise UserError(f"cannot join the Ray cluster at {address} ({str(exc).splitlines()[0][:160]}); check "
+            raise UserError(f"cannot join the Ray cluster at {address} ({first_line(exc, 160)}); check "
                             "--ray-address / RAY_ADDRESS, or leave both unset for a local instance") from None
     context = ray.data.DataContext.get_current()  # importing ray.data configures its loggers: quiet them after
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # the CLI reports progress and errors itself
@@ -290,7 +290,7 @@ def _read_chunks(ray: Any, path: str, chunk_size: int, declared: str | None) -> 
         raise
     except Exception as exc:  # Ray Data's readers raise many types (pyarrow's, its own): one line, as io's do
         cause = cause_among(exc, (ValueError, OSError)) or exc
-        raise UserError(f"Ray Data could not read it as {fmt} ({str(cause).splitlines()[0][:200]})",
+        raise UserError(f"Ray Data could not read it as {fmt} ({first_line(cause)})",
                         path=path) from None
 
 

@@ -312,7 +312,8 @@ class Scorer:
     def _batch_settings(self) -> BatchSettings:
         """How rows become batches on this scorer's device (bench/bench_pipeline.py times forwards with them)."""
         return BatchSettings(self.max_tokens, self.batch_size, self.tokenizer.pad_token_id or 0,
-                             getattr(self.tokenizer, "padding_side", "right"), 8 if self.device.type == "cuda" else None)
+                             getattr(self.tokenizer, "padding_side", "right"),
+                             8 if self.device.type == "cuda" else None)
 
     def _predict(self, first: list[str], second: list[str] | None, passes: int,
                  progress: Callable[[float], None] | None) -> tuple[np.ndarray, FeedCounts]:
