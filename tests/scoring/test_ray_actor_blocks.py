@@ -53,3 +53,17 @@ def test_a_blocks_mc_scores_do_not_depend_on_what_its_actor_scored_before(tiny_d
     one = scorer.score(groundings=[r["grounding"] for r in chunk], generations=[r["generation"] for r in chunk],
                        seed=seed).scores
     np.testing.assert_allclose(alone, one, rtol=0, atol=1e-6)
+
+
+def test_a_block_is_one_chunk_or_the_run_stops(tiny_deberta_nli):
+    """A block's seed (torch masks) and its counters are its chunk's: a block holding rows of two chunks would seed
+    the second chunk's rows with the first's seed and book its truncations there. Ray Data hands whole blocks
+    (batch_size=None); should it join two, the actor stops the run instead of scoring it (nothing is written)."""
+    rows = pair_rows(2 * CHUNK)
+    actor = ray_engine.ScoreBlocks(str(tiny_deberta_nli), "faithfulness", ScoringOptions(), InputFields("faithfulness"),
+                                   counts=True)
+    one = actor(_block(rows, 0))  # control: one chunk's block is scored, its counters on its first row
+    assert one.num_rows == CHUNK and '"rows": 4' in one.column(ray_engine._COUNTS)[0].as_py()
+    joined = pa.concat_tables([_block(rows, 0), _block(rows, 1)])
+    with pytest.raises(RuntimeError, match=r"joined chunks \[0, 1\]"):
+        actor(joined)

@@ -76,13 +76,17 @@ class ScoreBlocks:
         inputs = [{k: v for k, v in row.items() if k not in (_CHUNK, _COUNTS)} for row in rows]
         self.fields.settle(inputs[0])
         kwargs, _ = self.fields.extract(list(zip(numbers, inputs, strict=True)), Path(self.path))
+        chunks = set(block.column(_CHUNK).to_pylist()) if _CHUNK in block.column_names else set()
+        if len(chunks) > 1:  # the seed and the counters below are a chunk's: one block must be one chunk
+            raise RuntimeError(f"Ray Data joined chunks {sorted(chunks)} into one block; nothing was written")
         seed = self.base_seed  # torch's masks: seeded per chunk as one process seeds them, whatever ran before
-        if self.scorer.options.torch_masks and seed is not None and _CHUNK in block.column_names:
-            seed = chunk_seed(seed, rows[0][_CHUNK])
+        if self.scorer.options.torch_masks and seed is not None and chunks:
+            seed = chunk_seed(seed, chunks.pop())
         result = self.scorer.score_validated(**kwargs, seed=seed, details=self.details)
         out = [{**row, **result.row(i)} for i, row in enumerate(rows)]
         if self.counts:
-            counts = {"truncated": result.truncated, "details": result.details, "tokens": result.tokens}
+            counts = {"truncated": result.truncated, "details": result.details, "tokens": result.tokens,
+                      "rows": len(rows)}
             out = [{**row, _COUNTS: dump_json(counts, indent=None) if i == 0 else None} for i, row in enumerate(out)]
         return parquet_table(out, path=self.path, first_row=numbers[0])
 
@@ -397,7 +401,9 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
                     if len(pending[index]) < sizes[index]:
                         continue
                     rows = [row for _, row in sorted(pending.pop(index).items())]
-                    done = counts.pop(index, {"truncated": 0, "details": {}, "tokens": 0})
+                    done = counts.pop(index, {"rows": None})
+                    if done.pop("rows") != len(rows):  # a chunk's counters come from the one block that held it
+                        raise RuntimeError(f"Ray Data split chunk {index} into several blocks; nothing was written")
                     store.save(rows, {**done, "input_sha256": hashes[index]}, index, first_row=rows[0][ROW])
                     summary.add_counts(len(rows), done["truncated"], done["details"])
                     summary.tokens += done["tokens"]
