@@ -349,7 +349,7 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     actor pool, save each as it completes; returns the summary and every chunk's row count."""
     parts = list(store.state.get("parts") or [])
     collector = ScoreCollector(run.system_field)
-    read, refs, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
+    read, blocks, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
     for index, chunk in enumerate(_read_chunks(ray, input_path, run.chunk_size, run.input_format)):
         if index == 0 and (note := fields.settle(chunk[0][1])) and say:
             say(f"note: {note}; --premise-strategy {options.premise_strategy}")
@@ -370,8 +370,8 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
             summary.add_counts(record["rows"], record["truncated"], record["details"])
             continue
         hashes[index] = read.hexdigest()
-        refs.append(ray.put(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],
-                                          path=input_path, first_row=chunk[0][0])))
+        blocks.append(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],
+                                    path=input_path, first_row=chunk[0][0]))
     if len(parts) > len(sizes) and any(parts[len(sizes):]):
         raise UserError(f"cannot resume: {input_path} ended after {sum(sizes):,} rows, but the interrupted run scored "
                         "more of it; give the same input, or pass --restart instead of --resume")
@@ -382,8 +382,9 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     progress.skip(summary.resumed_rows)
     start = time.perf_counter()
     scores: dict[int, list[dict]] = {}  # what the summary reads of the chunks this run scored: no second read
-    if refs:
-        scored = _map(ray, ray.data.from_arrow_refs(refs), model, fields, options, settings,
+    if blocks:  # one block per chunk, as given (from_arrow would also start tasks to read each block's schema)
+        from_blocks = getattr(ray.data, "from_blocks", ray.data.from_arrow)  # a DeveloperAPI of recent Rays
+        scored = _map(ray, from_blocks(blocks), model, fields, options, settings,
                       details=run.details, batch_size=None, path=str(input_path), counts=True)
         # scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
         # saved under its index, once: rows of a block Ray ran again are the same rows and are dropped
