@@ -242,7 +242,12 @@ _DESCRIBED = (("granularity", "granularity {}"), ("premise_strategy", "{}"), ("c
 # Settings that change what a score means; the model is not among them (it is what two files compare).
 _COMPARED = ("metric", "mode", "mc_samples", "seed", "mc_masks", "granularity", "premise_strategy", "max_length",
              "precision")
-_MC_ONLY = ("seed", "mc_masks")  # what only Monte-Carlo dropout reads: compared when both records use it
+MC_ONLY = ("seed", "mc_masks")  # what only Monte-Carlo dropout reads: compared (and resumed) only where it is used
+
+
+def uses_mc(settings: Mapping[str, Any]) -> bool:
+    """Whether scores made with these settings drew dropout masks (K > 1): else :data:`MC_ONLY` changes no score."""
+    return isinstance(settings.get("mc_samples"), int) and settings["mc_samples"] > 1
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -250,7 +255,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     dropout), each as a short phrase (``mc_samples 15 vs 1``); a setting absent from a record reads ``unknown``."""
     out = []
     for key in _COMPARED:
-        if key in _MC_ONLY and not all(isinstance(r.get("mc_samples"), int) and r["mc_samples"] > 1 for r in (a, b)):
+        if key in MC_ONLY and not (uses_mc(a) and uses_mc(b)):
             continue
         if a.get(key, _MISSING) != b.get(key, _MISSING):
             left, right = ("unknown" if key not in r else "none" if r[key] is None else str(r[key]) for r in (a, b))

@@ -85,3 +85,16 @@ def test_each_score_changing_option_changed_on_resume_is_refused(nli_export, sou
     assert f"{option}: {old!r} then, {new!r} now" in line
     assert main([*args, "--resume"]) == 0  # control: the interrupted run's own options continue it
     assert output.exists() and not folder_of(output).exists()
+
+
+@pytest.mark.parametrize("change", [["--seed", "9"], ["--mc-masks", "torch"]], ids=["seed", "mc_masks"])
+def test_a_deterministic_run_resumes_across_settings_of_the_masks_it_never_drew(nli_export, source, tmp_path,
+                                                                                monkeypatch, change):
+    """Without MC dropout (--mc-samples 1) no mask is drawn, so the seed and the masks' source change no score: the
+    resume continues (it was refused, naming a setting that does not apply) and gives the uninterrupted run's
+    bytes. The refusals under MC are in CHANGES above."""
+    output, whole = tmp_path / "scored.jsonl", tmp_path / "whole.jsonl"
+    interrupt(monkeypatch, base_args(nli_export, source, output))
+    assert main(base_args(nli_export, source, whole)) == 0
+    assert main([*base_args(nli_export, source, output, *change), "--resume"]) == 0
+    assert output.read_bytes() == whole.read_bytes() and not folder_of(output).exists()

@@ -145,13 +145,17 @@ def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
     """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint (the
-    settings as in provenance, ``ScoringOptions.applying``: a new option is in it without an edit here)."""
+    settings as in provenance, ``ScoringOptions.applying``: a new option is in it without an edit here; the masks'
+    settings only where masks are drawn)."""
     stdin = is_stdio(input_path)
+    settings = scorer.options.applying(scorer.kind)
+    if not provenance.uses_mc(settings):
+        settings.update(dict.fromkeys(provenance.MC_ONLY))
     return {"input": "-" if stdin else str(Path(input_path).resolve()),
             "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
             "model_files": files_stamp(scorer.source), "labels": scorer.label_ids, "fields": asdict(fields),
             "processes": world, "formats": formats, **run.affecting(),
-            **scorer.options.applying(scorer.kind), "version": __version__}
+            **settings, "version": __version__}
 
 
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
