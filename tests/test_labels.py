@@ -29,3 +29,19 @@ def test_training_a_generic_nli_head_names_the_training_override(tiny_roberta):
     with pytest.raises(UserError, match=r"model\.head_labels=\[") as caught:
         load_pretrained_classifier(str(tiny_roberta), "faithfulness")
     assert "--label-order" not in str(caught.value)
+
+
+@pytest.mark.parametrize("given", ["e,x", "e,e", ["e", "x"], ""])
+def test_score_and_prep_refuse_a_label_order_in_the_same_words(given):
+    """One rule for --label-order (labels.parse_label_order): prep's, which also knows not_entailment, refused a
+    typo in other words (it quoted its own list of the names, not what the user typed)."""
+    from learned_metrics.data.choices import parse_data_label_order
+    from learned_metrics.labels import parse_label_order
+
+    messages = []
+    for parse in (parse_label_order, parse_data_label_order):
+        with pytest.raises(UserError) as refused:
+            parse(given)
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1] and f"got {given!r}" in messages[0]
+    assert parse_data_label_order("entailment,not_entailment") == ("entailment", "not_entailment")  # control

@@ -6,7 +6,7 @@ indices are resolved by name, case-insensitively, with aliases."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from learned_metrics.errors import UserError
@@ -34,11 +34,13 @@ def is_generic(id2label: Mapping[int | str, str]) -> bool:
     return bool(id2label) and all(_GENERIC.fullmatch(str(name).strip()) for name in id2label.values())
 
 
-def parse_label_order(order: str | Sequence[str]) -> tuple[str, ...]:
+def parse_label_order(order: str | Sequence[str],
+                      canonical: Callable[[object], str | None] | None = None) -> tuple[str, ...]:
     """``"entailment,neutral,contradiction"`` (or e,n,c), or a list/tuple -> canonical names in class-index order; one
-    line when a name is unknown or repeated, or when they come as a set (set-iteration order is not the card's)."""
+    line when a name is unknown or repeated, or when they come as a set (set-iteration order is not the card's).
+    ``canonical``: the names known (default :func:`canonical_label`; a data set's also knows ``not_entailment``)."""
     names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
-    canon = [canonical_label(name) for name in names]
+    canon = [(canonical or canonical_label)(name) for name in names]
     if not names or None in canon or len(set(canon)) != len(canon):
         raise UserError(f"--label-order: expected distinct class names in index order such as "
                         f"entailment,neutral,contradiction (or e,n,c), got {order!r}")

@@ -13,7 +13,6 @@ from learned_metrics.errors import UserError
 from learned_metrics.labels import NOT_ENTAILMENT_NAMES, canonical_label, parse_label_order
 from learned_metrics.settings import Settings, setting
 from learned_metrics.text.sentences import DEFAULT_JOINER, SPLITTERS, parse_joiner
-from learned_metrics.validate import ordered
 
 FILE_SOURCES = ("a .jsonl/.csv/.parquet file or a folder of them, disk:DIR (a datasets save_to_disk folder), "
                 "hf:NAME[:CONFIG] (a Hugging Face dataset through the local cache)")  # data.sources reads these
@@ -130,14 +129,7 @@ def data_label(value: object) -> str | None:
 def parse_data_label_order(order: Any) -> tuple[str, ...]:
     """``--label-order`` of a data set: scoring's rule and wording (:func:`~learned_metrics.labels.parse_label_order`),
     with ``entailment,not_entailment`` also accepted for a two-class set."""
-    names = [str(name) for name in ordered(order, "label_order", also="--label-order")]
-    canon = [data_label(name) for name in names]
-    if NOT_ENTAILMENT not in canon:
-        return parse_label_order(names)
-    if None in canon or len(set(canon)) != len(canon):
-        raise UserError(f"--label-order: expected distinct class names in index order such as "
-                        f"entailment,neutral,contradiction (or e,n,c), got {order!r}")
-    return tuple(canon)
+    return parse_label_order(order, canonical=data_label)
 
 
 @dataclass(frozen=True)
