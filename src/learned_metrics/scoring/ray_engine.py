@@ -352,7 +352,7 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     read, blocks, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
     for index, chunk in enumerate(_read_chunks(ray, input_path, run.chunk_size, run.input_format)):
         if index == 0 and (note := fields.settle(chunk[0][1])) and say:
-            say(f"note: {note}; --premise-strategy {options.premise_strategy}")
+            say(runner.layout_note(note, options.premise_strategy))
         hash_rows(read, chunk)
         fields.extract(chunk, Path(input_path))
         collector.systems_of(chunk, input_path)
@@ -363,9 +363,7 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
         record = parts[index] if index < len(parts) else None
         if record is not None:
             if record["input_sha256"] != read.hexdigest():
-                raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {input_path} differ from the "
-                                "rows the interrupted run scored there; give the same input, or pass --restart "
-                                "instead of --resume to score from the beginning")
+                raise runner.other_rows(chunk, input_path)
             summary.resumed_rows += record["rows"]
             summary.add_counts(record["rows"], record["truncated"], record["details"])
             continue
@@ -376,8 +374,7 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
         raise UserError(f"cannot resume: {input_path} ended after {sum(sizes):,} rows, but the interrupted run scored "
                         "more of it; give the same input, or pass --restart instead of --resume")
     if summary.resumed_rows and say:
-        say(f"resuming after {summary.resumed_rows:,} rows ({len(store.finished())} chunks) scored by the "
-            "interrupted run")
+        say(runner.resuming_line(summary.resumed_rows, len(store.finished())))
     progress.total = progress.total or sum(sizes)  # a folder or object storage: counted by the pass above
     progress.skip(summary.resumed_rows)
     start = time.perf_counter()

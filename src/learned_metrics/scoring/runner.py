@@ -158,6 +158,24 @@ def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields,
             **settings, "version": __version__}
 
 
+def resuming_line(rows: int, chunks: int) -> str:
+    """What either engine says when it continues an interrupted run."""
+    return f"resuming after {rows:,} rows ({chunks} chunk{'s' if chunks > 1 else ''}) scored by the interrupted run"
+
+
+def layout_note(note: str, premise_strategy: str) -> str:
+    """Either engine's note on an input in a benchmark layout (:meth:`InputFields.settle`'s note)."""
+    why = " (benchmark documents are long; truncate is the paper's rule)" if premise_strategy == "chunk" else ""
+    return f"note: {note}; --premise-strategy {premise_strategy}{why}"
+
+
+def other_rows(chunk: list[tuple[int, dict]], source: object) -> UserError:
+    """Either engine's refusal of a resume whose input differs where the interrupted run scored it."""
+    return UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from the rows the "
+                     "interrupted run scored there; give the same input, or pass --restart instead of --resume to "
+                     "score from the beginning")
+
+
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
                run: FileRun | None = None, processes: Processes | None = None, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None) -> RunSummary:
@@ -242,8 +260,7 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
     collector = ScoreCollector(run.system_field)
     resumed = sum(parts[index]["rows"] for index in finished)
     if finished and say:
-        say(f"resuming after {resumed:,} rows ({len(finished)} chunk{'s' if len(finished) > 1 else ''}) scored by "
-            "the interrupted run")
+        say(resuming_line(resumed, len(finished)))
     base_seed = scorer.dropout_stream.seed
     streamed = processes.is_main and store is None
     start = time.perf_counter()
@@ -260,15 +277,11 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
             for index, chunk in enumerate(chunks_read):
                 chunks = index + 1
                 if index == 0 and (note := fields.settle(chunk[0][1])) and say:
-                    say(f"note: {note}; --premise-strategy {scorer.premise_strategy}" + (
-                        " (benchmark documents are long; truncate is the paper's rule)"
-                        if scorer.premise_strategy == "chunk" else ""))
+                    say(layout_note(note, scorer.premise_strategy))
                 hash_rows(read, chunk)
                 if index in finished:
                     if parts[index]["input_sha256"] != read.hexdigest():
-                        raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from "
-                                        "the rows the interrupted run scored there; give the same input, or pass "
-                                        "--restart instead of --resume to score from the beginning")
+                        raise other_rows(chunk, source)
                     systems = collector.systems_of(chunk, input_path)  # checked as in a whole run
                     summary.resumed_rows += parts[index]["rows"]
                     summary.add_counts(parts[index]["rows"], parts[index]["truncated"], parts[index]["details"])
