@@ -4,7 +4,9 @@ into a new folder is the best of the whole training.
 Lightning's ModelCheckpoint forgets the best score when the checkpoint folder changes (it keeps only the path), so a
 resumed run took its first validation as the best and exported it, even when the interrupted run had saved a better
 checkpoint. Here the interrupted run's best score is set to the metric's ceiling (or floor) in the checkpoint the
-run resumes from: the resumed run must export that file (nothing later beats it), or its own better one.
+run resumes from: the resumed run must export that file (nothing later beats it), or its own better one. The state
+is kept under ModelCheckpoint's key, so checkpoints written before BestCheckpoint (or with a plain ModelCheckpoint)
+resume with their best too.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def interrupted(tiny_roberta, ccl_data_dir, tmp_path_factory) -> tuple[Path, Pat
 def _with_best_score(last: Path, score: float, out: Path) -> Path:
     """``last`` with the monitored checkpoint callback's best score replaced everywhere it is kept (path kept)."""
     state = torch.load(last, weights_only=True)
-    (key,) = [key for key in state["callbacks"] if key.startswith("BestCheckpoint")]
+    (key,) = [key for key in state["callbacks"] if key.startswith("ModelCheckpoint")]
     kept = state["callbacks"][key]
     kept["best_model_score"] = kept["kth_value"] = torch.tensor(score)
     kept["best_k_models"] = {kept["best_model_path"]: torch.tensor(score)}
@@ -72,5 +74,5 @@ def test_last_ckpt_holds_the_best_checkpoint_saved_at_its_step(interrupted):
     that best; it was written before, and a one-epoch run's last.ckpt named no best checkpoint at all."""
     last, best = interrupted
     callbacks = torch.load(last, weights_only=True)["callbacks"]
-    (kept,) = [state for key, state in callbacks.items() if key.startswith("BestCheckpoint")]
+    (kept,) = [state for key, state in callbacks.items() if key.startswith("ModelCheckpoint")]
     assert kept["best_model_path"] == str(best) and list(kept["best_k_models"]) == [str(best)]

@@ -34,6 +34,12 @@ class BestCheckpoint(ModelCheckpoint):
     exported even when the interrupted run had saved a better checkpoint. The files of the interrupted run that are
     still there stay the ones to beat; they are never deleted here (Lightning removes files of its own folder only)."""
 
+    @property
+    def state_key(self) -> str:
+        """ModelCheckpoint's key: a checkpoint written with a plain ModelCheckpoint (before this class) resumes with
+        its best checkpoints, and one written here resumes under a plain ModelCheckpoint."""
+        return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
+
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         moved = state_dict.get("dirpath", self.dirpath) != self.dirpath
         super().load_state_dict(state_dict)
