@@ -16,6 +16,7 @@ from hostile.test_resume_integrity import base_args, folder_of, interrupt, one_e
 from tiny_models import build_model
 
 from learned_metrics.cli import main
+from learned_metrics.errors import UserError
 
 ORDER = ("entailment", "neutral", "contradiction")
 
@@ -98,3 +99,33 @@ def test_a_deterministic_run_resumes_across_settings_of_the_masks_it_never_drew(
     assert main(base_args(nli_export, source, whole)) == 0
     assert main([*base_args(nli_export, source, output, *change), "--resume"]) == 0
     assert output.read_bytes() == whole.read_bytes() and not folder_of(output).exists()
+
+
+def _api_run(model: Path, source: Path, output: Path, reseed: int | None, resume: bool = False) -> None:
+    """A file run through the API with MC dropout (seed 0 at the load), the scorer reseeded by ``score(seed=)``."""
+    from learned_metrics.scoring import load_scorer
+    from learned_metrics.scoring.options import FileRun
+    from learned_metrics.scoring.runner import InputFields, score_file
+
+    scorer = load_scorer(model, kind="faithfulness", mc_samples=3, seed=0)
+    if reseed is not None:
+        scorer.score(groundings=["A grounding."], generations=["A claim."], seed=reseed)  # masks from here on
+    score_file(scorer, source, output, InputFields("faithfulness"), FileRun(chunk_size=7, resume=resume))
+
+
+def test_the_fingerprint_holds_the_seed_the_masks_are_drawn_from(nli_export, source, tmp_path, monkeypatch):
+    """score(seed=5) reseeds a scorer's masks for its later calls, a file run's too, but the fingerprint held the seed
+    of the load: a run interrupted with the reseeded scorer resumed under a fresh one, its rows scored with two seeds
+    (exit 0). Refused now, naming the seed; control: the same reseeded scorer resumes to the uninterrupted bytes."""
+    from hostile.test_resume_integrity import Counting
+
+    whole, output = tmp_path / "whole.jsonl", tmp_path / "scored.jsonl"
+    _api_run(nli_export, source, whole, reseed=5)
+    Counting(monkeypatch, fail_on=4)  # the 4th chunk crashes: 3 kept
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        _api_run(nli_export, source, output, reseed=5)
+    monkeypatch.undo()
+    with pytest.raises(UserError, match=r"cannot resume.*seed: 5 then, 0 now"):
+        _api_run(nli_export, source, output, reseed=None, resume=True)
+    _api_run(nli_export, source, output, reseed=5, resume=True)
+    assert output.read_bytes() == whole.read_bytes()

@@ -184,7 +184,8 @@ def _describe(model: Model, kind: str, options: ScoringOptions, record: dict[str
 
     scorer = load_scorer(model, kind=kind, settings=dataclasses.replace(options, engine="torch", **override))
     return scorer.provenance(**record), SimpleNamespace(source=scorer.source, label_ids=scorer.label_ids,
-                                                        options=scorer.options, kind=scorer.kind)
+                                                        options=scorer.options, kind=scorer.kind,
+                                                        dropout_stream=SimpleNamespace(seed=scorer.dropout_stream.seed))
 
 
 @contextlib.contextmanager
@@ -349,7 +350,7 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     actor pool, save each as it completes; returns the summary and every chunk's row count."""
     parts = list(store.state.get("parts") or [])
     collector = ScoreCollector(run.system_field)
-    read, blocks, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
+    read, refs, hashes, sizes, summary = hashlib.sha256(), [], {}, [], RunSummary()
     for index, chunk in enumerate(_read_chunks(ray, input_path, run.chunk_size, run.input_format)):
         if index == 0 and (note := fields.settle(chunk[0][1])) and say:
             say(runner.layout_note(note, options.premise_strategy))
@@ -368,8 +369,8 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
             summary.add_counts(record["rows"], record["truncated"], record["details"])
             continue
         hashes[index] = read.hexdigest()
-        blocks.append(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],
-                                    path=input_path, first_row=chunk[0][0]))
+        refs.append(ray.put(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],
+                                          path=input_path, first_row=chunk[0][0])))  # the object store spills
     if len(parts) > len(sizes) and any(parts[len(sizes):]):
         raise UserError(f"cannot resume: {input_path} ended after {sum(sizes):,} rows, but the interrupted run scored "
                         "more of it; give the same input, or pass --restart instead of --resume")
@@ -379,9 +380,8 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
     progress.skip(summary.resumed_rows)
     start = time.perf_counter()
     scores: dict[int, list[dict]] = {}  # what the summary reads of the chunks this run scored: no second read
-    if blocks:  # one block per chunk, as given (from_arrow would also start tasks to read each block's schema)
-        from_blocks = getattr(ray.data, "from_blocks", ray.data.from_arrow)  # a DeveloperAPI of recent Rays
-        scored = _map(ray, from_blocks(blocks), model, fields, options, settings,
+    if refs:
+        scored = _map(ray, ray.data.from_arrow_refs(refs), model, fields, options, settings,
                       details=run.details, batch_size=None, path=str(input_path), counts=True)
         # scored rows as they stream back, gathered by chunk (Ray may split or join blocks); a complete chunk is
         # saved under its index, once: rows of a block Ray ran again are the same rows and are dropped

@@ -20,6 +20,7 @@ from typing import Any
 from learned_metrics.errors import UserError
 from learned_metrics.io import RowSink, iter_rows, merge_schemas, open_sink, parquet_table, writing
 from learned_metrics.outputs import make_parents, remove_created
+from learned_metrics.provenance import MC_ONLY, uses_mc
 
 PROGRESS_NAME = "progress.json"
 LOCK_NAME = "lock"
@@ -191,7 +192,8 @@ class ChunkStore:
         if problem and problem[0] in ("progress.json", "kind", "fingerprint"):
             raise self._damaged(*problem)
         before = data["fingerprint"]
-        changed = [key for key in sorted({*before, *self.fingerprint}) if before.get(key) != self.fingerprint.get(key)]
+        changed = [key for key in sorted({*before, *self.fingerprint}) if before.get(key) != self.fingerprint.get(key)
+                   and (key not in MC_ONLY or uses_mc(before))]  # no masks drawn: their settings change no score
         if resume and changed:
             shown = "; ".join(f"{key}: {before.get(key)!r} then, {self.fingerprint.get(key)!r} now"
                               for key in changed[:3])

@@ -145,12 +145,10 @@ def _run_warnings(say: Callable[[str], None] | None) -> Iterator[None]:
 def run_fingerprint(scorer: Scorer, input_path: str | Path, fields: InputFields, run: FileRun, world: int,
                     formats: list[str]) -> dict[str, Any]:
     """Everything that changes a run's output: ``--resume`` continues only a run with the same fingerprint (the
-    settings as in provenance, ``ScoringOptions.applying``: a new option is in it without an edit here; the masks'
-    settings only where masks are drawn)."""
+    settings as in provenance, ``ScoringOptions.applying``: a new option is in it without an edit here; the seed the
+    masks are drawn from, which ``Scorer.score(seed=)`` may have changed since the load)."""
     stdin = is_stdio(input_path)
-    settings = scorer.options.applying(scorer.kind)
-    if not provenance.uses_mc(settings):
-        settings.update(dict.fromkeys(provenance.MC_ONLY))
+    settings = {**scorer.options.applying(scorer.kind), "seed": scorer.dropout_stream.seed}
     return {"input": "-" if stdin else str(Path(input_path).resolve()),
             "input_file": None if stdin else files_stamp(input_path), "model": scorer.source,
             "model_files": files_stamp(scorer.source), "labels": scorer.label_ids, "fields": asdict(fields),
