@@ -76,3 +76,20 @@ def test_last_ckpt_holds_the_best_checkpoint_saved_at_its_step(interrupted):
     callbacks = torch.load(last, weights_only=True)["callbacks"]
     (kept,) = [state for key, state in callbacks.items() if key.startswith("ModelCheckpoint")]
     assert kept["best_model_path"] == str(best) and list(kept["best_k_models"]) == [str(best)]
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside-its-folder", "control-elsewhere"])
+def test_the_best_of_another_folder_is_carried_only_where_lightning_cannot_delete_it(tmp_path, inside):
+    """Lightning deletes a replaced best file that lies inside its own folder: a file of the interrupted run under
+    the new run's checkpoint folder (a run folder set above the old one) is not taken over, so it is never deleted."""
+    from learned_metrics.train.checkpointing import BestCheckpoint
+
+    here = tmp_path / "new" / "checkpoints"
+    old = (here / "old-run" if inside else tmp_path / "old-run") / "checkpoints"
+    old.mkdir(parents=True)
+    (old / "best.ckpt").write_bytes(b"weights")
+    callback = BestCheckpoint(dirpath=here, monitor="val/f1", mode="max")
+    callback.load_state_dict({"dirpath": str(old), "best_model_path": str(old / "best.ckpt"),
+                              "best_model_score": torch.tensor(0.9),
+                              "best_k_models": {str(old / "best.ckpt"): torch.tensor(0.9)}})
+    assert callback.best_k_models == ({} if inside else {str(old / "best.ckpt"): torch.tensor(0.9)})

@@ -43,7 +43,9 @@ class BestCheckpoint(ModelCheckpoint):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         moved = state_dict.get("dirpath", self.dirpath) != self.dirpath
         super().load_state_dict(state_dict)
-        kept = {path: score for path, score in state_dict.get("best_k_models", {}).items() if Path(path).is_file()}
+        here = Path(self.dirpath or ".").resolve()  # Lightning deletes replaced files inside its folder: none of those
+        kept = {path: score for path, score in state_dict.get("best_k_models", {}).items()
+                if Path(path).is_file() and here not in Path(path).resolve().parents}
         if moved and kept:
             self.best_k_models = kept
             self.kth_best_model_path = max(kept, key=lambda path: self._kth_order(kept[path]))

@@ -32,9 +32,10 @@ class RunFolder:
 
 def check_run_folder(cfg: Any) -> RunFolder:
     """A run writes into a folder of its own (else it mixes or overwrites checkpoints and exports): refuse one
-    holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` inside it)."""
+    holding anything but Hydra's files, unless resuming in place (SLURM requeue: ``ckpt_path`` is
+    ``<this folder>/checkpoints/*.ckpt``; a folder further up, such as the project's, is no run's own)."""
     output_dir, ckpt_path = Path(cfg.paths.output_dir), _resume_checkpoint(cfg)
-    in_place = ckpt_path is not None and output_dir.resolve() in Path(ckpt_path).resolve().parents
+    in_place = ckpt_path is not None and output_dir.resolve() == Path(ckpt_path).resolve().parent.parent
     if is_main_process() and not in_place and output_dir.exists():  # DDP workers start in rank 0's folder
         if not output_dir.is_dir():
             raise UserError("the run folder (hydra.run.dir) is a file", path=output_dir)
