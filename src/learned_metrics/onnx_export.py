@@ -81,7 +81,7 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
                                   external_data=False)
             except Exception as exc:  # the exporter raises many types; one line names the model type
                 raise UserError(f"torch.onnx could not export this {model.config.model_type} model "
-                                f"({type(exc).__name__}: {first_line(exc)})") from None
+                                f"({type(exc).__name__}{': ' + first_line(exc) if str(exc).strip() else ''})") from None
         made["fp32"] = {"file": GRAPH_FILES["fp32"], "sha256": provenance.sha256_of([staged["fp32"]])}
         if int8:
             from onnxruntime.quantization import QuantType, quantize_dynamic
