@@ -93,3 +93,22 @@ def test_the_best_of_another_folder_is_carried_only_where_lightning_cannot_delet
                               "best_model_score": torch.tensor(0.9),
                               "best_k_models": {str(old / "best.ckpt"): torch.tensor(0.9)}})
     assert callback.best_k_models == ({} if inside else {str(old / "best.ckpt"): torch.tensor(0.9)})
+
+
+def test_last_ckpt_is_written_while_fitting_only(tiny_roberta, ccl_data_dir, tmp_path, monkeypatch):
+    """A run that never validated while fitting is validated after it for the export's metrics: that validation is no
+    reason to write last.ckpt again (a full checkpoint with the optimizer: seconds and gigabytes for a large model)."""
+    from learned_metrics.train.checkpointing import LastCheckpoint
+
+    writes, real = [], LastCheckpoint._save
+
+    def counted(self, trainer, again=False):
+        before = self.path.stat().st_mtime_ns if self.path.exists() else None
+        real(self, trainer, again)
+        if self.path.exists() and self.path.stat().st_mtime_ns != before:
+            writes.append(str(trainer.state.fn))
+
+    monkeypatch.setattr(LastCheckpoint, "_save", counted)
+    train(compose_train_config([*_common(tiny_roberta, ccl_data_dir, tmp_path), "trainer.max_epochs=1",
+                                "trainer.check_val_every_n_epoch=5", f"paths.output_dir={tmp_path / 'a'}"]))
+    assert writes == ["TrainerFn.FITTING"]  # the epoch end's; the validation after fit wrote it again before

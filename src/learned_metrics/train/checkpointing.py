@@ -81,7 +81,7 @@ class LastCheckpoint(Checkpoint):
             self._save(trainer)
 
     def on_validation_end(self, trainer: Trainer, pl_module: Any) -> None:
-        if trainer.global_step == self._saved_at_step:
+        if trainer.state.fn == "fit" and trainer.global_step == self._saved_at_step:  # not a validate() after fit
             self._save(trainer, again=True)
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: Any) -> None:
