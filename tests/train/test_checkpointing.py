@@ -49,6 +49,7 @@ def _with_best_score(last: Path, score: float, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow  # two training runs each (a few seconds)
 @pytest.mark.parametrize(("score", "exported"), [(1.0, "interrupted"), (-1.0, "resumed")],
                          ids=["unbeaten", "control-beaten"])
 def test_a_run_resumed_into_a_new_folder_exports_the_best_of_the_whole_training(interrupted, score, exported,
@@ -69,6 +70,7 @@ def test_a_run_resumed_into_a_new_folder_exports_the_best_of_the_whole_training(
     assert best.exists()  # the interrupted run's file is never deleted by the resumed run
 
 
+@pytest.mark.slow  # the interrupted run: a training run
 def test_last_ckpt_holds_the_best_checkpoint_saved_at_its_step(interrupted):
     """last.ckpt is written after the best checkpoint of the same step (the epoch end here), so resuming from it knows
     that best; it was written before, and a one-epoch run's last.ckpt named no best checkpoint at all."""
@@ -95,6 +97,7 @@ def test_the_best_of_another_folder_is_carried_only_where_lightning_cannot_delet
     assert callback.best_k_models == ({} if inside else {str(old / "best.ckpt"): torch.tensor(0.9)})
 
 
+@pytest.mark.slow  # a training run
 def test_last_ckpt_is_written_while_fitting_only(tiny_roberta, ccl_data_dir, tmp_path, monkeypatch):
     """A run that never validated while fitting is validated after it for the export's metrics: that validation is no
     reason to write last.ckpt again (a full checkpoint with the optimizer: seconds and gigabytes for a large model)."""
