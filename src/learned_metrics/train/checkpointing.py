@@ -41,21 +41,17 @@ class BestCheckpoint(ModelCheckpoint):
         return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        moved = state_dict.get("dirpath", self.dirpath) != self.dirpath
         super().load_state_dict(state_dict)
+        if state_dict.get("dirpath", self.dirpath) == self.dirpath:  # resumed in place: Lightning restored it all
+            return
         here = Path(self.dirpath or ".").resolve()  # Lightning deletes replaced files inside its folder: none of those
         kept = {path: score for path, score in state_dict.get("best_k_models", {}).items()
                 if Path(path).is_file() and here not in Path(path).resolve().parents}
-        if moved and kept:
+        if kept:  # best first, the next to be replaced last
+            ranked = sorted(kept, key=lambda path: float(kept[path]) if self.mode == "min" else -float(kept[path]))
             self.best_k_models = kept
-            self.kth_best_model_path = max(kept, key=lambda path: self._kth_order(kept[path]))
-            self.kth_value = kept[self.kth_best_model_path]
-            self.best_model_path = min(kept, key=lambda path: self._kth_order(kept[path]))
-            self.best_model_score = kept[self.best_model_path]
-
-    def _kth_order(self, score: Any) -> float:
-        """Sort key that puts the best score first and the worst (the next to be replaced) last."""
-        return float(score) if self.mode == "min" else -float(score)
+            self.best_model_path, self.kth_best_model_path = ranked[0], ranked[-1]
+            self.best_model_score, self.kth_value = kept[ranked[0]], kept[ranked[-1]]
 
 
 class LastCheckpoint(Checkpoint):
