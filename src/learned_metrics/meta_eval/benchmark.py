@@ -25,9 +25,8 @@ from learned_metrics.meta_eval.report import (
     marked_table,
     paired_auc_test,
     paired_result,
-    swap_blocks,
 )
-from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, row_weights
+from learned_metrics.meta_eval.resampling import Estimate, estimate_from, mean_estimate, row_weights, swap_masks
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.settings import takes
@@ -307,7 +306,7 @@ def _confusion_rates(positive: np.ndarray, starts: np.ndarray, weights: np.ndarr
 
 def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported_b: np.ndarray,
                       rates: Callable[..., dict[str, np.ndarray]], dataset_ids: np.ndarray, columns: list[str],
-                      o: BenchmarkSettings, block: int = 100) -> PairedAucTest:
+                      o: BenchmarkSettings) -> PairedAucTest:
     """BAcc(a) - BAcc(b) per dataset and for the mean: approximate randomization (the two metrics' predictions
     swapped per row, each at its own threshold) and a paired bootstrap CI (the same rows drawn for both)."""
     def delta(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
@@ -316,8 +315,9 @@ def _paired_bacc_test(names: tuple[str, str], supported_a: np.ndarray, supported
         return {column: both[:, i] for i, column in enumerate(columns)}
 
     ones = np.ones((1, len(supported_a)))
+    swaps = (masks[:, :, 0] for masks in swap_masks(len(supported_a), 1, o.permutations, "document", o.seed))
     randomized = [delta(ones, np.where(swap, supported_b, supported_a), np.where(swap, supported_a, supported_b))
-                  for swap in swap_blocks(np.random.default_rng(o.seed), o.permutations, len(supported_a), block)]
+                  for swap in swaps]
     boot = [delta(weights, supported_a, supported_b)
             for weights in row_weights(dataset_ids, len(columns) - 1, o.resamples, o.seed)]
     observed = {column: float(values[0]) for column, values in delta(ones, supported_a, supported_b).items()}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,16 +212,11 @@ def paired_auc_test(a: np.ndarray, b: np.ndarray, labels: np.ndarray, groups: Se
     rng = np.random.default_rng(settings.seed)
     difference = _AucDifference(np.asarray(a, float), np.asarray(b, float), np.asarray(labels, np.int64), groups)
     observed = difference.randomized(np.zeros((1, len(a)), dtype=bool))  # nothing swapped
-    randomized = [difference.randomized(swap) for swap in swap_blocks(rng, settings.permutations, len(a), block)]
+    randomized = [difference.randomized(rng.random((min(block, settings.permutations - start), len(a))) < 0.5)
+                  for start in range(0, settings.permutations, block)]  # True: the row's two scores trade places
     boot = [difference.resampled(rng, min(block, settings.resamples - start))
             for start in range(0, settings.resamples, block)]
     return paired_result(names, {c: float(v[0]) for c, v in observed.items()}, randomized, boot, settings)
-
-
-def swap_blocks(rng: np.random.Generator, permutations: int, rows: int, block: int) -> Iterator[np.ndarray]:
-    """Approximate randomization's masks in blocks of ``(k, rows)``: where True, a row's two values trade places."""
-    for start in range(0, permutations, block):
-        yield rng.random((min(block, permutations - start), rows)) < 0.5
 
 
 def paired_result(names: Sequence[str], observed: dict[str, float], randomized: list[dict[str, np.ndarray]],
