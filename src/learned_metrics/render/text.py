@@ -32,13 +32,10 @@ def cell_text(column: Column, cell: Cell) -> str:
     """The cell's main text, as every renderer writes it (the CI of an ``estimate`` column comes separately)."""
     if column.kind == "text":
         return "" if cell.value is None else str(cell.value)
-    if column.kind == "count":
-        return format_count(cell.value)
-    if column.kind == "p":
-        return format_p(cell.value)
     if column.kind == "ci":
         return format_ci(cell.ci, column.digits)
-    return format_number(cell.value, column.digits)
+    plain = {"count": format_count, "p": format_p}.get(column.kind)
+    return plain(cell.value) if plain else format_number(cell.value, column.digits)
 
 
 def interval_text(column: Column, cell: Cell) -> str | None:
