@@ -21,7 +21,9 @@ from learned_metrics.scoring.options import FileRun, RaySettings, of_kind
 from learned_metrics.validate import seconds_option
 
 
-def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
+def _add_kind(kinds, kind: str, **about: str) -> argparse.ArgumentParser:
+    """``score KIND``'s parser (``about``: its help, description, examples) with the options every kind takes."""
+    parser = kinds.add_parser(kind, formatter_class=help_formatter, **about)
     parser.add_argument("--model", required=True, type=input_path,
                         help="export folder, plain transformers classifier folder, or Hub id")
     parser.add_argument("--input", required=True, type=input_path,
@@ -42,6 +44,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     files.add_argument("--quiet", action="store_true", help="print nothing but errors")
     RaySettings.add_arguments(parser.add_argument_group("--engine ray: where its actors run (docs/scaling.md)"))
     parser.set_defaults(func=_run)
+    return parser
 
 
 COHERENCE_EPILOG = """examples:
@@ -69,21 +72,17 @@ def register(subparsers) -> None:
         description="Score every row of a file; the output keeps every input row, in order, and adds score, "
         "prob_<label> columns and (with --mc-samples K > 1) score_std.")
     kinds = score.add_subparsers(dest="kind", metavar="KIND", required=True)
-    coherence = kinds.add_parser("coherence", help="P(coherent) of each text",
-                                 description="Score texts with a coherence classifier (CCL). The card's sentence "
-                                 "splitter and joiner are applied, as in training.",
-                                 epilog=COHERENCE_EPILOG, formatter_class=help_formatter)
-    _add_common(coherence, "coherence")
+    coherence = _add_kind(kinds, "coherence", help="P(coherent) of each text", epilog=COHERENCE_EPILOG,
+                          description="Score texts with a coherence classifier (CCL). The card's sentence splitter "
+                          "and joiner are applied, as in training.")
     text = coherence.add_mutually_exclusive_group()  # both given: refused by the parser, before any loading
     text.add_argument("--text-field", default=None, help="field with the text (default: text)")
     text.add_argument("--sentences-field", default=None,
                       help="field with a list of sentences instead (default: sentences, if there is no text)")
 
-    faithfulness = kinds.add_parser("faithfulness", help="NLI faithfulness of generations to their groundings",
-                                    description="Score (grounding, generation) pairs with an NLI model: "
-                                    "e = P(entailment), e-c = P(entailment) - P(contradiction).",
-                                    epilog=FAITHFULNESS_EPILOG, formatter_class=help_formatter)
-    _add_common(faithfulness, "faithfulness")
+    faithfulness = _add_kind(kinds, "faithfulness", help="NLI faithfulness of generations to their groundings",
+                             description="Score (grounding, generation) pairs with an NLI model: e = P(entailment), "
+                             "e-c = P(entailment) - P(contradiction).", epilog=FAITHFULNESS_EPILOG)
     faithfulness.add_argument("--premise-field", default=None,
                               help="field with the grounding (premise) (default: grounding; in a benchmark file the "
                               "layout's: doc for LLM-AggreFact and AggreFact, document for SummaC, grounding for TRUE)")
