@@ -12,6 +12,7 @@ from learned_metrics.io import dump_json, read_json_object
 from learned_metrics.outputs import atomic_folder
 
 REPORT_NAME = "report.json"
+SPLITS = ("train", "validation", "test")  # the splits a builder writes, lowest first (drop_repeats' order)
 
 
 def save_dataset_with_report(dataset_dict: Any, report: dict[str, Any], output: str | Path, kind: str,

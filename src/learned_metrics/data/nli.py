@@ -19,7 +19,7 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import drop_repeats, normalised
+from learned_metrics.data.common import SPLITS, drop_repeats, normalised
 from learned_metrics.data.sources import (
     SUFFIXES,
     Part,
@@ -36,7 +36,6 @@ from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.settings import takes
 
 OUTPUT_KIND = "nli_set"
-SPLIT_ORDER = ("train", "validation", "test")
 _LABEL_NAMES = "entailment, neutral, contradiction (or e, n, c), or not_entailment with --two-class"
 
 FEATURES = nli_features("source")
@@ -209,7 +208,7 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
                                                                             dict[str, int]]:
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
     lower split (train < validation < test) with a count per split."""
-    kept, dropped, repeats = drop_repeats(splits, SPLIT_ORDER, ("premise", "hypothesis", "uid"),
+    kept, dropped, repeats = drop_repeats(splits, SPLITS, ("premise", "hypothesis", "uid"),
                                           lambda p, h, _: f"{normalised(p)}\x00{normalised(h)}")
     if repeats and action == "refuse":
         split, uid, other_split, other_uid = repeats[0]
@@ -238,7 +237,7 @@ def build_nli(sources: Any, output: str | Path, *, settings: NliSettings) -> dic
             read.append(info)
             for split, ds in splits.items():
                 per_split.setdefault(split, []).append(cap_and_weight(ds, split, source))
-        merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLIT_ORDER if split in per_split}
+        merged = {split: datasets.concatenate_datasets(per_split[split]) for split in SPLITS if split in per_split}
         merged, dropped = shared_pairs(merged, s.shared_pairs)
         for split in ("train", "validation"):
             if not len(merged.get(split, [])):

@@ -5,12 +5,13 @@ in two splits; everything runs through ``datasets`` (Arrow on disk, batched ``ma
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import os
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from learned_metrics import __version__, validate
 from learned_metrics.data.choices import CNNDM_HUB_ID, SHUFFLE_SET_SOURCES, ShuffleSetSettings
-from learned_metrics.data.common import drop_repeats, normalised, save_dataset_with_report
+from learned_metrics.data.common import SPLITS, drop_repeats, normalised, save_dataset_with_report
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
@@ -32,7 +33,6 @@ from learned_metrics.text.sentences import get_splitter
 from learned_metrics.workers import worker_processes
 
 CNNDM_CONFIG = "3.0.0"
-SPLITS = ("train", "validation", "test")
 OUTPUT_KIND = "shuffle_set"
 DOCUMENT_FEATURES = datasets.Features({"doc_id": datasets.Value("string"), "sentences": [datasets.Value("string")]})
 
@@ -101,9 +101,10 @@ def corpus_files(root: Path) -> list[Path]:
     return sorted(files)
 
 
-def _txtdir_documents(root: Path, files: list[Path], splitter: str) -> Iterator[dict[str, Any]]:
-    """One document per ``.txt`` file of :func:`corpus_files`, id = path relative to the folder."""
-    split = get_splitter(splitter)
+def _txtdir_documents(root: Path, files: list[Path], splitter: str, work: Path) -> dict[str, Any]:
+    """One document per ``.txt`` file of :func:`corpus_files`, id = path relative to the folder, streamed into the
+    split ``all`` of Arrow files in ``work``."""
+    split, writer = get_splitter(splitter), SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
     for file in files:
         try:
             text = file.read_text(encoding="utf-8")
@@ -113,7 +114,8 @@ def _txtdir_documents(root: Path, files: list[Path], splitter: str) -> Iterator[
         if not sentences:
             raise UserError("document is empty", path=file)
         # a name that is not UTF-8 is written as every output writes it (\xNN): Arrow takes UTF-8 only
-        yield {"doc_id": display_text(str(file.relative_to(root).with_suffix(""))), "sentences": sentences}
+        writer.add("all", {"doc_id": display_text(str(file.relative_to(root).with_suffix(""))), "sentences": sentences})
+    return writer.close()
 
 
 def _identity(where: str, dataset: datasets.Dataset | None = None) -> list:
@@ -281,14 +283,8 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
             drawn = set(SPLITS)  # a published set's own splits: its shared documents are dropped, not refused
         elif kind == "txtdir":
             files = corpus_files(path)  # walked once: the cache key and the reading
-
-            def read() -> dict[str, Any]:
-                writer = SplitWriter(work, "txtdir", DOCUMENT_FEATURES)
-                for doc in _txtdir_documents(path, files, s.splitter):
-                    writer.add("all", doc)
-                return writer.close()
-
             identity = [str(path), [_identity(str(file)) for file in files]]
+            read = functools.partial(_txtdir_documents, path, files, s.splitter, work)
             if not (written := cached_documents(identity, s, read, work)):
                 raise UserError("no documents found", path=path)
             docs, splits_from = split_documents(written["all"], s.val_fraction, s.test_fraction, s.seed), "seed"
