@@ -309,8 +309,7 @@ def _compare_pair(human: np.ndarray, a: np.ndarray, b: np.ndarray, options: Comp
             if options.resamples else None)
     valid = ~(np.isnan(human) | np.isnan(a) | np.isnan(b))
     r_ab = _point(StatisticsEngine(a[None], b[None], valid[None], options.coefficient, options.stats), *human.shape)
-    return {"observed": {name: r_a[name] - r_b[name] for name in options.stats}, "deltas": deltas, "boot": boot,
-            "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "valid": valid}
+    return {"deltas": deltas, "boot": boot, "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "valid": valid}
 
 
 def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: ComparisonSettings) -> list[Comparison]:
@@ -321,7 +320,7 @@ def _both_directions(statistic: str, name_a: str, name_b: str, pair: dict, o: Co
     ci = None if boot is None else interval(boot, o.confidence).ci
     out = []
     for sign, a, b in ((1.0, name_a, name_b), (-1.0, name_b, name_a)):
-        observed = sign * pair["observed"][statistic]
+        observed = sign * (r[name_a] - r[name_b])
         p_perm, dropped = permutation_p(observed, sign * deltas, o.alternative)
         p_boot = None if boot is None else bootstrap_p(observed, sign * boot, o.alternative)
         p_will = (williams_p(r[a], r[b], pair["r_ab"][statistic], n, alternative=o.alternative,
