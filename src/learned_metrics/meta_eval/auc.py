@@ -82,19 +82,17 @@ class AucReport(Tabular):
     settings: AucSettings = AucSettings()
 
     def tables(self) -> list[Table]:
-        intra = self.intra_system_mean is not None
         columns = [Column("group", kind="text"), Column("auc", "AUC", kind="estimate", share=True),
                    Column("rows", kind="count"), Column("positives", "pos", kind="count"),
                    Column("negatives", "neg", kind="count")]
-        if intra:
+        mean = ["mean (unweighted)", Cell(self.mean.value, self.mean.ci), None, None, None]
+        if self.intra_system_mean is not None:
             columns += [Column("intra_system", "intra-system", kind="estimate", share=True),
                         Column("systems", kind="count"), Column("skipped", kind="count")]
+            mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]
         rows = [[g.group, Cell(g.auc.value, g.auc.ci), g.auc.n, g.positives, g.negatives,
                  *([Cell(g.intra_system.value, g.intra_system.ci), g.intra_system.n, g.intra_system.skipped]
                    if g.intra_system is not None else [])] for g in self.groups]
-        mean = ["mean (unweighted)", Cell(self.mean.value, self.mean.ci), None, None, None]
-        if intra:
-            mean += [Cell(self.intra_system_mean.value, self.intra_system_mean.ci), None, None]
         skipped = (f" {self.mean.skipped} group(s) with a single class are left out of the mean (AUC undefined)."
                    if self.mean.skipped else "")
         o = self.settings
