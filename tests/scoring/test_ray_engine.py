@@ -39,15 +39,32 @@ def kill_marker(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("ray-kill") / "kill-next-actor"
 
 
+def kill_hook(marker: str):
+    """A Ray worker's setup (``worker_process_setup_hook``) for tests of lost actors: the first block an actor gets
+    after the ``marker`` file appears kills it (kill -9)."""
+
+    def setup() -> None:
+        score = ray_engine.ScoreBlocks.__call__
+
+        def killed_when_marked(self, block):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(marker)  # only one actor wins the removal: one kill per marker
+                os.kill(os.getpid(), signal.SIGKILL)
+            return score(self, block)
+
+        ray_engine.ScoreBlocks.__call__ = killed_when_marked
+
+    return setup
+
+
 @pytest.fixture(scope="module", autouse=True)
 def local_ray(kill_marker):
-    """One local instance for the module: 2 CPUs, so 2 actors of 1 CPU; the actors see the kill hook's marker."""
-    os.environ[ray_engine.KILL_HOOK] = str(kill_marker)
+    """One local instance for the module: 2 CPUs, so 2 actors of 1 CPU; its workers take the kill hook."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {ray_engine.KILL_HOOK: str(kill_marker), "OMP_NUM_THREADS": "1"}})
+             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"},
+                          "worker_process_setup_hook": kill_hook(str(kill_marker))})
     yield ray
     ray.shutdown()
-    os.environ.pop(ray_engine.KILL_HOOK, None)
 
 
 @pytest.fixture(scope="module")

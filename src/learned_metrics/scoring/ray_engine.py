@@ -12,7 +12,6 @@ import itertools
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,7 +43,6 @@ Model = str | ModelFolder  # what the driver and the actors load: a checked loca
 ROW = "input_row"  # the row's number in the input, as a refusal names it: sorting on it gives the input order
 _CHUNK = "__lm_chunk"  # which chunk a row belongs to (dropped before the part is written)
 _COUNTS = "__lm_counts"  # a scored block's counters, on its first row (dropped before the part is written)
-KILL_HOOK = "LEARNED_METRICS_RAY_TEST_KILL"  # tests: an actor that finds this file removes it and SIGKILLs itself
 OUTPUT_KIND = "scores"
 PROVENANCE_NAME = "_provenance.json"  # in a folder output ('_': Parquet readers skip it)
 
@@ -70,7 +68,6 @@ class ScoreBlocks:
         self.base_seed = self.scorer.dropout_stream.seed  # read once: scoring a block reseeds the stream
 
     def __call__(self, block):
-        _test_kill_hook()
         rows = block.to_pylist()
         numbers = [row[ROW] for row in rows] if ROW in block.column_names else range(1, len(rows) + 1)
         inputs = [{k: v for k, v in row.items() if k not in (_CHUNK, _COUNTS)} for row in rows]
@@ -89,15 +86,6 @@ class ScoreBlocks:
                       "rows": len(rows)}
             out = [{**row, _COUNTS: dump_json(counts, indent=None) if i == 0 else None} for i, row in enumerate(out)]
         return parquet_table(out, path=self.path, first_row=numbers[0])
-
-
-def _test_kill_hook() -> None:
-    """Tests of lost actors: the first block an actor gets after the marker file appears kills it (kill -9)."""
-    marker = os.environ.get(KILL_HOOK)
-    if marker:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(marker)  # only one actor wins the removal: one kill per marker
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def connect(settings: RaySettings) -> Any:
