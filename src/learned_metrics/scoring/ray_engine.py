@@ -313,8 +313,6 @@ def score_file(model: str | os.PathLike, input_path: str, output: str, fields: I
         fingerprint = {**run_fingerprint(scorer, input_path, fields, run, 1, [in_format, "parquet"]), "engine": "ray"}
         store = ChunkStore(Path(output).resolve(), "parquet", fingerprint)
         store.open(resume=run.resume, restart=run.restart)
-        for note in store.notes if say else ():
-            say(f"note: {note}")
         with runner.kept_for_resume(store, say):
             summary, chunks = _score_chunks(ray, model, input_path, fields, options, run, settings, store,
                                             progress or RowProgress(None, enabled=False), say)
@@ -349,12 +347,8 @@ def _score_chunks(ray: Any, model: Model, input_path: str, fields: InputFields, 
             raise UserError(f"the input has a field named '{ROW}', which --engine ray adds (each row's number): "
                             "rename it", path=input_path, row=number, field=ROW)
         sizes.append(len(chunk))
-        record = parts[index] if index < len(parts) else None
-        if record is not None:
-            if record["input_sha256"] != read.hexdigest():
-                raise runner.other_rows(chunk, input_path)
-            summary.resumed_rows += record["rows"]
-            summary.add_counts(record["rows"], record["truncated"], record["details"])
+        if index < len(parts) and parts[index] is not None:
+            summary.add_resumed(parts[index], read.hexdigest(), chunk, input_path)
             continue
         hashes[index] = read.hexdigest()
         refs.append(ray.put(parquet_table([{**row, ROW: number, _CHUNK: index} for number, row in chunk],

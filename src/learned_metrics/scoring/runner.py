@@ -103,6 +103,16 @@ class RunSummary:
         self.truncated += truncated
         self.details.update({key: self.details.get(key, 0) + value for key, value in details.items()})
 
+    def add_resumed(self, record: dict[str, Any], read: str, chunk: list[tuple[int, dict]], source: object) -> None:
+        """Either engine's chunk the interrupted run scored: its part ``record`` counts if the input up to the
+        chunk's end (``read``, its hash) is the one it scored, else the resume is refused."""
+        if record["input_sha256"] != read:
+            raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from the rows the "
+                            "interrupted run scored there; give the same input, or pass --restart instead of --resume "
+                            "to score from the beginning")
+        self.resumed_rows += record["rows"]
+        self.add_counts(record["rows"], record["truncated"], record["details"])
+
 
 def hash_rows(digest, chunk: Sequence[tuple[int, dict[str, Any]]]) -> None:
     """Feed a chunk's rows to ``digest`` as they were read (field order and value types count, row numbers not)."""
@@ -167,13 +177,6 @@ def layout_note(note: str, premise_strategy: str) -> str:
     return f"note: {note}; --premise-strategy {premise_strategy}{why}"
 
 
-def other_rows(chunk: list[tuple[int, dict]], source: object) -> UserError:
-    """Either engine's refusal of a resume whose input differs where the interrupted run scored it."""
-    return UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from the rows the "
-                     "interrupted run scored there; give the same input, or pass --restart instead of --resume to "
-                     "score from the beginning")
-
-
 def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, fields: InputFields,
                run: FileRun | None = None, processes: Processes | None = None, progress: RowProgress | None = None,
                say: Callable[[str], None] | None = None) -> RunSummary:
@@ -201,8 +204,6 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
                            run_fingerprint(scorer, input_path, fields, run, processes.world, [in_format, out_format]))
         store.open(resume=run.resume, restart=run.restart)
     state = processes.gather(dict(store.state) if store else {"parts": []})[0]
-    for note in store.notes if store is not None and say else ():
-        say(f"note: {note}")
     with kept_for_resume(store, say):
         summary = _score_chunks(scorer, input_path, output_path, fields, run, processes, progress, store, state,
                                 (in_format, out_format), say)
@@ -226,8 +227,11 @@ def score_file(scorer: Scorer, input_path: str | Path, output_path: str | Path, 
 
 @contextlib.contextmanager
 def kept_for_resume(store: ChunkStore | None, say: Callable[[str], None] | None) -> Iterator[None]:
-    """A failed scoring keeps an interrupted run's work (this one's or an earlier one's) for ``--resume``; a run
-    refused before it kept anything of its own (a bad row or setting: the rerun must change it) leaves nothing."""
+    """The store's notes said first (parts of the interrupted run scored again). A failed scoring keeps an
+    interrupted run's work (this one's or an earlier one's) for ``--resume``; a run refused before it kept anything
+    of its own (a bad row or setting: the rerun must change it) leaves nothing."""
+    for note in store.notes if store is not None and say else ():
+        say(f"note: {note}")
     try:
         yield
     except BaseException as error:
@@ -278,11 +282,8 @@ def _score_chunks(scorer: Scorer, input_path, output_path, fields: InputFields, 
                     say(layout_note(note, scorer.premise_strategy))
                 hash_rows(read, chunk)
                 if index in finished:
-                    if parts[index]["input_sha256"] != read.hexdigest():
-                        raise other_rows(chunk, source)
+                    summary.add_resumed(parts[index], read.hexdigest(), chunk, source)
                     systems = collector.systems_of(chunk, input_path)  # checked as in a whole run
-                    summary.resumed_rows += parts[index]["rows"]
-                    summary.add_counts(parts[index]["rows"], parts[index]["truncated"], parts[index]["details"])
                     if store is not None:
                         collector.add([row["score"] for row in store.iter_part_rows(index)], systems)
                     continue
