@@ -511,11 +511,6 @@ class RowSink:
             self._parquet = None
 
 
-def open_sink(path: Path, fmt: str):
-    """An open handle for ``fmt`` at ``path`` (text for JSONL/CSV, a file name for Parquet's own writer)."""
-    return str(path) if fmt == "parquet" else path.open("w", encoding="utf-8", newline="")
-
-
 class RowWriter:
     """JSON lines or CSV rows to standard output (``-``); a file output goes through scoring.resume, atomically."""
 

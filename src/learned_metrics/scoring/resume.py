@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowSink, iter_rows, merge_schemas, open_sink, parquet_table, writing
+from learned_metrics.io import RowSink, iter_rows, merge_schemas, parquet_table, writing
 from learned_metrics.outputs import make_parents, remove_created
 from learned_metrics.provenance import MC_ONLY, uses_mc
 
@@ -254,19 +254,16 @@ class ChunkStore:
             schema = table.schema if self._schema is None else merge_schemas(
                 [self._schema, table.schema], path=self.output, rows=rows, first_row=first_row)
         try:
-            with writing(part):
-                handle = open_sink(tmp, self.format)
+            with writing(part), contextlib.ExitStack() as closing:  # Parquet's writer opens its file itself
+                handle = str(tmp) if self.format == "parquet" else closing.enter_context(
+                    tmp.open("w", encoding="utf-8", newline=""))
                 sink = RowSink(handle, self.format, counters.get("fieldnames"), header=False, path=self.output,
                                first_row=first_row)
-                try:
-                    if table is None:
-                        sink.write(rows)
-                    else:
-                        sink.write_table(table)
-                finally:
-                    sink.close()
-                    if not isinstance(handle, str):
-                        handle.close()
+                closing.callback(sink.close)  # before the handle: its last bytes, then the file
+                if table is None:
+                    sink.write(rows)
+                else:
+                    sink.write_table(table)
             data = tmp.read_bytes()
         except BaseException:
             with contextlib.suppress(OSError):
