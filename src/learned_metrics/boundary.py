@@ -30,7 +30,9 @@ class CommandParser(argparse.ArgumentParser):
     """argparse, but a bad option is one line (``PROG: error: ...``), not the whole usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from learned_metrics.io import shown_text
+
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {shown_text(message)} (see {self.prog} --help)\n")
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -93,8 +95,11 @@ def stop_signals_raise() -> Iterator[None]:
 
 
 def report(prog: str, message: str) -> None:
+    """The error's one line; a name it quotes from a file shows its control characters (``io.shown_text``)."""
+    from learned_metrics.io import shown_text
+
     if is_main_process():
-        print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+        print(f"{prog}: error: {shown_text(message)}", file=sys.stderr, flush=True)
 
 
 def run_command(prog: str, fn: Callable[[], Any]) -> int:

@@ -257,6 +257,22 @@ def display_text(text: str) -> str:
     return text
 
 
+def _control_shown(character: str) -> str:
+    code = ord(character)
+    if character in "\t\n\r\v\f":
+        return " "
+    return f"\\x{code:02x}" if code < 0x20 or 0x7F <= code <= 0x9F else character
+
+
+def shown_text(text: str) -> str:
+    """A name as the rendered outputs show it (the terminal, Markdown, LaTeX, figures, error lines; docs/safety.md):
+    :func:`display_text`, with a line break or a tab as a space and every other control character (C0, DEL, C1) as
+    ``\\xNN``, so a name read from a file can neither send the terminal an escape sequence nor break a table row or
+    an error's one line. JSON and CSV keep names exactly: they quote them themselves."""
+    text = display_text(text).replace("\r\n", "\n")
+    return text if text.isprintable() else "".join(map(_control_shown, text))
+
+
 def _strict(obj: Any) -> Any:
     """``obj`` with NaN and infinities as None, text through :func:`display_text`, numpy values as Python ones."""
     if isinstance(obj, str):

@@ -6,15 +6,16 @@ import argparse
 from dataclasses import asdict
 
 from learned_metrics.outputs import input_path
-from learned_metrics.render.terminal import console
+from learned_metrics.render.terminal import console, literal
 from learned_metrics.train.run_folders import RunRow
 
 
 def render_table(rows: list[RunRow], title: str):
-    """A rich table; ``(csv)`` marks a best value read from the log of a run that has not exported."""
+    """A rich table, names drawn literally; ``(csv)`` marks a best value read from the log of a run that has not
+    exported."""
     from rich.table import Table
 
-    table = Table(title=title, show_header=True)
+    table = Table(title=literal(title), show_header=True)
     for name, justify in (("experiment", "left"), ("run folder", "left"), ("date", "left"), ("commit", "left"),
                           ("seed", "right"), ("metric", "left"), ("best", "right"), ("best step", "right"),
                           ("export", "center")):
@@ -23,9 +24,9 @@ def render_table(rows: list[RunRow], title: str):
         short_run = row.run.removeprefix(f"{row.experiment}/")  # the previous column names the experiment folder
         metric = f"{row.metric} {({'max': '↑', 'min': '↓'}).get(row.mode, '')}".strip() if row.metric else "—"
         best = "—" if row.best is None else f"{row.best:.4f}" + ("" if row.best_source == "export" else " (csv)")
-        table.add_row(row.experiment, short_run, row.date or "—", (row.git_commit or "—")[:7],
-                      "—" if row.seed is None else str(row.seed), metric, best,
-                      "—" if row.best_step is None else str(row.best_step), "yes" if row.export else "no")
+        table.add_row(*map(literal, (row.experiment, short_run, row.date or "—", (row.git_commit or "—")[:7],
+                                     "—" if row.seed is None else row.seed, metric, best,
+                                     "—" if row.best_step is None else row.best_step, "yes" if row.export else "no")))
     return table
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import shown_text
 from learned_metrics.meta_eval.length_gap import BUCKET_LIMIT, BUCKET_WIDTH
 from learned_metrics.meta_eval.roc import roc_points
 from learned_metrics.outputs import atomic_file
@@ -46,7 +47,8 @@ _LITERAL = {"text.parse_math": False, "text.usetex": False}
 def literal_text(build: Callable[..., Any]) -> Callable[..., Any]:
     """Every text of the figure ``build`` returns is drawn as written: built under ``text.parse_math`` off, then
     each text switched off too (matplotlib reads the setting when a text is made; a notebook draws the figure
-    later, outside this block). The one place figures decide how names are drawn."""
+    later, outside this block), its control characters but line breaks shown as :func:`shown_text` shows them (no
+    font has a glyph for them). The one place figures decide how names are drawn."""
 
     @functools.wraps(build)
     def literal(*args: Any, **kwargs: Any) -> Any:
@@ -56,7 +58,8 @@ def literal_text(build: Callable[..., Any]) -> Callable[..., Any]:
         with matplotlib.rc_context(_LITERAL):
             fig = build(*args, **kwargs)
         for text in fig.findobj(Text):
-            text.set(parse_math=False, usetex=False)
+            lines = text.get_text().replace("\r\n", "\n").split("\n")  # a title's line breaks are its layout
+            text.set(text="\n".join(map(shown_text, lines)), parse_math=False, usetex=False)
         return fig
 
     return literal

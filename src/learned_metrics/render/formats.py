@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from learned_metrics.io import display_text
+from learned_metrics.io import shown_text
 from learned_metrics.validate import is_missing
 
 MISSING = "—"
@@ -39,12 +39,13 @@ def plain_number(value: float | None) -> str:
 
 _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
                    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
-                   "<": r"$<$", ">": r"$>$", "\n": " ", "\r": " ", MISSING: "---"}
+                   "<": r"$<$", ">": r"$>$", MISSING: "---"}
 
 
 def latex_escape(text: str) -> str:
-    """Plain text (metric names, captions) safe inside a LaTeX table: specials escaped, line breaks as spaces."""
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in display_text(text))
+    """Plain text (metric names, captions) safe inside a LaTeX table: specials escaped, control characters as
+    :func:`shown_text` shows them (line breaks as spaces)."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in shown_text(text))
 
 
 def latex_number(text: str) -> str:
@@ -53,6 +54,6 @@ def latex_number(text: str) -> str:
 
 
 def markdown_escape(text: str) -> str:
-    """A name inside a Markdown table cell: ``|`` escaped, line breaks as spaces, HTML brackets as entities."""
-    return (display_text(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
-            .replace("\r", " ").replace("<", "&lt;").replace(">", "&gt;"))
+    """A name inside a Markdown table cell: ``|`` escaped, control characters as :func:`shown_text` shows them
+    (line breaks as spaces), HTML brackets as entities."""
+    return shown_text(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from learned_metrics.io import display_text
+from learned_metrics.io import display_text, shown_text
 from learned_metrics.render.model import Table, caption_text
 from learned_metrics.render.text import cell_text, interval_text
 
@@ -37,20 +37,28 @@ class _Shown:
         return getattr(self._stream, name)
 
 
+def literal(text: Any, style: str = ""):
+    """``text`` as rich draws it literally: a Text, never markup (a name ``[/]`` is no closing tag), through
+    :func:`shown_text` (a name's control characters are no escape sequence the terminal obeys)."""
+    from rich.text import Text
+
+    return Text(shown_text(str(text)), style=style)
+
+
 def rich_table(table: Table):
     """The model as a rich table: intervals and details dim under their values, marks as ``^1,2``, bold kept."""
     from rich.table import Table as RichTable
-    from rich.text import Text
 
-    rendered = RichTable(title=table.title or None, show_header=True)
+    rendered = RichTable(title=literal(table.title) if table.title else None, show_header=True)
     for column in table.columns:
-        rendered.add_column(column.heading, justify="left" if column.text else "right", no_wrap=not column.text)
+        rendered.add_column(literal(column.heading), justify="left" if column.text else "right",
+                            no_wrap=not column.text)
     for index, row in enumerate(table.rows):
         if index in table.groups:
-            rendered.add_row(Text(table.groups[index], style="italic"), *[""] * (len(table.columns) - 1))
+            rendered.add_row(literal(table.groups[index], "italic"), *[""] * (len(table.columns) - 1))
         cells = []
         for column, cell in zip(table.columns, row, strict=True):
-            text = Text(cell_text(column, cell), style="bold" if cell.bold else "")
+            text = literal(cell_text(column, cell), "bold" if cell.bold else "")
             if cell.marks:
                 text.append("^" + ",".join(cell.marks), style="dim")
             if below := interval_text(column, cell) or (f"({cell.detail})" if cell.detail else None):
@@ -66,7 +74,7 @@ def print_tables(out: Any, tables: Iterable[Table], *, captions: bool = True) ->
     for table in tables:
         out.print(rich_table(table))
         if captions and (caption := caption_text(table, shows_bold=shows_bold)):
-            out.print(caption, markup=False, highlight=False)
+            out.print(literal(caption))
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, left: Sequence[str] = (),
@@ -74,11 +82,11 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, 
     """A plain rich table of strings: ``left`` columns left-aligned, the others (numbers) right-aligned."""
     from rich.table import Table as RichTable
 
-    rendered = RichTable(title=title, show_header=True, **options)
+    rendered = RichTable(title=literal(title), show_header=True, **options)
     for name in columns:
-        rendered.add_column(name, justify="left" if name in left else "right")
+        rendered.add_column(literal(name), justify="left" if name in left else "right")
     for row in rows:
-        rendered.add_row(*(str(cell) for cell in row))
+        rendered.add_row(*map(literal, row))
     return rendered
 
 

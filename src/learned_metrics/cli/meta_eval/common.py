@@ -172,14 +172,14 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
     (``csv`` maps a destination to a table key) and the plots; then say where each went."""
     from learned_metrics.outputs import staged_files
     from learned_metrics.render import in_percent, pick
-    from learned_metrics.render.terminal import console, print_tables
+    from learned_metrics.render.terminal import console, literal, print_tables
     from learned_metrics.render.text import csv_text, json_text, latex, markdown
 
     out = console(width=width)
     inputs = describe_inputs(args, hashed=bool(getattr(args, "json", None)))
     scored, differ = provenance_lines(inputs)
     for note in [*(f"note: {note}" for note in notes), *(f"warning: {w}" for w in warnings), *differ]:
-        out.print(note, markup=False, highlight=False)
+        out.print(literal(note))
     styled = in_percent if OutputStyle.from_arguments(args).number_style == "percent" else (lambda table: table)
     tables = [styled(table) for table in result.tables()]
     if scored:  # the captions say which model and settings made the scores
@@ -198,8 +198,7 @@ def finish(args: argparse.Namespace, result: Any, *, payload: dict[str, Any] | N
         for dest in wanted:
             writers[dest](stage(getattr(args, dest)))
     for dest in wanted:
-        out.print(f"{OUTPUTS[dest].lstrip('-').replace('-', ' ')}: {getattr(args, dest)}", markup=False,
-                  highlight=False)
+        out.print(literal(f"{OUTPUTS[dest].lstrip('-').replace('-', ' ')}: {getattr(args, dest)}"))
     return 0
 
 
