@@ -7,11 +7,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import functools
 import os
 import sys
 
 from learned_metrics.cli import help_formatter
+from learned_metrics.io import shown_text
 from learned_metrics.outputs import input_path
 from learned_metrics.render.formats import format_ci, format_number
 from learned_metrics.render.terminal import console, table
@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
                                enabled=shown and not args.no_progress, every_seconds=args.progress_every)
         if shown:
             startup.lap("counting rows")
-        say = functools.partial(print, file=sys.stderr, flush=True) if shown else None
+        say = (lambda line: print(shown_text(line), file=sys.stderr, flush=True)) if shown else None  # names: text
         if args.engine == "ray":  # the actors load the model; the summary's record says what they resolved
             summary = ray_engine.score_file(args.model, args.input, args.output, fields, options, run, ray,
                                             progress, say, startup.lap)
