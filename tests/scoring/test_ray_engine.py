@@ -39,20 +39,41 @@ def kill_marker(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("ray-kill") / "kill-next-actor"
 
 
+ENGINE = "learned_metrics.scoring.ray_engine"
+
+
 def kill_hook(marker: str):
     """A Ray worker's setup (``worker_process_setup_hook``) for tests of lost actors: the first block an actor gets
-    after the ``marker`` file appears kills it (kill -9)."""
+    after the ``marker`` file appears kills it (kill -9). The engine is patched when a worker imports it (an actor
+    does), so the instance's other workers never import it (and torch)."""
 
     def setup() -> None:
-        score = ray_engine.ScoreBlocks.__call__
+        import importlib.abc
+        import importlib.util
+        import sys
 
-        def killed_when_marked(self, block):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(marker)  # only one actor wins the removal: one kill per marker
-                os.kill(os.getpid(), signal.SIGKILL)
-            return score(self, block)
+        def patch(engine) -> None:
+            score = engine.ScoreBlocks.__call__
 
-        ray_engine.ScoreBlocks.__call__ = killed_when_marked
+            def killed_when_marked(self, block):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(marker)  # only one actor wins the removal: one kill per marker
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return score(self, block)
+
+            engine.ScoreBlocks.__call__ = killed_when_marked
+
+        class PatchOnImport(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name != ENGINE:  # a name, not the module: pickling it would import the engine
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.util.find_spec(name)
+                load = spec.loader.exec_module
+                spec.loader.exec_module = lambda module: (load(module), patch(module))
+                return spec
+
+        sys.meta_path.insert(0, PatchOnImport())
 
     return setup
 
