@@ -118,3 +118,15 @@ def test_score_summary_table_shows_system_names_literally(tiny_deberta_nli, tmp_
                  str(tmp_path / "scored.jsonl"), "--system-field", "system", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert not controls(err) and all(shown_text(system) in err for system in systems)
+
+
+@pytest.mark.parametrize("name", [ESCAPE, "plain model"], ids=["escape", "control"])
+def test_captions_show_names_literally_in_every_format(name):
+    """A caption names what made the scores (a model path from a provenance sidecar): shown, never obeyed."""
+    from learned_metrics.render.model import Column, Table
+    from learned_metrics.render.text import latex, markdown
+
+    table = Table([Column("group", kind="text")], [], caption=f"Scores by {name}.")
+    for text in (markdown([table]), latex([table])):
+        assert not controls(text)
+    assert shown_text(name) in markdown([table])

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from learned_metrics.io import display_text, dump_json
+from learned_metrics.io import display_text, dump_json, shown_text
 from learned_metrics.render.formats import (
     format_ci,
     format_count,
@@ -84,7 +84,7 @@ def markdown_table(table: Table) -> str:
         cells = (_styled_cell(MARKDOWN, c, cell) for c, cell in zip(table.columns, row, strict=True))
         lines.append("| " + " | ".join(cells) + " |")
     if caption := caption_text(table, shows_bold=True):
-        lines += ["", " ".join(caption.splitlines())]
+        lines += ["", shown_text(" ".join(caption.splitlines()))]  # names in it (a model path) shown, not obeyed
     return "\n".join(lines) + "\n"
 
 
