@@ -36,7 +36,7 @@ from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.checkpointing import LastCheckpoint
 from learned_metrics.train.config import register_resolvers
 from learned_metrics.train.logs import tidy_logging
-from learned_metrics.train.run_folders import RunFolder, check_run_folder
+from learned_metrics.train.run_folders import RunFolder, check_resumed_settings, check_run_folder
 from learned_metrics.train.target_metric import check_monitored
 from learned_metrics.validate import flag
 
@@ -60,8 +60,9 @@ def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | N
     if kept is not None:
         check_monitored(kept.get("monitor"), str(kept.get("mode", "min")), cfg)
     output_dir, ckpt_path = folder.output_dir, folder.ckpt_path
+    resolved = OmegaConf.to_container(cfg, resolve=True)
     if ckpt_path is not None:  # read as `export` reads it (memory-mapped): a text file or a pickle is one line
-        load_checkpoint(ckpt_path, allow_pickle=allow_pickle)
+        check_resumed_settings(load_checkpoint(ckpt_path, allow_pickle=allow_pickle), resolved, ckpt_path)
     datamodule = instantiate(cfg.data)  # reads nothing until checked or set up
     check_data = getattr(datamodule, "check_data", None)  # a datamodule of your own may not have one
     if check_data is not None:
@@ -71,7 +72,7 @@ def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | N
     # 2. build
     model = instantiate(cfg.model)
     startup.lap("model")  # with the checks before it
-    record = RunRecord(output_dir, cfg, OmegaConf.to_container(cfg, resolve=True), startup)
+    record = RunRecord(output_dir, cfg, resolved, startup)
     callbacks = [*_instantiate_all(cfg.get("callbacks")), record, ValidationRecord()]
     callbacks.sort(key=lambda callback: isinstance(callback, LastCheckpoint))  # after the best: holds its state
     loggers = _instantiate_all(cfg.get("logger"))

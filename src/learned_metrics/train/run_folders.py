@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -59,6 +60,74 @@ def _resume_checkpoint(cfg: Any) -> str | None:
             raise UserError(f"ckpt_path=last: no last.ckpt under {root}/*/checkpoints/")
         return str(candidates[-1])
     return str(ckpt_path)
+
+
+# What decides the weights a run trains (its data set and batches, the model it starts from, the optimiser, the
+# seed): a resumed run takes them from its checkpoint. How long it trains (trainer.max_steps/max_epochs), where it
+# writes, how often it validates or saves, and how it reports may change on a resume.
+RESUMED_SETTINGS = ("seed", "data.path", "data.tokenizer", "data.text_fields", "data.label_field", "data.batch_size",
+                    "data.max_length", "data.seed", "data.max_train_rows", "data.length_grouped", "model.name_or_path",
+                    "model.metric_kind", "model.head_labels", "model.lr", "model.weight_decay", "model.warmup_ratio",
+                    "model.adam_epsilon", "model.betas", "trainer.accumulate_grad_batches",
+                    "trainer.gradient_clip_val")
+_PATH_SETTINGS = ("data.path", "data.tokenizer", "model.name_or_path")  # one folder named two ways is one folder
+_ABSENT = object()
+
+
+def check_resumed_settings(checkpoint: Mapping[str, Any], resolved: Mapping[str, Any], ckpt_path: str | Path) -> None:
+    """A resumed run is the interrupted run continued: each of :data:`RESUMED_SETTINGS` in ``resolved`` (this run's
+    resolved config) equals the one the checkpoint's card records, and the data set's ``report.json`` is the one it
+    trained on (not rebuilt since); else one line naming the setting and both values. A checkpoint whose card records
+    no training config (written by hand, an older version) is not judged."""
+    from learned_metrics.data.common import load_report
+
+    card = checkpoint.get("learned_metric") or {}
+    then = card.get("training_config") if isinstance(card, Mapping) else None
+    if not isinstance(then, Mapping):
+        return
+    fix = ("a resumed run continues the interrupted one with its settings: drop the override, or start a new run "
+           "from these weights (learned-metrics export CKPT DIR, then model.name_or_path=DIR without ckpt_path)")
+    for name in RESUMED_SETTINGS:
+        old, new = _setting(then, name), _setting(resolved, name)
+        if old is _ABSENT or new is _ABSENT:  # a setting the interrupted run's version did not have
+            continue
+        if name in _PATH_SETTINGS and isinstance(old, str) and isinstance(new, str):
+            same = old == new or Path(old).expanduser().resolve() == Path(new).expanduser().resolve()
+        else:
+            same = old == new
+        if not same:
+            raise UserError(f"ckpt_path: the interrupted run trained with {name}={old!r}, this run asks for "
+                            f"{name}={new!r}; {fix}", path=ckpt_path)
+    data_path = _setting(resolved, "data.path")
+    recorded = card.get("data_report")
+    if isinstance(data_path, str) and isinstance(recorded, Mapping):
+        now = load_report(data_path)
+        where = None if now is None else _first_difference(recorded, now)
+        if where is not None:
+            raise UserError(f"ckpt_path: the data set at data.path={data_path} was rebuilt since the interrupted run "
+                            f"trained on it (its report.json differs at '{where}'); a resumed run continues on the "
+                            "same data: resume on the set it trained on, or start a new run", path=ckpt_path)
+
+
+def _setting(config: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+def _first_difference(then: Any, now: Any, where: str = "") -> str | None:
+    """The dotted key of the first value that differs between two JSON values (``where`` itself for a leaf)."""
+    if isinstance(then, Mapping) and isinstance(now, Mapping):
+        for key in [*then, *(k for k in now if k not in then)]:
+            found = _first_difference(then.get(key, _ABSENT), now.get(key, _ABSENT), f"{where}.{key}" if where
+                                      else str(key))
+            if found is not None:
+                return found
+        return None
+    return None if then == now else (where or "the whole report")
 
 
 RUN_MARKERS = ("run_info.json", "export/learned_metric.json")
