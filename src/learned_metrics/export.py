@@ -5,6 +5,7 @@ everything read from a checkpoint is checked before use (``weights_only=True``, 
 
 from __future__ import annotations
 
+import logging
 import pickle
 import zipfile
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from learned_metrics.onnx_export import add_onnx, require_onnxruntime
 from learned_metrics.outputs import atomic_folder, check_outputs, folder_output, input_path
 from learned_metrics.settings import Settings, setting, takes
 from learned_metrics.validate import library_errors
+
+log = logging.getLogger(__name__)
 
 EXPORT_KIND = "export"
 TOKENIZER_FOLDER = "tokenizer"  # RUN/tokenizer/: saved once per run, beside RUN/checkpoints/
@@ -52,6 +55,7 @@ def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: st
     from learned_metrics.safety import load_tokenizer, quiet_transformers
 
     out_dir = Path(out_dir)
+    _label2id_from_id2label(model.config)
     full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
     loaded_tokenizer = load_tokenizer(tokenizer)
     with atomic_folder(out_dir, EXPORT_KIND, overwrite) as tmp, quiet_transformers():
@@ -59,6 +63,19 @@ def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: st
         loaded_tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(dump_json(full_card) + "\n", encoding="utf-8")
     return out_dir
+
+
+def _label2id_from_id2label(config: Any) -> None:
+    """``config.label2id`` as the inverse of ``config.id2label``, the mapping training used (it maps every label by
+    id2label's names): a base model's stale label2id would send a plain ``transformers`` user who reads
+    ``label2id["entailment"]`` to another class's column. Names given twice (no inverse) are left as they are."""
+    id2label = {int(i): str(name) for i, name in config.id2label.items()}
+    inverse = {name: i for i, name in id2label.items()}
+    current = {str(name): int(i) for name, i in (config.label2id or {}).items()}
+    if len(inverse) == len(id2label) and current != inverse:
+        log.warning("config.json: label2id %s disagreed with id2label %s (the mapping training used); the export "
+                    "writes label2id %s", current, id2label, inverse)
+        config.label2id = inverse
 
 
 def checkpoint_tokenizer(checkpoint: dict[str, Any], ckpt_path: str | Path,
