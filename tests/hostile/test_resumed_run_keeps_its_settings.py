@@ -60,11 +60,19 @@ def test_a_resume_with_other_training_settings_is_refused(setup, train_config, t
 
 
 def test_a_resume_on_another_data_set_is_refused(setup, train_config, tmp_path, ccl_data_dir):
-    base, ckpt, *_ = setup
+    base, ckpt, _, _, report = setup
     other = tmp_path / "other"
     shutil.copytree(ccl_data_dir, other)
+    (other / "report.json").write_text(json.dumps({**report, "seed": report.get("seed", 0) + 1}))  # other content
     with pytest.raises(UserError, match=r"data\.path"):
         train(train_config(*base, f"data.path={other}", f"ckpt_path={ckpt}", f"paths.output_dir={tmp_path / 'new'}"))
+    without_report = {"learned_metric": {"training_config": setup[3]}}  # an older card: the path itself must match
+    from learned_metrics.train.run_folders import check_resumed_settings
+
+    moved = OmegaConf.to_container(train_config(*base, f"data.path={tmp_path / 'moved'}", f"ckpt_path={ckpt}"),
+                                   resolve=True)
+    with pytest.raises(UserError, match=r"data\.path"):
+        check_resumed_settings(without_report, moved, ckpt)
 
 
 def test_a_resume_on_a_data_set_rebuilt_since_is_refused(setup, train_config, tmp_path):
@@ -93,5 +101,10 @@ def test_control_a_resume_that_only_trains_longer_or_reports_elsewhere_passes(se
     relative = train_config(*base, f"data.path={Path(data).parent / '.' / 'data'}", f"ckpt_path={ckpt}",
                             f"paths.output_dir={tmp_path / 'new'}")
     check_resumed_settings(checkpoint, OmegaConf.to_container(relative, resolve=True), ckpt)
+    # the same data set moved (another node's scratch folder): its report is the one the run trained on
+    moved = tmp_path / "moved"
+    shutil.copytree(data, moved)
+    elsewhere = train_config(*base, f"data.path={moved}", f"ckpt_path={ckpt}", f"paths.output_dir={tmp_path / 'new'}")
+    check_resumed_settings(checkpoint, OmegaConf.to_container(elsewhere, resolve=True), ckpt)
     # a checkpoint whose card records no training config (written by hand, an older version) is not judged
     check_resumed_settings({"learned_metric": {}}, OmegaConf.to_container(now, resolve=True), ckpt)

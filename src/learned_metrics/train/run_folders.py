@@ -87,10 +87,14 @@ def check_resumed_settings(checkpoint: Mapping[str, Any], resolved: Mapping[str,
         return
     fix = ("a resumed run continues the interrupted one with its settings: drop the override, or start a new run "
            "from these weights (learned-metrics export CKPT DIR, then model.name_or_path=DIR without ckpt_path)")
+    data_path, recorded = _setting(resolved, "data.path"), card.get("data_report")
+    now = load_report(data_path) if isinstance(data_path, str) and isinstance(recorded, Mapping) else None
     for name in RESUMED_SETTINGS:
         old, new = _setting(then, name), _setting(resolved, name)
         if old is _ABSENT or new is _ABSENT:  # a setting the interrupted run's version did not have
             continue
+        if name == "data.path" and now is not None and now == recorded:  # moved (another node's scratch): the same
+            continue  # data set, as its report says; a different one is refused below, naming where it differs
         if name in _PATH_SETTINGS and isinstance(old, str) and isinstance(new, str):
             same = old == new or Path(old).expanduser().resolve() == Path(new).expanduser().resolve()
         else:
@@ -98,11 +102,8 @@ def check_resumed_settings(checkpoint: Mapping[str, Any], resolved: Mapping[str,
         if not same:
             raise UserError(f"ckpt_path: the interrupted run trained with {name}={old!r}, this run asks for "
                             f"{name}={new!r}; {fix}", path=ckpt_path)
-    data_path = _setting(resolved, "data.path")
-    recorded = card.get("data_report")
-    if isinstance(data_path, str) and isinstance(recorded, Mapping):
-        now = load_report(data_path)
-        where = None if now is None else _first_difference(recorded, now)
+    if now is not None:
+        where = _first_difference(recorded, now)
         if where is not None:
             raise UserError(f"ckpt_path: the data set at data.path={data_path} was rebuilt since the interrupted run "
                             f"trained on it (its report.json differs at '{where}'); a resumed run continues on the "
