@@ -115,3 +115,27 @@ def test_last_ckpt_is_written_while_fitting_only(tiny_roberta, ccl_data_dir, tmp
     train(compose_train_config([*_common(tiny_roberta, ccl_data_dir, tmp_path), "trainer.max_epochs=1",
                                 "trainer.check_val_every_n_epoch=5", f"paths.output_dir={tmp_path / 'a'}"]))
     assert writes == ["TrainerFn.FITTING"]  # the epoch end's; the validation after fit wrote it again before
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["carried", "files-gone"])
+def test_a_resume_into_a_new_folder_says_what_it_carried_not_lightnings_untrue_warning(tmp_path, caplog, kept):
+    """Lightning warns that the best scores "won't be reloaded" whenever the folder changes; BestCheckpoint does
+    reload them, so that warning is replaced by one line saying which best is the one to beat (or that none of the
+    interrupted run's best files is still there)."""
+    import warnings
+
+    from learned_metrics.train.checkpointing import BestCheckpoint
+
+    old = tmp_path / "old-run" / "checkpoints"
+    old.mkdir(parents=True)
+    if kept:
+        (old / "best.ckpt").write_bytes(b"weights")
+    callback = BestCheckpoint(dirpath=tmp_path / "new" / "checkpoints", monitor="val/f1", mode="max")
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level("INFO"):
+        warnings.simplefilter("always")
+        callback.load_state_dict({"dirpath": str(old), "best_model_path": str(old / "best.ckpt"),
+                                  "best_model_score": torch.tensor(0.9),
+                                  "best_k_models": {str(old / "best.ckpt"): torch.tensor(0.9)}})
+    assert not [w for w in caught if "dirpath has changed" in str(w.message)]
+    said = " ".join(record.getMessage() for record in caplog.records)
+    assert ("val/f1 = 0.9" in said and str(old / "best.ckpt") in said) if kept else "no best checkpoint" in said

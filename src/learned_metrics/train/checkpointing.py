@@ -4,7 +4,9 @@ A run resumed into a new folder keeps the best checkpoint of the interrupted run
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from learned_metrics.outputs import atomic_file
+
+log = logging.getLogger(__name__)
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
@@ -41,7 +45,9 @@ class BestCheckpoint(ModelCheckpoint):
         return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        super().load_state_dict(state_dict)
+        with warnings.catch_warnings():  # Lightning's "won't be reloaded": untrue here, the lines below say what is
+            warnings.filterwarnings("ignore", message="The dirpath has changed")
+            super().load_state_dict(state_dict)
         if state_dict.get("dirpath", self.dirpath) == self.dirpath:  # resumed in place: Lightning restored it all
             return
         here = Path(self.dirpath or ".").resolve()  # Lightning deletes replaced files inside its folder: none of those
@@ -52,6 +58,11 @@ class BestCheckpoint(ModelCheckpoint):
             self.best_k_models = kept
             self.best_model_path, self.kth_best_model_path = ranked[0], ranked[-1]
             self.best_model_score, self.kth_value = kept[ranked[0]], kept[ranked[-1]]
+            log.info("resumed into a new folder: the interrupted run's best checkpoint (%s = %.4g, %s) is the one to "
+                     "beat", self.monitor, float(self.best_model_score), self.best_model_path)
+        elif state_dict.get("best_k_models"):
+            log.warning("resumed into a new folder, and no best checkpoint of the interrupted run is still there: the "
+                        "best is chosen among this run's checkpoints")
 
 
 class LastCheckpoint(Checkpoint):
