@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import FORMATS
 from learned_metrics.labels import METRIC_KINDS, SCORE_MODES, parse_label_order
-from learned_metrics.settings import Settings, flag_name, setting
+from learned_metrics.settings import Settings, flag_name, parse_setting, setting
 
 MODES = SCORE_MODES
 PREMISE_STRATEGIES = ("truncate", "chunk")
@@ -21,9 +21,20 @@ DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ENGINES = ("torch", "onnx", "ray")
 MC_MASKS = ("per-row", "torch")
+# torch's CPU generator keeps a seed's low 32 bits (2**32 draws what 0 draws): every mask source takes 0 .. 2**32 - 1
+MAX_SEED = 2**32 - 1
 DEFAULT_CHUNK_SIZE = 10_000  # rows sorted together; also the most an interrupted run can lose
 BOTH = tuple(METRIC_KINDS)
 NLI = ("faithfulness",)
+
+
+def _seed_in_range(seed: int) -> int:
+    """A seed every mask source draws its own masks from (per-row, torch's CPU and GPU generators, a compiled graph's),
+    checked wherever one is given: the option and a per-call ``Scorer.score(seed=)``."""
+    if seed > MAX_SEED:
+        raise UserError(f"--seed (seed=) must be at most {MAX_SEED}, got {seed}: torch's CPU generator keeps a seed's "
+                        "low 32 bits, so a larger seed would draw the masks of a smaller one")
+    return seed
 
 
 # a setting() naming the metric kinds it applies to (a flag of ``score KIND`` only for those). Device, precision,
@@ -39,7 +50,8 @@ class ScoringOptions(Settings):
     device: str = _option("auto", f"one of {', '.join(DEVICES)} or cuda:N")
     precision: str = _option("auto", "auto = bf16 on GPUs that support it, fp32 on CPU", choices=PRECISIONS)
     mc_samples: int = _option(1, "Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic", minimum=0)
-    seed: int | None = _option(0, "seed of the MC dropout masks (reproducible runs)", minimum=0)
+    seed: int | None = _option(0, "seed of the MC dropout masks (reproducible runs)", minimum=0,
+                               check=_seed_in_range)
     max_tokens: int | None = _option(
         None, "token budget per forward: rows x padded length (default on CPU 1024 for base-sized and larger "
         "models, up to 4096 for tiny ones; on GPU 32768 for large models, more for smaller ones)", minimum=1)
@@ -111,6 +123,11 @@ class ScoringOptions(Settings):
         """MC masks from torch's generator (``mc_masks='torch'``, or a compiled forward, whose graph cannot take
         per-row masks): a seeded stream per chunk and per process, not per row."""
         return self.compile or self.mc_masks == "torch"
+
+    @classmethod
+    def checked_seed(cls, seed: Any) -> int | None:
+        """A per-call seed (``Scorer.score(seed=)``) through the option's own declaration and range."""
+        return parse_setting(next(spec for spec in fields(cls) if spec.name == "seed"), seed)
 
     def applying(self, metric: str) -> dict[str, Any]:
         """What can change a score of ``metric``: :meth:`affecting`, None where a field does not apply to it."""

@@ -291,7 +291,7 @@ class Scorer:
             units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
             mode = one_of(mode or self.mode, MODES, "mode")
         if seed is not None:
-            self.dropout_stream.reseed(int_at_least(seed, 0, "seed"))
+            self.dropout_stream.reseed(ScoringOptions.checked_seed(seed))
         self.timings = Timings()
         start = time.perf_counter()
         try:
