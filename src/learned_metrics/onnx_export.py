@@ -19,6 +19,10 @@ from learned_metrics.io import dump_json
 OPSET = 18
 GRAPH_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+# a graph's metadata key holding the SHA-256 of the weights it was made from (provenance.weights_sha256): the ONNX
+# engine scores a graph only beside those weights (a quantized copy keeps the metadata)
+WEIGHTS_KEY = "learned_metrics.weights_sha256"
+REMAKE_HINT = "make it again with `learned-metrics export --onnx-from {folder} --overwrite`"
 INSTALL_HINT = "pip install 'learned-metrics[onnx]'"
 LOAD_HINT = ("onnxruntime.InferenceSession('model.onnx', providers=['CPUExecutionProvider']).run(['logits'], "
              "{name: tokenizer(premise, hypothesis, return_tensors='np')[name] for name in inputs}); softmax of "
@@ -70,15 +74,18 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
                        padding="max_length", truncation=True, max_length=16, return_tensors="pt")
     inputs = {name: sample[name] for name in INPUT_NAMES if name in sample}
     marker = read_marker(export_dir)
+    weights = provenance.weights_sha256(export_dir)[0]  # what the scorer's provenance names beside the graph's scores
     made: dict[str, Any] = {}
     with staged_files() as stage:
         staged = {p: stage(path) for p, path in targets.items()}
         axes = {name: {0: "batch", 1: "sequence"} for name in inputs} | {"logits": {0: "batch"}}
         with _quiet(), torch.no_grad():  # weights inside the file: one file to hash and move (no graphs over 2 GB)
             try:
-                torch.onnx.export(model, (), str(staged["fp32"]), kwargs=dict(inputs), input_names=list(inputs),
-                                  output_names=["logits"], dynamic_axes=axes, opset_version=OPSET, dynamo=True,
-                                  external_data=False)
+                program = torch.onnx.export(model, (), kwargs=dict(inputs), input_names=list(inputs),
+                                            output_names=["logits"], dynamic_axes=axes, opset_version=OPSET,
+                                            dynamo=True)
+                program.model.metadata_props[WEIGHTS_KEY] = weights
+                program.save(str(staged["fp32"]), external_data=False)
             except Exception as exc:  # the exporter raises many types; one line names the model type
                 raise UserError(f"torch.onnx could not export this {model.config.model_type} model "
                                 f"({type(exc).__name__}{': ' + first_line(exc) if str(exc).strip() else ''})") from None
@@ -93,6 +100,7 @@ def add_onnx(export_dir: str | Path, *, int8: bool = False, overwrite: bool = Fa
                                             "layers), activations quantized at run time"}
         if card is not None:
             card["onnx"] = {"exporter": "torch.onnx.export (dynamo)", "torch": torch.__version__, "opset": OPSET,
+                            "weights_sha256": weights,
                             "onnxruntime": require_onnxruntime().__version__, "inputs": list(inputs),
                             "outputs": ["logits"], "dynamic_axes": ["batch", "sequence"], "precision": made,
                             "load": LOAD_HINT}

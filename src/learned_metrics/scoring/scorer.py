@@ -133,7 +133,8 @@ class Scorer:
         self.model, self.tokenizer, self.kind, self.label_ids = model, tokenizer, kind, label_ids
         self.card, self.device, self.dtype, self.source = card, device, dtype, source
         self.model_dir = Path(model_dir) if model_dir is not None else Path(source).expanduser()
-        self._weights: tuple[str | None, list[str]] | None = None  # (sha256, files), hashed once when first asked
+        # (sha256, files), hashed once: when first asked, or by the ONNX engine, which checks its graph against them
+        self._weights: tuple[str | None, list[str]] | None = model.weights if options.engine == "onnx" else None
         self.splitter, self.joiner = map(loading.preprocessing_of(card).get, ("splitter", "joiner"))
         card_mode = ((card or {}).get("scoring") or {}).get("default_mode")
         nli = kind == "faithfulness"
