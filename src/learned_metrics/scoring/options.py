@@ -50,7 +50,7 @@ class ScoringOptions(Settings):
     device: str = _option("auto", f"one of {', '.join(DEVICES)} or cuda:N")
     precision: str = _option("auto", "auto = bf16 on GPUs that support it, fp32 on CPU", choices=PRECISIONS)
     mc_samples: int = _option(1, "Monte-Carlo dropout passes K (paper: 15); 0 or 1 = deterministic", minimum=0)
-    seed: int | None = _option(0, "seed of the MC dropout masks (reproducible runs)", minimum=0,
+    seed: int | None = _option(0, "seed of the MC dropout masks (reproducible runs), 0 to 4294967295", minimum=0,
                                check=_seed_in_range)
     max_tokens: int | None = _option(
         None, "token budget per forward: rows x padded length (default on CPU 1024 for base-sized and larger "
