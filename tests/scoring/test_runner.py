@@ -433,3 +433,22 @@ def test_resume_after_a_crash_gives_the_same_csv_and_parquet(nli_export, tmp_pat
     monkeypatch.setattr(Scorer, "score_validated", real)
     assert main([*args, "--output", str(resumed), "--resume"]) == 0
     assert resumed.read_bytes() == whole.read_bytes()
+
+
+@pytest.mark.parametrize(("count", "said"), [(5, "and 2 more"), (3, None)], ids=["five", "control-three"])
+def test_a_refusal_over_foreign_files_says_how_many_it_did_not_list(tmp_path, count, said):
+    """The progress folder's refusal names three of the files learned-metrics did not write and counts the rest
+    (outputs.shown_names, as every other folder refusal)."""
+    from learned_metrics.errors import UserError
+    from learned_metrics.scoring.resume import ChunkStore
+
+    store = ChunkStore((tmp_path / "out.jsonl").resolve(), "jsonl", {"mode": "e"})
+    store.folder.mkdir()
+    for index in range(count):
+        (store.folder / f"mine-{index}.txt").write_text("notes")
+    with pytest.raises(UserError) as caught:
+        store.open(resume=True, restart=False)
+    message = str(caught.value)
+    assert "mine-0.txt, mine-1.txt, mine-2.txt" in message
+    assert (said in message) if said else "more" not in message
+    assert len(list(store.folder.iterdir())) == count  # nothing deleted

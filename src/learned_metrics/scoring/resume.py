@@ -19,7 +19,7 @@ from typing import Any
 
 from learned_metrics.errors import UserError
 from learned_metrics.io import RowSink, iter_rows, merge_schemas, parquet_table, writing
-from learned_metrics.outputs import make_parents, remove_created
+from learned_metrics.outputs import make_parents, remove_created, shown_names
 from learned_metrics.provenance import MC_ONLY, uses_mc
 
 PROGRESS_NAME = "progress.json"
@@ -151,9 +151,8 @@ class ChunkStore:
             raise UserError(f"{self.folder} exists and is not a progress folder of learned-metrics; nothing is "
                             "deleted: move it away", path=self.output)
         if foreign := [p.name for p in self.folder.iterdir() if not self._is_ours(p)]:
-            shown = ", ".join(sorted(foreign)[:3])
-            raise UserError(f"{self.folder} holds files learned-metrics did not write ({shown}); nothing is deleted: "
-                            "move them away", path=self.output)
+            raise UserError(f"{self.folder} holds files learned-metrics did not write ({shown_names(foreign)}); "
+                            "nothing is deleted: move them away", path=self.output)
 
     def _is_ours(self, entry: Path) -> bool:
         """Only the names this module writes, and only files: ``part-notes.txt`` or a ``.bak`` copy is the user's."""
