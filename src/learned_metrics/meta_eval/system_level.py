@@ -17,7 +17,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
-from learned_metrics.meta_eval.frames import input_grids, is_long_frame
+from learned_metrics.meta_eval.frames import input_grids, is_long_frame, labelled_grids
 from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands
 from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -156,14 +156,17 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
     systems), with metric system scores from the full set; agreement on the system pairs within each ``(lo, hi)``
     band of metric-score differences. Matrices with the named ``axes`` (NaN = absent), or long DataFrames."""
     coefficient, bands = settings.coefficient, check_bands(bands)
+    notes: list[str] = []
     if is_long_frame(human) and metric_full is not None:  # one grid of systems; judged: rows with a human score
         human, grids = input_grids(human, {"metric": metric, "full": metric_full}, axes)
         judged = ~np.isnan(human).all(axis=1)
         human, metric, metric_full = human[judged], grids["metric"][judged], grids["full"]
     else:
-        human, grids = input_grids(human, {"metric": metric}, axes)
+        human, grids, _, systems = labelled_grids(human, {"metric": metric}, axes)
         metric = grids["metric"]
-        metric_full = None if metric_full is None else input_grids(metric_full, {}, axes, annotators=False)[0]
+        if metric_full is not None:
+            metric_full, full_notes = _full_set_by_system(metric_full, systems, axes)
+            notes += full_notes
     judged = np.where(np.isnan(human) | np.isnan(metric), np.nan, 1.0)
     human, metric = human * judged, metric * judged
     n_docs, n_systems = human.shape
@@ -211,4 +214,30 @@ def realistic_system_level(human: Any, metric: Any, metric_full: Any = None, *,
         tied = int(ties[0])
         results.append(Band(lo, hi, len(pairs), tied, estimate(agreement[0], name, len(pairs) - tied, 0),
                             estimate(tau[0], name, len(pairs), 1)))
-    return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, sizes[1], settings)
+    return SystemLevelReport(tau_sys, tau_sys_full, results, n_systems, n_docs, sizes[1], settings, notes)
+
+
+def _full_set_by_system(metric_full: Any, systems: list[str] | None, axes: str) -> tuple[np.ndarray, list[str]]:
+    """The full-set matrix with its systems in the judged matrices' order, paired by label (a wide DataFrame's
+    columns, a long frame's ``system_id``), never by position: its documents differ from the judged ones by design,
+    so it is read on its own, and a pivot or a run that lists its systems in another order would otherwise hand
+    every system another's mean. Systems the judged inputs lack are left out with a note; a judged one missing is
+    refused. Plain matrices (no labels on either side) stay in column order; a long frame beside them has none."""
+    grid, _, _, full_systems = labelled_grids(metric_full, {}, axes, annotators=False)
+    if full_systems is None:
+        return grid, []
+    if systems is None:
+        if is_long_frame(metric_full):
+            raise UserError("metric_full is a long DataFrame but the judged scores are plain matrices, whose systems "
+                            "have no names to pair it with: give the judged scores as DataFrames too, or metric_full "
+                            "as a matrix in their column order")
+        return grid, []  # a wide DataFrame beside plain matrices: their only order is the column order
+    column = {name: j for j, name in enumerate(full_systems)}
+    missing = [name for name in systems if name not in column]
+    if missing:
+        raise UserError(f"metric_full has no scores for system {missing[0]!r} ({len(missing)} judged system(s) "
+                        "missing; the full-set scores must cover every judged system, paired by name)")
+    extra = [name for name in full_systems if name not in set(systems)]
+    notes = [f"metric_full: ignored {len(extra)} system(s) without human judgements ({', '.join(map(repr, extra))})"
+             ] if extra else []
+    return grid[:, [column[name] for name in systems]], notes
