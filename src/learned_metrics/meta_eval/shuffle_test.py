@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learned_metrics.errors import UserError
+from learned_metrics.io import plain_value
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
 from learned_metrics.meta_eval.options import ShuffleTestSettings
@@ -16,7 +17,7 @@ from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, es
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.settings import takes
-from learned_metrics.validate import numbers
+from learned_metrics.validate import key, numbers
 
 
 @dataclass(frozen=True)
@@ -170,18 +171,36 @@ def _bucket_table(outcome: np.ndarray, index: np.ndarray, wins: np.ndarray, coun
     return table
 
 
+def pair_numbers(pair_index: object, size: int) -> np.ndarray:
+    """Each comparison's pair id as 0, 1, ... in order of first appearance: ``pair_index`` holds labels (ints, names,
+    ``1``/``1.0``/``"1"`` one id, as keys are everywhere), never array positions, so sparse, negative or fractional ids
+    and document names all group the comparisons of one original; one per comparison, none missing. None: each
+    comparison its own pair id."""
+    if pair_index is None:
+        return np.arange(size)
+    values = (None if isinstance(pair_index, (str, bytes)) or not hasattr(pair_index, "__len__")
+              else list(pair_index.tolist() if hasattr(pair_index, "tolist") else pair_index))
+    if values is None or len(values) != size:
+        got = f"{len(values)} values" if values is not None else type(pair_index).__name__
+        raise UserError(f"pair_index needs one pair id per comparison ({size}), got {got}")
+    numbers: dict[str, int] = {}
+    return np.array([numbers.setdefault(key(plain_value(value), field=f"pair_index[{i}]"), len(numbers))
+                      for i, value in enumerate(values, start=1)], dtype=np.int64)
+
+
 @takes(ShuffleTestSettings)
 def shuffle_test(original: object, shuffled: object, *, pair_index: object = None, length_gap: object = None,
                  settings: ShuffleTestSettings) -> ShuffleReport:
-    """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling ``pair_index`` (one int per
-    comparison: those of one original; default: each its own). ``length_gap`` (original minus shuffled length in
-    characters) adds the buckets, those under ``min_bucket_pairs`` comparisons merged with a neighbour (0: never)."""
+    """Accuracy that originals outscore their shuffles (tie = 0.5), CI by resampling ``pair_index`` (one pair id per
+    comparison, a label: those of one original share it; default: each its own; :func:`pair_numbers`).
+    ``length_gap`` (original minus shuffled length in characters) adds the buckets, those under ``min_bucket_pairs``
+    comparisons merged with a neighbour (0: never)."""
     original, shuffled, pair_index, length_gap = by_index(("original", original), ("shuffled", shuffled),
                                                           ("pair_index", pair_index), ("length_gap", length_gap))
     original, shuffled = numbers(original, "original"), numbers(shuffled, "shuffled")
     if original.shape != shuffled.shape or original.ndim != 1 or original.size == 0:
         raise UserError("original and shuffled scores must be non-empty 1-D arrays of equal length")
-    pair_index = np.arange(original.size) if pair_index is None else np.asarray(pair_index, dtype=np.int64)
+    pair_index = pair_numbers(pair_index, original.size)
     outcome = np.where(original > shuffled, 1.0, np.where(original == shuffled, 0.5, 0.0))
     n_pairs = int(pair_index.max()) + 1
     gaps = None if length_gap is None else np.asarray(length_gap, dtype=np.float64)
