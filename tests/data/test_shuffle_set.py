@@ -42,6 +42,15 @@ def test_negatives_differ_from_original_even_with_repeated_sentences():
     assert shuffled_negatives(["A.", "A."], 3, random.Random(0), "\n") == []
 
 
+def test_negatives_differ_from_the_original_and_from_avoided_texts_whitespace_aside():
+    """A shuffle differing from the original only in whitespace is the original (the split rule compares texts so);
+    ``avoid`` (another document's original) is never drawn. Control: without them every ordering is drawn."""
+    assert shuffled_negatives(["A  b.", "A b."], 5, random.Random(0), "\n") == []
+    assert sorted(shuffled_negatives(["A.", "B.", "C."], 9, random.Random(0), " ", {"B. A. C."})) == [
+        "A. C. B.", "B. C. A.", "C. A. B.", "C. B. A."]
+    assert len(shuffled_negatives(["A.", "B.", "C."], 9, random.Random(0), " ")) == 5
+
+
 def test_negatives_are_distinct_for_long_documents():
     sentences = [f"Sentence {i}." for i in range(12)]
     negatives = shuffled_negatives(sentences, 20, document_rng(0, "d"), " ")

@@ -213,14 +213,23 @@ def read_documents(location: str, s: ShuffleSetSettings, work: Path,
     return datasets.DatasetDict({name: merged[name] for name in SPLITS if name in merged}), "names+seed", set(drawn)
 
 
+def _sentence_multiset(sentences: list[str], *_: Any) -> str:
+    """A document as its sentences in any order (each whitespace-normalised): a reordered copy of a document is one
+    of its shuffles, so for the split rule it is the same document."""
+    return "\x00".join(sorted(map(normalised, sentences)))
+
+
 def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, int]]:
-    """Documents whose text (the sentences, whitespace-normalised) is in two splits. Between splits the seed drew
-    from one set of documents (``drawn``) they are that set's duplicates: dropped from the lower split (train <
-    validation < test) and counted. Any other is refused in one line naming the splits, how many documents and
-    ``where``: a document in two splits leaks its shuffles into evaluation."""
-    kept, dropped, repeats = drop_repeats(docs, SPLITS, ("sentences", "doc_id"),
-                                          lambda sentences, _: normalised(" ".join(sentences)))
-    shared = [repeat for repeat in repeats if not {repeat[0], repeat[2]} <= drawn]
+    """Documents in two splits: the same text (the sentences, whitespace-normalised) or the same sentences in
+    another order (one's original is the other's shuffle). Between splits the seed drew from one set of documents
+    (``drawn``) they are that set's duplicates: dropped from the lower split (train < validation < test) and counted.
+    Any other is refused in one line naming the splits, how many documents and ``where``: a document in two splits
+    leaks its shuffles into evaluation."""
+    columns = ("sentences", "doc_id")
+    kept, dropped, repeats = drop_repeats(docs, SPLITS, columns, lambda sentences, _: normalised(" ".join(sentences)))
+    kept, reordered, more = drop_repeats(kept, SPLITS, columns, _sentence_multiset)
+    dropped = {split: n + reordered.get(split, 0) for split, n in dropped.items()}
+    shared = [repeat for repeat in repeats + more if not {repeat[0], repeat[2]} <= drawn]
     if shared:
         counts = ", ".join(f"{n} document(s) of {low} also in {high}"
                            for (low, high), n in Counter((split, other) for split, _, other, _ in shared).items())
@@ -229,6 +238,25 @@ def shared_documents(docs, drawn: set[str], where: str) -> tuple[Any, dict[str, 
                         f"'{doc_id}' ({split}) and '{other_id}' ({other})); remove the duplicates from one split",
                         path=where)
     return datasets.DatasetDict(kept), dropped
+
+
+def _multiset_key(sentences: list[str]) -> str:
+    return hashlib.blake2b(_sentence_multiset(sentences).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def reordered_originals(split, joiner: str) -> dict[str, frozenset[str]]:
+    """The originals (joined, whitespace-normalised) of the documents of one split that another document of it holds
+    in another order, by :func:`_multiset_key`: no shuffle may be one of them, or the split holds that text under
+    both labels. Usually empty."""
+    first: dict[str, str] = {}
+    texts: dict[str, set[str]] = {}
+    for batch in split.iter(batch_size=10_000):
+        for sentences in batch["sentences"]:
+            key, text = _multiset_key(sentences), normalised(joiner.join(sentences))
+            seen = first.setdefault(key, text)
+            if seen != text:
+                texts.setdefault(key, {seen}).add(text)
+    return {key: frozenset(group) for key, group in texts.items()}
 
 
 def split_documents(docs, val_fraction: float, test_fraction: float, seed: int):
@@ -255,12 +283,16 @@ def load_cnndm_documents(splitter: str = "newline"):
                                  for name in SPLITS})
 
 
-def _make_pairs(batch: dict[str, list], shuffles_per_doc: int, seed: int, joiner: str) -> dict[str, list]:
-    """Each document with 2+ distinct sentences as a coherent row followed by its shuffles as incoherent rows."""
+def _make_pairs(batch: dict[str, list], shuffles_per_doc: int, seed: int, joiner: str,
+                avoid: dict[str, frozenset[str]] | None = None) -> dict[str, list]:
+    """Each document with 2+ distinct sentences as a coherent row followed by its shuffles as incoherent rows; no
+    shuffle is one of the split's originals that another of its documents holds in another order (``avoid``, from
+    :func:`reordered_originals`)."""
     coherent, incoherent = COHERENCE_LABELS.index("coherent"), COHERENCE_LABELS.index("incoherent")
     out: dict[str, list] = {"doc_id": [], "text": [], "label": []}
     for doc_id, sentences in zip(batch["doc_id"], batch["sentences"], strict=True):
-        negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner)
+        others = avoid.get(_multiset_key(sentences), frozenset()) if avoid else frozenset()
+        negatives = shuffled_negatives(sentences, shuffles_per_doc, document_rng(seed, doc_id), joiner, others)
         if not negatives:
             continue
         out["doc_id"] += [doc_id] * (1 + len(negatives))
@@ -313,7 +345,8 @@ def build_shuffle_set(source: str, output: str | os.PathLike, *, settings: Shuff
         with worker_processes():  # num_proc's pool (workers and manager) ends with this process, also on kill -9
             built = datasets.DatasetDict({
                 name: split.map(_make_pairs, batched=True, remove_columns=split.column_names, features=features,
-                                num_proc=s.num_proc, desc=f"shuffling {name}", fn_kwargs=shuffling)
+                                num_proc=s.num_proc, desc=f"shuffling {name}",
+                                fn_kwargs={**shuffling, "avoid": reordered_originals(split, s.joiner)})
                 for name, split in docs.items()})
         report = _report(source, docs, built, s, splits_from, dropped)
         for name, rows in report["rows"].items():
@@ -333,11 +366,14 @@ def _report(source: str, docs, built, s: ShuffleSetSettings, splits_from: str, d
         rows[name] = {**counts, "total": len(split)}
     skipped = {name: sum(len(set(sentences)) < 2 for batch in split.iter(batch_size=10_000)
                          for sentences in batch["sentences"]) for name, split in docs.items()}
+    unshuffled = {name: len(split) - skipped[name] - rows[name]["coherent"] for name, split in docs.items()}
     return {"kind": "shuffle_set", "source": source,
             "settings": s.affecting(lambda spec: splits_from != "names" or not spec.name.endswith("_fraction")),
             "splits_from": splits_from, "preprocessing": {"splitter": s.splitter, "joiner": s.joiner},
             "documents_read": sum(len(split) for split in docs.values()) + sum(dropped.values()),  # before drops
             "documents_per_split": {name: len(split) for name, split in docs.items()},
             "skipped_fewer_than_2_distinct_sentences": {**skipped, "total": sum(skipped.values())},
+            # 2+ distinct sentences, yet every ordering is the original's text or another document's original
+            "skipped_no_distinct_shuffle": {**unshuffled, "total": sum(unshuffled.values())},
             "dropped_shared_documents": {**dropped, "total": sum(dropped.values())},
             "rows": rows, "label_names": list(COHERENCE_LABELS)}
