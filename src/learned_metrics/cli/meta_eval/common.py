@@ -84,7 +84,8 @@ def add_command(commands: Any, module: Any) -> None:
         groups[option.group].add_argument(*option.names, **option.options)
     for dest, description in spec.outputs.items():
         parser.add_argument(OUTPUTS[dest], dest=dest, metavar="OUT", help=f"write {description}")
-    parser.set_defaults(settings_class=module.SETTINGS, func=functools.partial(start, run=module.run))
+    parser.set_defaults(settings_class=module.SETTINGS, command_flags=spec.inputs,
+                        func=functools.partial(start, run=module.run))
 
 
 def start(args: argparse.Namespace, run: Callable[[argparse.Namespace, Any], int]) -> int:
@@ -146,11 +147,26 @@ def settings_block(args: argparse.Namespace, inputs: list[dict[str, Any]]) -> di
     from learned_metrics import __version__
 
     argv = getattr(args, "argv", None)
-    options = {**args.settings_class.from_arguments(args).to_json(), **OutputStyle.from_arguments(args).to_json()}
+    options = {**args.settings_class.from_arguments(args).to_json(), **OutputStyle.from_arguments(args).to_json(),
+               **declared_flags(args)}
     if "coefficient" in options:  # what each statistic key measured: tau_sys is r_sys under Pearson
         options["labels"] = {name: statistic_label(name, options["coefficient"]) for name in STATISTICS}
     return {"command": shlex.join(["learned-metrics", *argv]) if argv is not None else None,
             "learned_metrics_version": __version__, **options, "inputs": inputs}
+
+
+def declared_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the flags a command declares beside its settings class (``auc --system-field``, ``confounders
+    --no-human``/``--by-label``/``--proxy-field``, ``report --auc``, ...): they shape the result as much as a
+    setting, so the settings block names them; input files are recorded under ``inputs`` instead."""
+    values = {}
+    for option in getattr(args, "command_flags", ()):
+        if option.options.get("type") is input_path:
+            continue
+        dest = option.options.get("dest") or option.names[0].lstrip("-").replace("-", "_")
+        value = getattr(args, dest, None)
+        values[dest] = list(value) if isinstance(value, (list, tuple)) else value
+    return values
 
 
 def provenance_lines(inputs: list[dict[str, Any]]) -> tuple[str, list[str]]:
