@@ -25,8 +25,27 @@ def _pysbd_segmenter():
 
 
 def split_pysbd(text: str) -> list[str]:
-    """Rule-based sentence boundary detection for running text."""
-    return [s.strip() for s in _pysbd_segmenter().segment(text) if not is_blank(s)]
+    """Rule-based sentence boundary detection for running text, every character kept (:func:`covering`)."""
+    return covering(text, _pysbd_segmenter().segment(text))
+
+
+def covering(text: str, pieces: list[str]) -> list[str]:
+    """A splitter's ``pieces`` of ``text`` as sentences that hold all of it: a sentence runs from where its piece
+    starts in the text to where the next one's does, so text a splitter left out (pysbd drops a trailing ``?!``
+    after a sentence) stays in the sentence before it, and a piece not found in order ends the splitting (the rest is
+    the last sentence); each sentence stripped, blank ones dropped. Text the pieces hold whole splits as they do."""
+    starts, at = [], 0
+    for piece in (piece.strip() for piece in pieces):
+        found = text.find(piece, at) if piece else -1
+        if found < 0:
+            if piece:
+                break
+            continue
+        starts.append(found)
+        at = found + len(piece)
+    bounds = [0, *starts[1:], len(text)]
+    sentences = (text[start:end].strip() for start, end in zip(bounds, bounds[1:], strict=False))
+    return [sentence for sentence in sentences if not is_blank(sentence)]
 
 
 def get_splitter(name: str) -> Callable[[str], list[str]]:
