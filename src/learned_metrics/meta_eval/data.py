@@ -253,6 +253,20 @@ class ShuffleRows:
     rows: list[int]
 
 
+def _no_shuffle_is_its_original(rows: Any, pair_field: str, text_name: str) -> None:
+    """A row labelled shuffled whose text is its original's is no negative: the metric must score both alike, and
+    the tie would count as half a correct comparison. Refused naming the row (a shuffle set built by ``prep
+    shuffle-set`` never holds one)."""
+    originals = {group: text for group, split, text in zip(rows.groups, rows.splits, rows.texts, strict=True)
+                 if split == "original"}
+    for index, (group, split, text) in enumerate(zip(rows.groups, rows.splits, rows.texts, strict=True)):
+        if split == "shuffled" and originals.get(group) == text:
+            path, row = rows.where[index]
+            raise UserError(f"this shuffled row's {text_name} is its original's ({pair_field} {group!r}): it is no "
+                            "negative, and its tie would count as half a correct comparison; remove it or shuffle "
+                            "it again", path=path, row=row, field=text_name)
+
+
 def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_field: str = "label",
                       pair_field: str = "doc_id", text_field: str | None = None,
                       length_field: str | None = None) -> ShuffleRows:
@@ -280,5 +294,6 @@ def read_shuffle_rows(path: str | Path, *, score_field: str = "score", label_fie
     rows.splits = ["original" if label == 1 else "shuffled" for label in rows.labels]
     if texts:  # without the texts, two shuffles of one document are not known to be the same row
         duplicates(rows, "error", advice="remove one copy: every comparison would count twice")
+        _no_shuffle_is_its_original(rows, pair_field, text_name)
     return ShuffleRows(rows.groups, np.array(rows.labels), rows.scores,
                        np.array(lengths, dtype=float) if lengths else None, [row for _, row in rows.where])
