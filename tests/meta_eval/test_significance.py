@@ -95,6 +95,13 @@ def test_compare_needs_two_metrics_and_a_known_swap():
         compare(human, {"a": quality, "b": quality}, swap="row")
 
 
+def test_a_constant_metric_is_refused_by_name():
+    _, human, quality = synthetic()
+    with pytest.raises(UserError, match=r"^metric 'flat' gives the same score to every summary"):
+        compare(human, {"a": quality, "flat": np.full_like(quality, 0.5)}, permutations=10, resamples=0)
+    compare(human, {"a": quality, "b": quality[::-1].copy()}, permutations=10, resamples=0)  # control
+
+
 def test_swapped_pooled_kendall_equals_scipy_on_every_choice_of_copies():
     """The quadratic-form tau_sum of the permutation test, with ties within and across the two metrics."""
     from learned_metrics.meta_eval.significance import SwappedPooledKendall

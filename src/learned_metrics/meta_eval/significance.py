@@ -103,11 +103,13 @@ class ComparisonReport(Tabular):
                               for c in items])
 
 
-def standardize(scores: np.ndarray) -> np.ndarray:
-    """z-scores over all present cells, so two metrics' scores are exchangeable under the null."""
+def standardize(scores: np.ndarray, name: str | None = None) -> np.ndarray:
+    """z-scores over all present cells, so two metrics' scores are exchangeable under the null; ``name`` is the
+    metric a refusal names."""
     std = np.nanstd(scores)
     if not std > 0:
-        raise UserError("a metric gives the same score to every summary; it cannot be compared")
+        which = f"metric {name!r}" if name is not None else "a metric"
+        raise UserError(f"{which} gives the same score to every summary; it cannot be compared")
     return (scores - np.nanmean(scores)) / std
 
 
@@ -281,7 +283,7 @@ def compare(human: object, metrics: dict[str, object], *, axes: str = "documents
     names = list(grids)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     for name in names:
-        standardize(grids[name])  # a constant metric: one clear error before any work
+        standardize(grids[name], name)  # a constant metric: one clear error, naming it, before any work
     results = run_jobs(_compare_pair, [(human_grid, grids[a], grids[b], settings) for a, b in pairs], settings.workers)
     comparisons: dict[str, list[Comparison]] = {name: [] for name in settings.stats}
     for (name_a, name_b), pair in zip(pairs, results, strict=True):
