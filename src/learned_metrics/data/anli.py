@@ -19,7 +19,8 @@ from learned_metrics.data.choices import ANLI_HUB_ID as HUB_ID
 from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
 from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS, AnliSettings
 from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
-from learned_metrics.data.common import save_dataset_with_report
+from learned_metrics.data.common import SPLITS as SPLIT_ORDER
+from learned_metrics.data.common import pair_text, save_dataset_with_report, text_key
 from learned_metrics.data.sources import CHUNK, Part, SplitWriter, dataset_parts, load_hub
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
@@ -80,16 +81,60 @@ def _augment_batch(batch: dict[str, list], indices: list[int], *, phrases: list[
 
 
 def augment_split(dataset: datasets.Dataset, split: str, phrases: list[str], position: str = "prepend",
-                  seed: int = 42) -> datasets.Dataset:
-    """Originals followed by one augmented copy of each (row ``i + n`` is the copy of row ``i``)."""
-    # one phrase index per row, seeded per split (splits do not share a draw sequence), drawn up front so the result
-    # does not depend on the batch size of ``map``
-    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(split.encode("utf-8"))]))
-    choice = rng.integers(0, len(phrases), size=len(dataset))
+                  seed: int = 42, choice: np.ndarray | None = None) -> datasets.Dataset:
+    """Originals followed by one augmented copy of each (row ``i + n`` is the copy of row ``i``); ``choice``: the
+    phrase index of each row (default: :func:`draw_phrases`, with no pair of another split to keep out)."""
+    choice = draw_phrases(len(dataset), split, len(phrases), seed) if choice is None else choice
     augmented = dataset.map(_augment_batch, batched=True, with_indices=True, features=dataset.features,
                             fn_kwargs={"phrases": phrases, "choice": choice, "position": position},
                             desc=f"Augmenting {split}")
     return datasets.concatenate_datasets([dataset, augmented])
+
+
+def draw_phrases(rows: int, split: str, phrases: int, seed: int) -> np.ndarray:
+    """One phrase index per row, seeded per split (splits do not share a draw sequence), drawn up front so the
+    result does not depend on the batch size of ``map``."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(split.encode("utf-8"))]))
+    return rng.integers(0, phrases, size=rows)
+
+
+def _pairs(dataset: datasets.Dataset):
+    for batch in dataset.select_columns(["premise", "hypothesis", "uid"]).iter(batch_size=CHUNK):
+        yield from zip(batch["premise"], batch["hypothesis"], batch["uid"], strict=True)
+
+
+def augment_splits(splits: dict[str, datasets.Dataset], phrases: list[str], position: str, seed: int
+                   ) -> tuple[dict[str, datasets.Dataset], dict[str, int]]:
+    """Every split with one augmented copy of each row, no pair of one split in another: a copy whose pair
+    (whitespace-normalised, as shared pairs are compared) is an original of another split, or a copy already made
+    in a higher split (test > validation > train), takes the next phrase of the list after its seeded draw. Returns
+    the splits and the copies whose phrase was redrawn, per split; a row that no phrase keeps apart is refused."""
+    originals: dict[str, dict[bytes, str]] = {
+        split: {text_key(pair_text(p, h)): uid for p, h, uid in _pairs(ds)} for split, ds in splits.items()}
+    copies: dict[bytes, tuple[str, str]] = {}  # the copies of the higher splits, made first
+    choices, redrawn = {}, {}  # every phrase chosen before any copy is written
+    for split in [name for name in reversed(SPLIT_ORDER) if name in splits]:
+        ds, others = splits[split], [(name, keys) for name, keys in originals.items() if name != split]
+        choice, moved, made = draw_phrases(len(ds), split, len(phrases), seed), 0, []
+        for i, (premise, hypothesis, uid) in enumerate(_pairs(ds)):
+            clash = None
+            for step in range(len(phrases)):
+                index = (int(choice[i]) + step) % len(phrases)
+                key = text_key(pair_text(premise, augment_hypothesis(hypothesis, phrases[index], position)))
+                clash = next(((name, keys[key]) for name, keys in others if key in keys), None) or copies.get(key)
+                if clash is None:
+                    moved += step > 0
+                    choice[i] = index
+                    made.append((key, (split, f"the augmented copy of {uid}")))
+                    break
+            if clash is not None:
+                raise UserError(f"every phrase makes the augmented copy of {uid} ({split}) the pair of {clash[1]} "
+                                f"({clash[0]}), one pair in two splits; draw from more phrases (a larger "
+                                "--phrase-subset) or drop one of the two rows")
+        copies.update(made)
+        choices[split], redrawn[split] = choice, moved
+    return {split: augment_split(ds, split, phrases, position, seed, choices[split]) for split, ds in splits.items()}, \
+        {split: redrawn[split] for split in splits}
 
 
 def parse_source(source: str) -> tuple[str, Path | None]:
@@ -177,11 +222,12 @@ def save_augmented(splits: dict[str, datasets.Dataset], augmentation: dict[str, 
                    output: str | Path, kind: str, head: dict[str, Any], by: str, **after: Any) -> dict[str, Any]:
     """``prep anli`` and ``prep nli``: every split with one phrase-augmented copy of each row when ``s.augment``,
     saved with its report (``head``, the settings and augmentation, the counts per split, ``after``, the schema)."""
-    built = datasets.DatasetDict({
-        split: augment_split(ds, split, augmentation["phrase_list"], s.position, s.seed) if s.augment else ds
-        for split, ds in splits.items()})
+    augmented, redrawn = augment_splits(splits, augmentation["phrase_list"], s.position, s.seed) if s.augment \
+        else (splits, dict.fromkeys(splits, 0))
+    built = datasets.DatasetDict(augmented)
     report = {**head, "seed": s.seed, "settings": s.to_json(), "augmentation": augmentation,
               "splits": {split: count_split(ds, by) for split, ds in built.items()}, **after,
+              "redrawn_phrases": redrawn,
               "features": {name: str(feature.dtype) for name, feature in next(iter(built.values())).features.items()}}
     save_dataset_with_report(built, report, output, kind, s.overwrite)
     return report

@@ -29,6 +29,17 @@ def normalised(text: str) -> str:
     return " ".join(text.split())
 
 
+def pair_text(premise: str, hypothesis: str) -> str:
+    """An NLI pair as the builders compare pairs across splits (``prep nli``'s shared pairs, ``prep anli``/``prep
+    nli``'s augmented copies): premise and hypothesis whitespace-normalised."""
+    return f"{normalised(premise)}\x00{normalised(hypothesis)}"
+
+
+def text_key(text: str) -> bytes:
+    """A compared text's fixed-size key (what drop_repeats and the augmentation keep per row, not the text)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Sequence[str], text: Callable[..., str]
                  ) -> tuple[dict[str, Any], dict[str, int], list[tuple[str, str, str, str]]]:
     """``splits`` (in ``order``, lowest first) without the rows whose ``text(*columns)`` a higher split holds (the
@@ -42,7 +53,7 @@ def drop_repeats(splits: Mapping[str, Any], order: Sequence[str], columns: Seque
         ds, keep = splits[split], []
         rows = (row for batch in ds.iter(batch_size=10_000) for row in zip(*map(batch.get, columns), strict=True))
         for i, row in enumerate(rows):
-            key = hashlib.blake2b(text(*row).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            key = text_key(text(*row))
             first = seen.setdefault(key, (split, row[-1]))
             if first[0] == split:
                 keep.append(i)

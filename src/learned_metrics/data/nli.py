@@ -19,7 +19,7 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import SPLITS, drop_repeats, normalised
+from learned_metrics.data.common import SPLITS, drop_repeats, normalised, pair_text
 from learned_metrics.data.sources import (
     SUFFIXES,
     Part,
@@ -209,7 +209,7 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
     """Pairs (premise, hypothesis) found in two splits: refused (one line naming both rows), or dropped from the
     lower split (train < validation < test) with a count per split."""
     kept, dropped, repeats = drop_repeats(splits, SPLITS, ("premise", "hypothesis", "uid"),
-                                          lambda p, h, _: f"{normalised(p)}\x00{normalised(h)}")
+                                          lambda p, h, _: pair_text(p, h))
     if repeats and action == "refuse":
         split, uid, other_split, other_uid = repeats[0]
         raise UserError(f"the pair of {uid} ({split}) is also in {other_split} ({other_uid}); pass --shared-pairs "
