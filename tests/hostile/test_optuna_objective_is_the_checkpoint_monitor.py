@@ -1,0 +1,65 @@
+"""Rule: a Hydra/Optuna search optimises what the run keeps: ``optimized_metric`` is the checkpoint monitor and
+``hydra.sweeper.direction`` the monitor's mode, for every shipped search with every shipped experiment (and a
+monitor the user overrides). Before, ``hparams_search=nli_optuna experiment=ccl_demo`` minimised val/f1 and
+``hparams_search=ccl_optuna experiment=nli_*`` maximised val/f1 of checkpoints chosen by val/loss, exit 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from learned_metrics.sweeps import compose_config
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
+SEARCHES = sorted(p.stem for p in (CONF / "hparams_search").glob("*.yaml"))
+
+
+def objective(overrides: list[str]) -> tuple[str, str, str, str]:
+    cfg = compose_config(CONF, overrides)
+    monitor = cfg.callbacks.model_checkpoint
+    return cfg.optimized_metric, str(cfg.hydra.sweeper.direction), monitor.monitor, monitor.mode
+
+
+def expected(monitor: str, mode: str) -> tuple[str, str]:
+    return monitor, {"max": "maximize", "min": "minimize"}[mode]
+
+
+def own_search(experiment: str) -> str:
+    return f"{experiment.split('_')[0]}_optuna"
+
+
+# --- hostile: a search with an experiment of the other metric kind, or a monitor the user changed --------------
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_other_kinds_search_optimises_the_experiments_monitor(search, experiment):
+    if search == own_search(experiment):
+        pytest.skip("the matching search is the control below")
+    metric, direction, monitor, mode = objective([f"hparams_search={search}", f"experiment={experiment}"])
+    assert (metric, direction) == expected(monitor, mode)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_an_overridden_monitor_is_what_the_search_optimises(search):
+    metric, direction, monitor, mode = objective([f"hparams_search={search}", "experiment=ccl_demo",
+                                                  "callbacks.model_checkpoint.monitor=val/loss",
+                                                  "callbacks.model_checkpoint.mode=min"])
+    assert (monitor, mode) == ("val/loss", "min") and (metric, direction) == ("val/loss", "minimize")
+
+
+# --- control: each search with its own kind of experiment, with and without a benchmark ------------------------
+
+
+@pytest.mark.parametrize("benchmark", [None, "bench.csv"])
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_control_matching_search_optimises_the_monitor(experiment, benchmark):
+    extra = [f"faithfulness_benchmark={benchmark}"] if benchmark and experiment.startswith("nli") else []
+    metric, direction, monitor, mode = objective([f"hparams_search={own_search(experiment)}",
+                                                  f"experiment={experiment}", *extra])
+    assert (metric, direction) == expected(monitor, mode)
+    if extra:
+        assert (monitor, direction) == ("val/faithfulness_auc", "maximize")
