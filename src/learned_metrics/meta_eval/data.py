@@ -212,6 +212,20 @@ def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[s
     return list(seen)
 
 
+def _row_texts(file: Path) -> tuple[str, str] | None:
+    """The texts scored rows carry (the faithfulness pair, a benchmark layout's pair, a coherence ``text``), read
+    from the first row: rows of two metric files are then paired only when their texts agree too
+    (:func:`~learned_metrics.meta_eval.rows.check_paired`), not when labels and corpora happen to line up."""
+    from learned_metrics.layouts import text_layout
+
+    with closing(iter_rows(file)) as rows:
+        first = next(rows)[1]
+    layout = None if "grounding" in first and "generation" in first else text_layout(first)
+    if layout is not None:
+        return layout.premise, layout.hypothesis
+    return ("grounding", "generation") if "generation" in first else ("", "text") if "text" in first else None
+
+
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
                         group_field: str | None = None, system_field: str | None = None,
@@ -233,7 +247,7 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
         rows = read_scored(list(zip(files, corpora or [None] * len(files), strict=True)), field_name, label_field,
                            group_field=group_field, system_field=system_field,
-                           text_fields=TRUE_TEXT_FIELDS if fmt == "true" else None)
+                           text_fields=TRUE_TEXT_FIELDS if fmt == "true" else _row_texts(files[0]))
         if fmt == "true":
             keep, notes = duplicates(rows, on_missing)
             rows = rows.take(keep)
