@@ -140,3 +140,24 @@ def test_plots_are_valid_png_files(tmp_path):
     for name in ("bias.png", "hist.png", "roc.png", "gap.png"):
         assert_png(tmp_path / name)
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("spelling", [["1", "0"], ["yes", "no"], [True, False], [1.0, 0.0]],
+                         ids=["text", "yes-no", "bool", "float"])
+def test_auc_api_reads_labels_as_the_files_do(spelling):
+    """The API takes the label spellings the file readers take (validate.binary_label); the same AUC as 1/0."""
+    from learned_metrics.meta_eval import auc_by_group
+
+    scores = np.linspace(0, 1, 20)
+    ones = np.array([1, 0] * 10)
+    expected = auc_by_group(scores, ones, ["g"] * 20, resamples=0).mean.value
+    labels = [spelling[0] if y else spelling[1] for y in ones]
+    assert auc_by_group(scores, labels, ["g"] * 20, resamples=0).mean.value == expected
+
+
+def test_auc_api_refuses_a_label_naming_its_position():
+    from learned_metrics.errors import UserError
+    from learned_metrics.meta_eval import auc_by_group
+
+    with pytest.raises(UserError, match=r"row 3, field 'labels': expected a 0/1 label, got 'maybe'"):
+        auc_by_group([0.1, 0.2, 0.3], [1, 0, "maybe"], ["g"] * 3, resamples=0)

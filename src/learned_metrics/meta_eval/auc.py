@@ -18,7 +18,7 @@ from learned_metrics.meta_eval.roc import roc_points as roc_points  # its home: 
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.settings import takes
-from learned_metrics.validate import numbers
+from learned_metrics.validate import binary_label, numbers
 
 
 class RaggedAuc:
@@ -131,13 +131,14 @@ def auc_by_group(scores: object, labels: object, groups: Sequence[str] | None = 
                                                ("systems", systems))
     scores = numbers(scores, "scores")
     labels = np.asarray(labels)
+    if labels.ndim == 1:  # the files' label spellings: 1/0, true/false, yes/no, as text or JSON (validate.binary_label)
+        labels = np.array([binary_label(value, row=i + 1, field="labels") for i, value in enumerate(labels.tolist())],
+                          dtype=np.int64)
     if scores.ndim != 1 or labels.shape != scores.shape or scores.size == 0:
         raise UserError(f"scores and labels must be non-empty 1-D arrays of equal length, got {scores.shape}, "
                         f"{labels.shape}")
     if np.isnan(scores).any():
         raise UserError("scores contain NaN")
-    if not np.isin(labels, (0, 1)).all():
-        raise UserError("labels must be 0/1")
     group_names, group_ids = group_index(list(groups) if groups is not None else ["all"] * len(scores))
     if len(group_ids) != len(scores):
         raise UserError(f"{len(group_ids)} group values for {len(scores)} scores")
