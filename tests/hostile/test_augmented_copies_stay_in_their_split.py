@@ -166,3 +166,19 @@ def test_control_repeats_inside_one_split_are_left(tmp_path):
     build_nli(str(root), tmp_path / "out", seed=0)
     train = datasets.load_from_disk(str(tmp_path / "out"))["train"]
     assert train["phrase"][40:] == [DIALOGUE_PHRASES[int(i)] for i in draw_phrases(40, "train", 10, 0)]
+
+
+def test_control_an_original_released_in_two_anli_splits_keeps_its_seeded_copies(tmp_path):
+    """ANLI's splits are taken as released (prep nli refuses shared originals; prep anli does not judge them): a row
+    whose original is in another split too has no phrase that keeps its copy apart, so it keeps its seeded draw
+    instead of stopping the build (the tiny ANLI stand-ins of the training tests repeat pairs across splits)."""
+    root = anli_layout(tmp_path / "anli", {"train": "Hypothesis {i}.", "dev": "Dev hypothesis {i}.",
+                                           "test": "Hypothesis {i}."})  # test repeats train's pairs
+    report = build_anli_augmented(f"jsonl:{root}", tmp_path / "out", seed=3)
+    built = datasets.load_from_disk(str(tmp_path / "out"))
+    for split in ("train", "test"):
+        ds = built[split]
+        n = len(ds) // 2
+        expected = [DIALOGUE_PHRASES[i] for i in draw_phrases(n, split, len(DIALOGUE_PHRASES), 3)]
+        assert ds.select(range(n, 2 * n))["phrase"] == expected  # the seeded draw, no redraw
+    assert report["redrawn_phrases"]["train"] == report["redrawn_phrases"]["test"] == 0

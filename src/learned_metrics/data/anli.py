@@ -117,6 +117,9 @@ def augment_splits(splits: dict[str, datasets.Dataset], phrases: list[str], posi
         ds, others = splits[split], [(name, keys) for name, keys in originals.items() if name != split]
         choice, moved, made = draw_phrases(len(ds), split, len(phrases), seed), 0, []
         for i, (premise, hypothesis, uid) in enumerate(_pairs(ds)):
+            if any(text_key(pair_text(premise, hypothesis)) in keys for _, keys in others):
+                continue  # its original is in another split too (prep nli refuses that; ANLI's own splits are as
+                # released): no phrase keeps its copy apart, so it keeps its seeded draw, as the original's rule says
             clash = None
             for step in range(len(phrases)):
                 index = (int(choice[i]) + step) % len(phrases)
