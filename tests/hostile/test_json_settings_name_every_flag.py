@@ -19,7 +19,8 @@ CASES = {
     "confounders flags": (["confounders", "--input", str(EXAMPLES / "confounders.jsonl"), "--metric-field",
                            "score_nli", "--no-human", "--proxy-field", "first_error", "--by-label", "--proxies",
                            "chars", "--resamples", "0"],
-                          {"no_human": True, "proxy_field": ["first_error"], "by_label": True}),
+                          {"no_human": True, "proxy_field": ["first_error"], "by_label": True,
+                           "generation_field": "generation"}),  # the field read, not the default's None
     "shuffle-test --length-gap": (["shuffle-test", "--input", str(EXAMPLES / "shuffle.jsonl"), "--length-gap",
                                    "--resamples", "0"], {"length_gap": True}),
     "report --auc": (["report", "--auc", "--metric", str(EXAMPLES / "true_scored" / "nli_aug"), "--metric",

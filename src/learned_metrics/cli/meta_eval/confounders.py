@@ -56,6 +56,7 @@ def run(args: argparse.Namespace, s: ConfoundersCommand) -> int:
     from learned_metrics.meta_eval.confounders import ConfounderFields, analyse, check_proxy_names, read_confounder_rows
 
     generation = s.generation_field or ("generated_text" if s.format == "true" else "generation")
+    args.generation_field = generation  # the --json settings block names the field read, not its default (None)
     fields = ConfounderFields(metrics=tuple(common.score_fields(s)), generation=generation,
                               names=validate.ordered(s.names, "--names") if s.names else None,
                               human=None if args.no_human else s.human_field, grounding=s.grounding_field or None,
