@@ -205,7 +205,9 @@ class FaithfulnessValidation(Callback):
         if trainer.sanity_checking:
             return
         start = time.perf_counter()
-        values = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None))
+        values = diverged_as_nan(lambda: self.measure(pl_module.model, trainer.datamodule.tokenizer,
+                                                      getattr(pl_module, "card", None)),
+                                 {f"{PREFIX}_auc": float("nan"), f"{PREFIX}_bacc": float("nan")}, trainer)
         values[f"{PREFIX}_seconds"] = seconds = time.perf_counter() - start
         self.seconds_total += seconds
         if self._fit_started is not None and trainer.state.fn == "fit":
@@ -236,6 +238,22 @@ class FaithfulnessValidation(Callback):
                                  groundings=self.rows.groundings, generations=self.rows.generations)
 
 
+class NonFiniteScores(UserError):
+    """The model being trained scored rows NaN or infinite: it has diverged, no validation metric is defined."""
+
+
+def diverged_as_nan(measure: Any, nan: Any, trainer: Any) -> Any:
+    """``measure()``, or ``nan`` (and one warning line) when the model scored a row NaN: the checkpoint monitor ranks
+    NaN worst, and the run goes on (early stopping, if on, stops it by its own check of finite values)."""
+    from lightning.pytorch.utilities import rank_zero_warn
+
+    try:
+        return measure()
+    except NonFiniteScores as error:
+        rank_zero_warn(f"step {trainer.global_step}: {error}; its validation metrics are logged as NaN")
+        return nan
+
+
 def score_in_training(model: Any, tokenizer: Any, card: dict[str, Any] | None, kind: str, options: Any,
                       **inputs: Any) -> np.ndarray:
     """Scores of ``inputs`` by ``learned-metrics score``'s scorer around the in-memory model being trained; the
@@ -254,9 +272,14 @@ def score_in_training(model: Any, tokenizer: Any, card: dict[str, Any] | None, k
     was_training = model.training
     try:
         with torch.no_grad():
-            return scorer.score_validated(**inputs).scores
+            scores = np.asarray(scorer.score_validated(**inputs).scores, dtype=np.float64)
     finally:
         model.train(was_training)
+    bad = int((~np.isfinite(scores)).sum())
+    if bad:  # one rule for both validations: never a metric computed from NaN scores (nor a stop of the run)
+        raise NonFiniteScores(f"the model scored {bad} of {scores.size} {kind} validation rows NaN or infinite "
+                              "(it has diverged: lower model.lr, or raise model.warmup_ratio)")
+    return scores
 
 
 def _value(estimate: Any) -> float:
@@ -288,8 +311,9 @@ class ShuffleValidation(Callback):
         if trainer.sanity_checking:
             return
         start = time.perf_counter()
-        accuracy = self.measure(pl_module.model, trainer.datamodule.tokenizer, getattr(pl_module, "card", None),
-                                trainer.datamodule.path)
+        accuracy = diverged_as_nan(lambda: self.measure(pl_module.model, trainer.datamodule.tokenizer,
+                                                        getattr(pl_module, "card", None), trainer.datamodule.path),
+                                   float("nan"), trainer)
         pl_module.log("val/shuffle_acc", accuracy, on_step=False, on_epoch=True, sync_dist=False)
         pl_module.log("val/shuffle_seconds", time.perf_counter() - start, on_step=False, on_epoch=True, sync_dist=False)
 
