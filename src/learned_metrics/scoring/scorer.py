@@ -225,9 +225,10 @@ class Scorer:
         ``details=True`` fills ``result.sentences``; ``seed`` reseeds the MC masks from this call on."""
         details = flag(details, "details")  # True or False: 'no' is truthy
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
-        index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
         if hasattr(texts, "columns"):  # a DataFrame with named columns, as the CLI reads a file
             texts, sentences, groundings, generations = self._columns(texts)
+        generations = _paired_by_label(groundings, generations)
+        index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
                 raise UserError("this is a coherence model: pass texts= or sentences=, not groundings/generations")
@@ -397,6 +398,24 @@ class Scorer:
             return probs[..., self.label_ids["coherent"]]
         entailment = probs[..., self.label_ids["entailment"]]
         return entailment if mode == "e" else entailment - probs[..., self.label_ids["contradiction"]]
+
+
+def _paired_by_label(groundings: Any, generations: Any) -> Any:
+    """``generations`` paired with ``groundings`` by index label when both are pandas Series, never by position: the
+    same labels in another order are put in the groundings' order; other labels (or repeated labels in another order)
+    are one error line. A list or array beside a Series pairs by position, as it has no labels."""
+    if not (hasattr(groundings, "iloc") and hasattr(generations, "iloc")) or groundings.index.equals(generations.index):
+        return generations
+    left, right = groundings.index, generations.index
+    if left.is_unique and right.is_unique and len(left) == len(right) and left.isin(right).all():
+        return generations.reindex(left)
+    if not (left.is_unique and right.is_unique):
+        raise UserError("groundings and generations are Series whose indexes differ and repeat labels, so their rows "
+                        "cannot be paired by label: give both the same index (or pass lists to pair by position)")
+    missing = [label for label in left if label not in right][:3] or [label for label in right if label not in left][:3]
+    raise UserError(f"groundings and generations are Series with different index labels ({len(left)} and "
+                    f"{len(right)} rows; {missing!r} in only one of them): rows are paired by label, never by "
+                    "position; align them first (or pass lists to pair by position)")
 
 
 @takes(ScoringOptions)
