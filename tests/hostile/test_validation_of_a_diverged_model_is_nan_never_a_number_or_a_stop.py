@@ -5,10 +5,13 @@ the one scoring path of both validation callbacks."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
 import math
+import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +47,16 @@ def _diverge_at(monkeypatch, calls_to_spoil: set[int], how: str) -> list[int]:
     return calls
 
 
+@contextlib.contextmanager
+def said_diverged(spoiled: set[int]):
+    """A spoiled validation warns the user in one line per validation; the control run says no such thing."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    said = [w for w in caught if re.search(r"NaN or infinite \(it has diverged.*logged as NaN", str(w.message))]
+    assert len(said) == len(spoiled), [str(w.message) for w in said]
+
+
 def _logged(run_dir: Path, name: str) -> list[dict[str, str]]:
     with (run_dir / "csv" / "metrics.csv").open() as handle:
         return [row for row in csv.DictReader(handle) if row.get(name)]
@@ -58,7 +71,8 @@ def test_faithfulness_validation_of_a_diverged_model(train_config, tiny_deberta_
                        f"data.path={nli_data_dir}", f"faithfulness_benchmark={LLM_AGGREFACT}",
                        "callbacks.faithfulness_validation.max_rows_per_dataset=4", "trainer.max_steps=6",
                        "val_every_n_steps=2", "trainer.num_sanity_val_steps=0", *QUIET)
-    train(cfg)  # the run finishes and exports
+    with said_diverged(spoiled):
+        train(cfg)  # the run finishes and exports
     run_dir = Path(cfg.paths.output_dir)
     rows = _logged(run_dir, "val/faithfulness_auc")[:-1]  # the last: the kept checkpoint again
     assert len(rows) == 3 and len(calls) >= 3
@@ -81,7 +95,8 @@ def test_shuffle_validation_of_a_diverged_model(train_config, tiny_roberta, ccl_
     cfg = train_config("experiment=ccl_demo", f"model.name_or_path={tiny_roberta}", f"data.path={ccl_data_dir}",
                        "trainer.max_epochs=2", "trainer.num_sanity_val_steps=0",
                        "callbacks.model_checkpoint.monitor=val/shuffle_acc", *QUIET)
-    train(cfg)
+    with said_diverged(spoiled):
+        train(cfg)
     run_dir = Path(cfg.paths.output_dir)
     values = [float(r["val/shuffle_acc"]) for r in _logged(run_dir, "val/shuffle_acc")]
     assert len(values) == 3
