@@ -237,7 +237,8 @@ def _full_set_by_system(metric_full: Any, systems: list[str] | None, axes: str) 
     if missing:
         raise UserError(f"metric_full has no scores for system {missing[0]!r} ({len(missing)} judged system(s) "
                         "missing; the full-set scores must cover every judged system, paired by name)")
-    extra = [name for name in full_systems if name not in set(systems)]
+    judged = set(systems)
+    extra = [name for name in full_systems if name not in judged]
     notes = [f"metric_full: ignored {len(extra)} system(s) without human judgements ({', '.join(map(repr, extra))})"
              ] if extra else []
     return grid[:, [column[name] for name in systems]], notes
