@@ -241,6 +241,39 @@ def numbers(values: Any, what: str) -> np.ndarray:
     return array
 
 
+def _axes(value: Any) -> list[tuple[str, Any]]:
+    return [("index", value.index), *([("columns", value.columns)] if getattr(value, "ndim", 1) == 2 else [])]
+
+
+def by_label(*named: tuple[str, Any], keyed_by_columns: Callable[[Any], bool] = lambda value: False,
+             same_as_given: bool = False) -> list[Any]:
+    """The values, pandas ones aligned by label to the first pandas one (index, and columns for two DataFrames), never
+    by position (different rows compared with exit 0); a duplicate label or differing labels are refused by name.
+    ``same_as_given``: pandas values whose labels are all the same, repeats included, are paired as given."""
+    values = [value for _, value in named]
+    labelled = [i for i, value in enumerate(values)
+                if hasattr(value, "index") and hasattr(value, "reindex") and not keyed_by_columns(value)]
+    if same_as_given and all(values[i].index.equals(values[labelled[0]].index) for i in labelled):
+        return values
+    for i in labelled:
+        for axis, labels in _axes(values[i]):
+            if not labels.is_unique:
+                raise UserError(f"{named[i][0]}: duplicate {axis} label {labels[labels.duplicated()][0]!r}; pandas "
+                                "inputs are paired by their labels, so each needs a distinct one")
+    reference = dict(_axes(values[labelled[0]])) if labelled else {}  # the first pandas value's labels
+    for i in labelled[1:]:
+        wanted = {axis: reference[axis] for axis, _ in _axes(values[i]) if axis in reference}
+        for axis, labels in _axes(values[i]):
+            if axis in wanted and set(labels) != set(wanted[axis]):
+                extra = [v for v in labels if v not in set(wanted[axis])] or \
+                    [v for v in wanted[axis] if v not in set(labels)]
+                raise UserError(f"{named[labelled[0]][0]} and {named[i][0]}: their pandas {axis} hold different labels "
+                                f"({extra[0]!r} is in one only); pandas inputs are paired by label, never by "
+                                "position: give both the same labels")
+        values[i] = values[i].reindex(**wanted)
+    return values
+
+
 @contextlib.contextmanager
 def library_errors(what: str, *, path: object = None, kinds: type | tuple[type, ...] = Exception) -> Iterator[None]:
     """A library's failure inside the block (one of ``kinds``: libraries raise many types for a damaged file) as one

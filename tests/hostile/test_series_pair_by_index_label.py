@@ -81,7 +81,7 @@ def test_different_labels_are_one_error_line(scorer, other):
 
 def test_repeated_labels_in_another_order_are_refused(scorer):
     index = ["a", "a", "b", "c", "c"]
-    with pytest.raises(UserError, match="repeat labels"):
+    with pytest.raises(UserError, match="duplicate index label"):
         scorer.score(pd.Series(GROUNDINGS, index=index), pd.Series(GENERATIONS, index=index[::-1]))
 
 

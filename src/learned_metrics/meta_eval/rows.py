@@ -16,7 +16,7 @@ import numpy as np
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
 from learned_metrics.meta_eval.options import check
-from learned_metrics.validate import binary_label, field_value, number, ordered, row_key, row_number_value
+from learned_metrics.validate import binary_label, by_label, field_value, number, ordered, row_key, row_number_value
 
 
 def distinct(names: list[Any], what: str, why: str) -> None:
@@ -45,33 +45,9 @@ def is_long_frame(obj: Any) -> bool:
     return all(name in getattr(obj, "columns", ()) for name in (DOC, SYSTEM))
 
 
-def _axes(value: Any) -> list[tuple[str, Any]]:
-    return [("index", value.index), *([("columns", value.columns)] if getattr(value, "ndim", 1) == 2 else [])]
-
-
 def by_index(*named: tuple[str, Any]) -> list[Any]:
-    """The values, pandas ones aligned by label to the first pandas one (index, and columns for two DataFrames), never
-    by position (different rows compared with exit 0); a duplicate label or differing labels are refused by name."""
-    values = [value for _, value in named]  # pandas Series and wide DataFrames; a long frame is keyed by its columns
-    labelled = [i for i, value in enumerate(values)
-                if hasattr(value, "index") and hasattr(value, "reindex") and not is_long_frame(value)]
-    for i in labelled:
-        for axis, labels in _axes(values[i]):
-            if not labels.is_unique:
-                raise UserError(f"{named[i][0]}: duplicate {axis} label {labels[labels.duplicated()][0]!r}; pandas "
-                                "inputs are paired by their labels, so each needs a distinct one")
-    reference = dict(_axes(values[labelled[0]])) if labelled else {}  # the first pandas value's labels
-    for i in labelled[1:]:
-        wanted = {axis: reference[axis] for axis, _ in _axes(values[i]) if axis in reference}
-        for axis, labels in _axes(values[i]):
-            if axis in wanted and set(labels) != set(wanted[axis]):
-                extra = [v for v in labels if v not in set(wanted[axis])] or \
-                    [v for v in wanted[axis] if v not in set(labels)]
-                raise UserError(f"{named[labelled[0]][0]} and {named[i][0]}: their pandas {axis} hold different labels "
-                                f"({extra[0]!r} is in one only); pandas inputs are paired by label, never by "
-                                "position: give both the same labels")
-        values[i] = values[i].reindex(**wanted)
-    return values
+    """:func:`~learned_metrics.validate.by_label`, a long frame (keyed by its columns, not its index) left as given."""
+    return by_label(*named, keyed_by_columns=is_long_frame)
 
 
 def text_digest(text: Any) -> bytes:

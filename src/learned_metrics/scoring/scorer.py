@@ -38,7 +38,7 @@ from learned_metrics.scoring.units import aggregate_units, plan_units, sentence_
 from learned_metrics.settings import takes
 from learned_metrics.text.encoding import check_max_length
 from learned_metrics.text.sentences import DEFAULT_JOINER, get_splitter, join_sentences
-from learned_metrics.validate import flag, int_at_least, one_of, sentence_lists, text_list
+from learned_metrics.validate import by_label, flag, int_at_least, one_of, sentence_lists, text_list
 
 # Chunk strategy: pairs scored per stream; bounds the per-pass probabilities kept until aggregation.
 MAX_PAIRS_PER_STREAM = 100_000
@@ -227,7 +227,8 @@ class Scorer:
         texts, groundings, generations = self._positional(positional, texts, sentences, groundings, generations)
         if hasattr(texts, "columns"):  # a DataFrame with named columns, as the CLI reads a file
             texts, sentences, groundings, generations = self._columns(texts)
-        generations = _paired_by_label(groundings, generations)
+        groundings, generations = by_label(("groundings", groundings), ("generations", generations),
+                                           same_as_given=True)
         index = next((v.index for v in (texts, sentences, groundings, generations) if hasattr(v, "iloc")), None)
         if self.kind == "coherence":
             if groundings is not None or generations is not None:
@@ -398,24 +399,6 @@ class Scorer:
             return probs[..., self.label_ids["coherent"]]
         entailment = probs[..., self.label_ids["entailment"]]
         return entailment if mode == "e" else entailment - probs[..., self.label_ids["contradiction"]]
-
-
-def _paired_by_label(groundings: Any, generations: Any) -> Any:
-    """``generations`` paired with ``groundings`` by index label when both are pandas Series, never by position: the
-    same labels in another order are put in the groundings' order; other labels (or repeated labels in another order)
-    are one error line. A list or array beside a Series pairs by position, as it has no labels."""
-    if not (hasattr(groundings, "iloc") and hasattr(generations, "iloc")) or groundings.index.equals(generations.index):
-        return generations
-    left, right = groundings.index, generations.index
-    if left.is_unique and right.is_unique and len(left) == len(right) and left.isin(right).all():
-        return generations.reindex(left)
-    if not (left.is_unique and right.is_unique):
-        raise UserError("groundings and generations are Series whose indexes differ and repeat labels, so their rows "
-                        "cannot be paired by label: give both the same index (or pass lists to pair by position)")
-    missing = [label for label in left if label not in right][:3] or [label for label in right if label not in left][:3]
-    raise UserError(f"groundings and generations are Series with different index labels ({len(left)} and "
-                    f"{len(right)} rows; {missing!r} in only one of them): rows are paired by label, never by "
-                    "position; align them first (or pass lists to pair by position)")
 
 
 @takes(ScoringOptions)
