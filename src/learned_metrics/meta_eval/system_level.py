@@ -139,13 +139,22 @@ def full_set_grid(cells: Any, systems: Sequence[str]) -> tuple[np.ndarray, list[
     """(full-set documents x ``systems``) from a metric file's :class:`~.data.CellScores`; notes for systems the
     judged files do not have (ignored). A judged system without any full-set score is an error."""
     grid = key_grid(cells.values, systems=systems)
-    extra = {system for _, system in cells.values} - set(systems)
-    missing = [s for j, s in enumerate(systems) if np.isnan(grid[:, j]).all()]
+    scored = [s for j, s in enumerate(systems) if not np.isnan(grid[:, j]).all()]
+    return grid, full_set_notes([*scored, *sorted({system for _, system in cells.values} - set(systems))], systems,
+                                Path(cells.path).name, path=cells.path)
+
+
+def full_set_notes(full_systems: Sequence[str], systems: Sequence[str], what: str, path: Any = None) -> list[str]:
+    """The one rule pairing full-set scores to the judged systems by name: a judged system missing is refused;
+    systems without human judgements are left out with a note."""
+    have, judged = set(full_systems), set(systems)
+    missing = [name for name in systems if name not in have]
     if missing:
-        raise UserError(f"no full-set score for system {missing[0]!r} (the full-set file must score every judged "
-                        "system)", path=cells.path)
-    notes = [f"{Path(cells.path).name}: ignored {len(extra)} system(s) without human judgements"] if extra else []
-    return grid, notes
+        raise UserError(f"{what} has no scores for system {missing[0]!r} ({len(missing)} judged system(s) missing; "
+                        "the full-set scores must cover every judged system, paired by name)", path=path)
+    extra = [name for name in full_systems if name not in judged]
+    return [f"{what}: ignored {len(extra)} system(s) without human judgements ({', '.join(map(repr, extra))})"
+            ] if extra else []
 
 
 @takes(SystemLevelSettings)
@@ -232,13 +241,6 @@ def _full_set_by_system(metric_full: Any, systems: list[str] | None, axes: str) 
                             "have no names to pair it with: give the judged scores as DataFrames too, or metric_full "
                             "as a matrix in their column order")
         return grid, []  # a wide DataFrame beside plain matrices: their only order is the column order
+    notes = full_set_notes(list(full_systems), systems, "metric_full")
     column = {name: j for j, name in enumerate(full_systems)}
-    missing = [name for name in systems if name not in column]
-    if missing:
-        raise UserError(f"metric_full has no scores for system {missing[0]!r} ({len(missing)} judged system(s) "
-                        "missing; the full-set scores must cover every judged system, paired by name)")
-    judged = set(systems)
-    extra = [name for name in full_systems if name not in judged]
-    notes = [f"metric_full: ignored {len(extra)} system(s) without human judgements ({', '.join(map(repr, extra))})"
-             ] if extra else []
     return grid[:, [column[name] for name in systems]], notes
