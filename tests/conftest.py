@@ -14,10 +14,33 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
+import contextlib  # noqa: E402
+import logging  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
 import pytest  # noqa: E402
 
 # tiny_models (torch, transformers: about 2 s) is imported by the fixtures that build models, not here: with xdist
 # the controller loads this file too, and it runs no test; it would import them before starting the workers.
+
+
+@contextlib.contextmanager
+def logged(level: int | str = logging.INFO, logger: str = "") -> Iterator[list[logging.LogRecord]]:
+    """The records ``logger`` (and its children) emit at ``level`` or above while the block runs. pytest's logging
+    plugin (``caplog``) is off (pyproject ``-p no:logging``): before and after every test phase it walks every logger
+    torch, transformers and lightning create, several seconds of the fast suite."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(level)
+    handler.emit = records.append
+    target = logging.getLogger(logger)
+    old_level = target.level
+    target.addHandler(handler)
+    target.setLevel(level)
+    try:
+        yield records
+    finally:
+        target.removeHandler(handler)
+        target.setLevel(old_level)
 
 
 def _tiny():

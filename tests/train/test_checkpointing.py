@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import compose_train_config
+from conftest import compose_train_config, logged
 
 from learned_metrics.train.run import train
 
@@ -118,7 +118,7 @@ def test_last_ckpt_is_written_while_fitting_only(tiny_roberta, ccl_data_dir, tmp
 
 
 @pytest.mark.parametrize("kept", [True, False], ids=["carried", "files-gone"])
-def test_a_resume_into_a_new_folder_says_what_it_carried_not_lightnings_untrue_warning(tmp_path, caplog, kept):
+def test_a_resume_into_a_new_folder_says_what_it_carried_not_lightnings_untrue_warning(tmp_path, kept):
     """Lightning warns that the best scores "won't be reloaded" whenever the folder changes; BestCheckpoint does
     reload them, so that warning is replaced by one line saying which best is the one to beat (or that none of the
     interrupted run's best files is still there)."""
@@ -131,11 +131,11 @@ def test_a_resume_into_a_new_folder_says_what_it_carried_not_lightnings_untrue_w
     if kept:
         (old / "best.ckpt").write_bytes(b"weights")
     callback = BestCheckpoint(dirpath=tmp_path / "new" / "checkpoints", monitor="val/f1", mode="max")
-    with warnings.catch_warnings(record=True) as caught, caplog.at_level("INFO"):
+    with warnings.catch_warnings(record=True) as caught, logged("INFO") as records:
         warnings.simplefilter("always")
         callback.load_state_dict({"dirpath": str(old), "best_model_path": str(old / "best.ckpt"),
                                   "best_model_score": torch.tensor(0.9),
                                   "best_k_models": {str(old / "best.ckpt"): torch.tensor(0.9)}})
     assert not [w for w in caught if "dirpath has changed" in str(w.message)]
-    said = " ".join(record.getMessage() for record in caplog.records)
+    said = " ".join(record.getMessage() for record in records)
     assert ("val/f1 = 0.9" in said and str(old / "best.ckpt") in said) if kept else "no best checkpoint" in said

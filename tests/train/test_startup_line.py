@@ -6,6 +6,7 @@ import logging
 import re
 
 import pytest
+from conftest import logged
 
 from learned_metrics.progress import StartUp
 from learned_metrics.train.run import train
@@ -13,14 +14,14 @@ from learned_metrics.train.run import train
 pytestmark = pytest.mark.slow
 
 
-def test_one_start_up_line_after_the_first_step(train_config, tiny_roberta, ccl_data_dir, caplog):
+def test_one_start_up_line_after_the_first_step(train_config, tiny_roberta, ccl_data_dir):
     cfg = train_config("experiment=ccl_demo", f"model.name_or_path={tiny_roberta}", f"data.path={ccl_data_dir}",
                        "trainer.max_epochs=2", "trainer.enable_progress_bar=false", "callbacks.model_summary=null")
     clock = StartUp()
     clock.lap("config")
-    with caplog.at_level(logging.INFO, logger="learned_metrics"):
+    with logged(logging.INFO, logger="learned_metrics") as records:
         train(cfg, clock)
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("start-up ")]
+    lines = [r.getMessage() for r in records if r.getMessage().startswith("start-up ")]
     assert len(lines) == 1, lines  # two epochs, many steps: still one line
     phases = re.fullmatch(r"start-up [\d.]+ s \((.*)\)", lines[0]).group(1)
     assert [p.rsplit(" ", 2)[0] for p in phases.split(", ")] == ["config", "model", "data", "sanity check",

@@ -23,14 +23,17 @@ COMMAND_MODULES = ("score", "meta_eval", "export", "runs", "prep", "sweep")
 help_formatter = functools.partial(argparse.RawDescriptionHelpFormatter, max_help_position=32)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The whole parser, or only the command family ``argv`` names first (``score``, ``meta-eval``, ...): a command
+    needs no other family's flags, and building all of them costs more than the rest of start-up's parsing."""
+    named = {name.replace("_", "-"): name for name in COMMAND_MODULES}.get(argv[0]) if argv else None
     parser = CommandParser(prog="learned-metrics", formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Score texts with learned metrics (coherence, faithfulness), export trained "
                            "checkpoints, build training sets, and meta-evaluate any metric against human "
                            "judgements. Training runs through `python train.py experiment=NAME`.")
     parser.add_argument("--version", action="version", version=f"learned-metrics {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in [named] if named else COMMAND_MODULES:
         importlib.import_module(f"learned_metrics.cli.{name}").register(subparsers)
     return parser
 
@@ -39,9 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the console script, not a call from Python code that owns its signal handling
         exit_on_stop_signals("learned-metrics")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line: outputs say how they were made
+    line = list(sys.argv[1:] if argv is None else argv)  # the command line: outputs say how they were made
+    parser = build_parser(line)
+    args = parser.parse_args(line)
+    args.argv = line
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER_ERROR
