@@ -63,6 +63,7 @@ def test_a_truncating_score_run_says_it_once_in_our_words(tiny_deberta_nli, tmp_
     ["bias-matrix", "--human", "examples/meta_eval/human.jsonl", "--metric", "examples/meta_eval/metric_good.jsonl",
      "--plot", "{tmp}/bias.png"],
 ])
+@pytest.mark.slow
 def test_meta_eval_runs_print_no_library_warning(command, tmp_path):
     stderr = _stderr(["meta-eval", *[part.replace("{tmp}", str(tmp_path)) for part in command]], tmp_path)
     assert not LIBRARY.search(stderr), stderr

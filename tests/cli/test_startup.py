@@ -112,6 +112,7 @@ META_EVAL_RUNS = {
 }
 
 
+@pytest.mark.slow
 def test_meta_eval_runs_load_only_the_statistics():
     """Every meta-eval command, run to the end on JSONL/CSV inputs, in one interpreter (scipy.stats is imported once,
     not once per command): a package is blamed on the first command that imports it."""

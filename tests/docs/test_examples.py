@@ -417,6 +417,7 @@ def report(doc: str, ctx: Context, started: float, capsys) -> None:
 
 
 @pytest.mark.parametrize("doc", DOC_NAMES)
+@pytest.mark.slow
 def test_doc_commands_parse_and_name_existing_files(doc, workdir, capsys):
     """Fast: every command classified; flags parsed, inputs found, Hydra overrides composed (nothing run)."""
     started = time.perf_counter()

@@ -44,6 +44,7 @@ def scored_rows(path: Path, names: list[str]) -> Path:
 
 
 @pytest.mark.parametrize("names", [HOSTILE, PLAIN], ids=["hostile", "control"])
+@pytest.mark.slow
 def test_meta_eval_tables_show_names_literally_in_every_format(tmp_path, capsys, names):
     source = scored_rows(tmp_path / "scores.jsonl", list(names))
     out = {fmt: tmp_path / f"t.{fmt}" for fmt in ("json", "md", "tex", "csv")}

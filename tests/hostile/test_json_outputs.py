@@ -142,6 +142,7 @@ def test_meta_eval_json_settings_hold_any_input_name(tmp_path, capsys, name):
 
 
 @pytest.mark.parametrize("name", [os.fsdecode(b"met\xffric.jsonl"), "metric.jsonl"], ids=["not-utf8", "control"])
+@pytest.mark.slow
 def test_metric_names_from_file_names_reach_every_table_format(tmp_path, capsys, name):
     """One compare run writes all four formats (each a file of its own), each checked as when written alone."""
     metric = tmp_path / name

@@ -56,6 +56,7 @@ def test_an_overridden_monitor_is_what_the_search_optimises(search):
 @pytest.mark.parametrize(("experiment", "benchmark"), [(experiment, benchmark) for experiment in EXPERIMENTS
                                                          for benchmark in (None, "bench.csv")
                                                          if benchmark is None or experiment.startswith("nli")])
+@pytest.mark.slow
 def test_control_matching_search_optimises_the_monitor(experiment, benchmark):
     """Each experiment with its own search; an NLI one also with a faithfulness benchmark (the monitor it sets)."""
     extra = [f"faithfulness_benchmark={benchmark}"] if benchmark else []

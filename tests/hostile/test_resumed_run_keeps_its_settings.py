@@ -49,6 +49,7 @@ def setup(tmp_path, train_config, tiny_roberta, ccl_data_dir):
     ("data.max_length=64", "data.max_length"),
     ("trainer.accumulate_grad_batches=2", "trainer.accumulate_grad_batches"),
 ])
+@pytest.mark.slow
 def test_a_resume_with_other_training_settings_is_refused(setup, train_config, tmp_path, override, setting):
     base, ckpt, *_ = setup
     new = tmp_path / "new"

@@ -64,6 +64,7 @@ def _logged(run_dir: Path, name: str) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("spoiled, how", [(set(), "all"), ({2}, "all"), ({2}, "one")],
                          ids=["control", "every-row-nan", "one-row-nan"])
+@pytest.mark.slow
 def test_faithfulness_validation_of_a_diverged_model(train_config, tiny_deberta_nli, nli_data_dir, monkeypatch,
                                                      spoiled, how):
     calls = _diverge_at(monkeypatch, spoiled, how)
@@ -89,6 +90,7 @@ def test_faithfulness_validation_of_a_diverged_model(train_config, tiny_deberta_
 
 @pytest.mark.parametrize("spoiled, how", [(set(), "all"), ({1}, "all"), ({1}, "one")],
                          ids=["control", "every-row-nan", "one-row-nan"])
+@pytest.mark.slow
 def test_shuffle_validation_of_a_diverged_model(train_config, tiny_roberta, ccl_data_dir, monkeypatch, spoiled,
                                                 how):
     _diverge_at(monkeypatch, spoiled, how)

@@ -88,6 +88,7 @@ def _corners_are_covered(fig) -> None:
 
 
 @pytest.mark.parametrize("panels", [1, 2, 4, 10])
+@pytest.mark.slow
 def test_histogram_legend_overlaps_no_bar_even_when_bars_fill_every_corner(panels):
     scores, labels, groups = _filling_histogram_rows(panels)
     aucs = {f"corpus {k}": 0.5 for k in range(panels)}

@@ -24,6 +24,7 @@ def _mc(model, groundings, generations, **options):
 
 
 @pytest.mark.parametrize("model", ["tiny_roberta_nli", "tiny_deberta_nli"])
+@pytest.mark.slow
 def test_a_rows_mc_score_does_not_depend_on_its_batch(request, model):
     path = request.getfixturevalue(model)
     scorer = load_scorer(path, mc_samples=6, seed=11)  # one load: a call repeats its masks (test below)

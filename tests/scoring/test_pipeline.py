@@ -55,6 +55,7 @@ def score_with(model, workers: int, **call) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("mc_samples", [1, 4])
 @pytest.mark.parametrize("strategy", ["truncate", "chunk"])
+@pytest.mark.slow
 def test_faithfulness_scores_are_identical_with_and_without_workers(nli_export, small_slices, mc_samples, strategy):
     groundings, generations = pairs()
     runs = [score_with(nli_export, w, groundings=groundings, generations=generations, mc_samples=mc_samples,
@@ -133,6 +134,7 @@ def score_args(model, source, output, workers: int, *extra: str) -> list[str]:
 
 @pytest.mark.parametrize("extra", [(), ("--mc-samples", "3", "--seed", "5")], ids=["deterministic", "mc"])
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+@pytest.mark.slow
 def test_file_outputs_are_byte_identical(nli_export, small_slices, tmp_path, extra, suffix):
     source = write_jsonl(tmp_path / "pairs.jsonl", file_rows())
     outputs = []
@@ -144,6 +146,7 @@ def test_file_outputs_are_byte_identical(nli_export, small_slices, tmp_path, ext
 
 
 @pytest.mark.parametrize(("first", "then"), [(0, 2), (2, 0)])
+@pytest.mark.slow
 def test_resume_across_modes_is_byte_identical(nli_export, small_slices, tmp_path, monkeypatch, first, then):
     """Interrupted with one pipeline after 2 of 5 chunks, resumed with the other: the uninterrupted bytes."""
     source = write_jsonl(tmp_path / "pairs.jsonl", file_rows())

@@ -77,6 +77,7 @@ CHANGES = [
 
 
 @pytest.mark.parametrize(("option", "before", "after", "old", "new"), CHANGES, ids=[c[0] for c in CHANGES])
+@pytest.mark.slow
 def test_each_score_changing_option_changed_on_resume_is_refused(nli_export, source, tmp_path, monkeypatch, capsys,
                                                                  option, before, after, old, new):
     output = tmp_path / "scored.jsonl"
