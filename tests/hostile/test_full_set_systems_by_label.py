@@ -64,3 +64,11 @@ def test_long_full_set_beside_plain_matrices_is_refused():
     long = FULL.stack().rename("score").rename_axis(["doc_id", "system_id"]).reset_index()
     with pytest.raises(UserError, match="metric_full"):
         realistic_system_level(HUMAN.to_numpy(), METRIC.to_numpy(), long.iloc[::-1], resamples=0)
+
+
+def test_many_extra_systems_make_one_short_note():
+    """A full-set run over a whole leaderboard: the note names three of the unjudged systems and counts the rest,
+    instead of a caption listing every one."""
+    extra = FULL.assign(**{f"X{i:02d}": 1.0 for i in range(40)})
+    notes = realistic_system_level(HUMAN, METRIC, extra, resamples=0).notes
+    assert notes == ["metric_full: ignored 40 system(s) without human judgements ('X00', 'X01', 'X02' and 37 more)"]

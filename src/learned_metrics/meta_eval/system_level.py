@@ -20,6 +20,7 @@ from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame, labelled_grids
 from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands
 from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
+from learned_metrics.outputs import shown_names
 from learned_metrics.render import Cell, Column, Table, Tabular
 from learned_metrics.settings import takes
 
@@ -153,7 +154,7 @@ def full_set_notes(full_systems: Sequence[str], systems: Sequence[str], what: st
         raise UserError(f"{what} has no scores for system {missing[0]!r} ({len(missing)} judged system(s) missing; "
                         "the full-set scores must cover every judged system, paired by name)", path=path)
     extra = [name for name in full_systems if name not in judged]
-    return [f"{what}: ignored {len(extra)} system(s) without human judgements ({', '.join(map(repr, extra))})"
+    return [f"{what}: ignored {len(extra)} system(s) without human judgements ({shown_names(map(repr, extra))})"
             ] if extra else []
 
 
