@@ -109,15 +109,16 @@ def augment_splits(splits: dict[str, datasets.Dataset], phrases: list[str], posi
     (whitespace-normalised, as shared pairs are compared) is an original of another split, or a copy already made
     in a higher split (test > validation > train), takes the next phrase of the list after its seeded draw. Returns
     the splits and the copies whose phrase was redrawn, per split; a row that no phrase keeps apart is refused."""
+    own = {split: [text_key(pair_text(p, h)) for p, h, _ in _pairs(ds)] for split, ds in splits.items()}
     originals: dict[str, dict[bytes, str]] = {
-        split: {text_key(pair_text(p, h)): uid for p, h, uid in _pairs(ds)} for split, ds in splits.items()}
+        split: dict(zip(own[split], ds["uid"], strict=True)) for split, ds in splits.items()}
     copies: dict[bytes, tuple[str, str]] = {}  # the copies of the higher splits, made first
     choices, redrawn = {}, {}  # every phrase chosen before any copy is written
     for split in [name for name in reversed(SPLIT_ORDER) if name in splits]:
         ds, others = splits[split], [(name, keys) for name, keys in originals.items() if name != split]
         choice, moved, made = draw_phrases(len(ds), split, len(phrases), seed), 0, []
         for i, (premise, hypothesis, uid) in enumerate(_pairs(ds)):
-            if any(text_key(pair_text(premise, hypothesis)) in keys for _, keys in others):
+            if any(own[split][i] in keys for _, keys in others):
                 continue  # its original is in another split too (prep nli refuses that; ANLI's own splits are as
                 # released): no phrase keeps its copy apart, so it keeps its seeded draw, as the original's rule says
             clash = None
