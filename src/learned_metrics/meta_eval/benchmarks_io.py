@@ -17,7 +17,14 @@ from learned_metrics.errors import UserError
 from learned_metrics.layouts import LAYOUTS, Layout, recognize
 from learned_metrics.meta_eval.data import _corpus_names, check_columns, per_metric_fields, scored_files, true_corpus
 from learned_metrics.meta_eval.options import check
-from learned_metrics.meta_eval.rows import ScoredRows, check_paired, distinct_names, duplicates, read_scored
+from learned_metrics.meta_eval.rows import (
+    ScoredRows,
+    check_paired,
+    distinct_names,
+    duplicates,
+    numbered_names,
+    read_scored,
+)
 from learned_metrics.validate import binary_label, is_missing, key
 
 # AggreFact's SOTA subset, as its utils.py defines it.
@@ -120,7 +127,7 @@ def _default_names(paths: Sequence[str | Path], fields: Sequence[str]) -> list[s
         same = [i for i, s in enumerate(stems) if s == stem]
         label = f"{Path(path).parent.name}/{stem}" if len({str(paths[i]) for i in same}) > 1 else stem
         names.append(label if len({fields[i] for i in same}) == 1 else f"{label}:{name}")
-    return [name if names.count(name) == 1 else f"{name}#{i + 1}" for i, name in enumerate(names)]
+    return numbered_names(names)
 
 
 def read_benchmark(metrics: Sequence[str | Path], names: Sequence[str] | None = None, *,

@@ -26,6 +26,7 @@ from learned_metrics.meta_eval.rows import (
     duplicates,
     keyed_cells,
     nan_error,
+    numbered_names,
     read_scored,
     shared_keys,
 )
@@ -131,9 +132,7 @@ def align(human: CellScores, metrics: dict[str, CellScores], keys: KeyFields = K
 
 def metric_names(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[str]:
     """Display names for metric files: given names (in their order: a set is refused), else unique file stems."""
-    stems = [Path(p).stem for p in paths]
-    return distinct_names(names, len(paths), inputs="metric file") or [
-        stem if stems.count(stem) == 1 else f"{stem}#{i + 1}" for i, stem in enumerate(stems)]
+    return distinct_names(names, len(paths), inputs="metric file") or numbered_names([Path(p).stem for p in paths])
 
 
 def per_metric_fields(metric_fields: Sequence[str], metric_paths: Sequence[str | Path]) -> list[str]:

@@ -37,6 +37,21 @@ def distinct_names(names: Any, count: int, *, inputs: str = "metric input") -> l
     return names
 
 
+def numbered_names(names: Sequence[str]) -> list[str]:
+    """Default names made distinct: a name given more than once becomes ``name#i`` (``i`` its position, 1-based),
+    or the next free number where an input is already called that (``m#1.csv`` beside two ``m.jsonl``)."""
+    taken, out = set(names), []
+    for i, name in enumerate(names, start=1):
+        if names.count(name) > 1:
+            number = i
+            while f"{name}#{number}" in taken:
+                number += len(names)
+            name = f"{name}#{number}"
+            taken.add(name)
+        out.append(name)
+    return out
+
+
 DOC, SYSTEM = "doc_id", "system_id"
 
 
