@@ -143,12 +143,20 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = Non
 
 
 def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Pearson r over the last axis with frequency weights (two-pass, so no cancellation)."""
+    """Pearson r over the last axis with frequency weights (two-pass, so no cancellation; each side's deviations
+    divided by their largest magnitude, so squares of scores beyond 1e154 or below 1e-154 neither overflow nor
+    underflow: r is scale-invariant)."""
     total = weights.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        dx, dy = (v - ((weights * v).sum(axis=-1) / total)[..., None] for v in (x, y))
+        dx, dy = (_unit_scale(v - ((weights * v).sum(axis=-1) / total)[..., None], weights) for v in (x, y))
         var_x, var_y = (weights * dx * dx).sum(axis=-1), (weights * dy * dy).sum(axis=-1)
         return np.clip((weights * dx * dy).sum(axis=-1) / np.sqrt(var_x * var_y), -1.0, 1.0)
+
+
+def _unit_scale(deviations: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Deviations divided by the largest one among the weighted items (rows without one left as they are)."""
+    largest = np.max(np.where(weights > 0, np.abs(deviations), 0.0), axis=-1, keepdims=True, initial=0.0)
+    return deviations / np.where((largest > 0) & np.isfinite(largest), largest, 1.0)
 
 
 class FixedGroups:
@@ -210,7 +218,9 @@ def _snap(values: np.ndarray) -> np.ndarray:
     scale = np.nanmax(np.abs(values), axis=-1, keepdims=True, initial=0.0)
     scale = np.where(scale > 0, scale, 1.0)
     quantum = 10.0 ** (np.floor(np.log10(scale)) - 11)
-    return np.round(values / quantum) * quantum
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        snapped = np.round(values / quantum) * quantum
+    return np.where(quantum > 0, snapped, values)  # below 1e-312 the quantum underflows: values as they are
 
 
 def rowwise_correlation(x: np.ndarray, y: np.ndarray, weights: np.ndarray, coefficient: str) -> np.ndarray:
