@@ -89,3 +89,21 @@ def test_the_reader_refuses_or_drops_as_the_commands_do(folders):
     assert refused.value.row == 13 and "\n" not in str(refused.value)
     kept = read_scored_corpora([twice], fmt="true", on_missing="drop")["twice"]
     assert len(kept.scores) == len(kept.labels) == len(kept.groups) == 23
+
+
+@pytest.mark.parametrize("layout", ["faithfulness", "coherence"])
+def test_a_scored_row_present_twice_is_refused_in_the_rows_format(tmp_path, capsys, layout):
+    """``--format rows`` (scored files) follows the same rule as TRUE files: ``meta-eval auc`` judged a row given
+    twice twice, exit 0. Control: the rows once; ``drop`` leaves out both copies."""
+    texts = (lambda i: {"grounding": f"Source {i}.", "generation": f"Claim {i}."}) if layout == "faithfulness" else (
+        lambda i: {"text": f"Sentence {i}. Another {i}."})
+    rows = [{**texts(i), "label": i % 2, "score": 0.1 * i} for i in range(8)]
+    for name, written in (("once", rows), ("twice", [*rows, rows[3]])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in written), encoding="utf-8")
+    assert main(["meta-eval", "auc", "--input", str(tmp_path / "once.jsonl"), *FAST]) == 0
+    capsys.readouterr()
+    assert main(["meta-eval", "auc", "--input", str(tmp_path / "twice.jsonl"), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "duplicate row" in err and "row 9" in err and "first at row 4" in err, err
+    kept = read_scored_corpora([tmp_path / "twice.jsonl"], on_missing="drop")["twice"]
+    assert len(kept.scores) == 7

@@ -225,13 +225,23 @@ def _row_texts(file: Path) -> tuple[str, str] | None:
     return ("grounding", "generation") if "generation" in first else ("", "text") if "text" in first else None
 
 
+def _row_ids(file: Path, id_fields: Sequence[str]) -> tuple[str, str] | None:
+    """Rows without texts are paired by the first of ``id_fields`` they carry (``--doc-field``, ``id``): two metric
+    files in other orders are refused, not paired by position."""
+    with closing(iter_rows(file)) as rows:
+        first = next(rows)[1]
+    return next(((name, "") for name in id_fields if name in first), None)
+
+
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
                         score_fields: Sequence[str] = ("score",), label_field: str = "label",
                         group_field: str | None = None, system_field: str | None = None,
-                        fmt: str = "rows", on_missing: str = "error") -> dict[str, ScoredRows]:
+                        fmt: str = "rows", on_missing: str = "error", doc_field: str = "doc_id"
+                        ) -> dict[str, ScoredRows]:
     """Labelled scores per metric from scored files or folders of them (one file per corpus, the corpus its name
     unless ``group_field`` names a column). ``fmt="true"``: TRUE files, the corpus :func:`true_corpus` of the file
-    name even for one file; their rows carry texts, so a row present twice follows ``on_missing``."""
+    name even for one file. Rows that carry texts are paired across metrics by them, and a row present twice follows
+    ``on_missing``; rows without texts are paired by ``doc_field`` (else ``id``) where they carry one."""
     check(format=fmt, on_missing=on_missing)
     if fmt == "true" and group_field:
         raise UserError("--format true takes the corpus from the file name; --group-field is for --format rows")
@@ -244,10 +254,11 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                 check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
         by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
+        texts = TRUE_TEXT_FIELDS if fmt == "true" else _row_texts(files[0])
         rows = read_scored(list(zip(files, corpora or [None] * len(files), strict=True)), field_name, label_field,
                            group_field=group_field, system_field=system_field,
-                           text_fields=TRUE_TEXT_FIELDS if fmt == "true" else _row_texts(files[0]))
-        if fmt == "true":
+                           text_fields=texts or _row_ids(files[0], (doc_field, "id")))
+        if texts is not None:
             keep, notes = duplicates(rows, on_missing)
             rows = rows.take(keep)
             rows.notes += notes

@@ -175,8 +175,8 @@ def check_paired(first: Any, other: Any, names: tuple[str, str] | None = None) -
         for name, mine, theirs in zip(other.text_fields, (other.documents, other.texts), (first.documents, first.texts),
                                       strict=True):
             if mine[i] != theirs[i]:
-                raise UserError(f"its '{name}' text differs from {at} (rows of two metrics are paired only when their "
-                                "keys and texts agree): score the same files, in the same order, with every metric",
+                raise UserError(f"its '{name}' differs from {at} (rows of two metrics are paired only when their keys "
+                                "and texts agree): score the same files, in the same order, with every metric",
                                 path=path, row=row)
 
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, settings: ReportCommand) -> int:
                    "correlation table")
     scored = read_scored_corpora(args.metric, common.metric_names(settings), score_fields=common.score_fields(settings),
                                  label_field=settings.label_field, group_field=settings.group_field,
-                                 fmt=settings.format, on_missing=settings.on_missing)
+                                 fmt=settings.format, on_missing=settings.on_missing, doc_field=settings.doc_field)
     table, tests = auc_report(scored, baseline=settings.baseline, settings=settings.narrow(AucReportSettings))
     return common.finish(args, table, payload={**table.to_json(), "tests": [t.to_json() for t in tests]},
                          notes=next(iter(scored.values())).notes)
