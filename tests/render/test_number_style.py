@@ -77,6 +77,8 @@ def test_every_meta_eval_command_takes_the_style_and_keeps_json_in_fractions(tmp
     assert shown in out["md"].read_text() and shown in out["tex"].read_text()
     rows = list(csv.DictReader(io.StringIO(out["csv"].read_text())))
     assert max(float(r["auc"]) for r in rows) > 1  # CSV numbers x 100 too
+    mean = next(r for r in rows if r["group"].startswith("mean"))["auc"]
+    assert float(mean) == float(f"{auc * 100:.15g}") and len(mean) <= 17  # full precision, no x100 noise digits
     for path in out.values():
         path.unlink()
     assert main(argv) == 0  # control: the default stays fractions
