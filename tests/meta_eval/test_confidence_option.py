@@ -114,3 +114,16 @@ def test_cli_records_the_level_in_json_and_caption(tmp_path, command, inputs, ca
                  str(out), "--markdown", str(markdown)]) == 0
     assert json.loads(out.read_text())["settings"]["confidence"] == 0.9
     assert "90%" in markdown.read_text() and "95%" not in markdown.read_text()
+
+
+@pytest.mark.parametrize("command, inputs", [
+    ("shuffle-test", ["--input", str(EXAMPLES / "shuffle.jsonl")]),
+    ("correlations", ["--human", str(EXAMPLES / "human.jsonl"), "--metric", str(EXAMPLES / "metric_good.jsonl")]),
+    ("systems", ["--input", str(EXAMPLES / "metric_good.jsonl"), "--score-field", "score"]),
+])
+def test_a_level_between_whole_percents_is_printed_as_asked(tmp_path, command, inputs, capsys):
+    """99.9% was printed as 100% (and 1e-9 as 0%), one format per module: one formatter names every level."""
+    markdown = tmp_path / "out.md"
+    assert main(["meta-eval", command, *inputs, "--resamples", "50", "--confidence", "0.999", "--markdown",
+                 str(markdown)]) == 0
+    assert "99.9%" in markdown.read_text() and "100%" not in markdown.read_text()

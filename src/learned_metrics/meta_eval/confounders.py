@@ -18,7 +18,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.coefficients import FixedGroups
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check
+from learned_metrics.meta_eval.options import ConfoundersCommand, ConfounderSettings, check, confidence_level
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -290,7 +290,7 @@ class ConfounderReport(Tabular):
     @property
     def caption(self) -> str:
         """What the correlation tables hold (plain text)."""
-        resamples, level = self.settings["resamples"], f"{self.settings['confidence']:.0%}"
+        resamples, level = self.settings["resamples"], f"{confidence_level(self.settings['confidence'])}"
         ci = f"{level} percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
             if resamples else "no CIs (0 resamples)"
         return f"Kendall tau-b of each score with each proxy, {ci}."
@@ -315,7 +315,7 @@ class ConfounderReport(Tabular):
             for column in self.columns_of(scope):
                 rows.append([column, *(Cell(tau.value, tau.ci) for tau in
                                        (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
-        resamples, level = self.settings["resamples"], f"{self.settings['confidence']:.0%}"
+        resamples, level = self.settings["resamples"], f"{confidence_level(self.settings['confidence'])}"
         title = ("Kendall tau-b with proxies · " + (f"{level} CI from {resamples} bootstrap resamples, seed "
                                                     f"{self.settings['seed']}" if resamples else "no CI"))
         out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],

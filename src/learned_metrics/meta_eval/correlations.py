@@ -13,7 +13,7 @@ import numpy as np
 
 from learned_metrics.meta_eval.coefficients import FixedGroups, rowwise_correlation
 from learned_metrics.meta_eval.frames import input_grids
-from learned_metrics.meta_eval.options import CorrelationSettings
+from learned_metrics.meta_eval.options import CorrelationSettings, confidence_level
 from learned_metrics.meta_eval.resampling import (
     Estimate,
     bootstrap_weights,
@@ -63,7 +63,7 @@ class CorrelationReport(Tabular):
     def tables(self) -> list[Table]:
         o = self.settings
         columns = [Column("statistic", kind="text"), Column("value", digits=4),
-                   Column("ci", f"{o.confidence:.0%} CI", kind="ci", digits=4), Column("n", kind="count"),
+                   Column("ci", f"{confidence_level(o.confidence)} CI", kind="ci", digits=4), Column("n", kind="count"),
                    Column("skipped", kind="count")]
         rows = [[o.label(name), r.value, Cell(ci=r.ci), r.n, r.skipped] for name, r in self.stats.items()]
         dropped = {name: r.nan_resamples for name, r in self.stats.items() if r.nan_resamples}

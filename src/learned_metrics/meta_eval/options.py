@@ -60,6 +60,11 @@ def statistic_label(statistic: str, coefficient: str, latex: bool = False) -> st
     return rf"${tex}_{{{level}}}$" if latex else f"{symbol}_{level}"
 
 
+def confidence_level(confidence: float) -> str:
+    """A confidence level as every caption and heading prints it: 95%, 99.9% (never rounded to a level not asked)."""
+    return f"{confidence * 100:.10g}%"
+
+
 def resolution_note(family: int, permutations: int, correction: str, alpha: float) -> str:
     """Say so when no test can be significant ('' otherwise): a permutation p is at least 1/(k+1), and Bonferroni
     and Holm multiply the smallest p by the family size m, so k must exceed m/alpha."""
@@ -109,10 +114,11 @@ class Resampling(MetaSettings):
     def intervals(self, what: str = "", ci_method: str = "bootstrap") -> str:
         """The caption's words for the intervals: ``95% bootstrap CIs (1000 resamples, both)``."""
         if ci_method == "fisher":
-            return f"{self.confidence:.0%} Fisher-z CIs (Bonett & Wright)"
+            return f"{confidence_level(self.confidence)} Fisher-z CIs (Bonett & Wright)"
         if not self.resamples:
             return "no CIs (0 resamples)"
-        return f"{self.confidence:.0%} bootstrap CIs ({self.resamples} resamples{', ' + what if what else ''})"
+        what = f", {what}" if what else ""
+        return f"{confidence_level(self.confidence)} bootstrap CIs ({self.resamples} resamples{what})"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import plain_value
 from learned_metrics.meta_eval.data import ShuffleRows
 from learned_metrics.meta_eval.length_gap import BUCKET_CENTRES, BUCKET_LIMIT, BUCKET_WIDTH, gap_buckets
-from learned_metrics.meta_eval.options import ShuffleTestSettings
+from learned_metrics.meta_eval.options import ShuffleTestSettings, confidence_level
 from learned_metrics.meta_eval.resampling import Estimate, bootstrap_weights, estimate_from, interval, records_frame
 from learned_metrics.meta_eval.rows import by_index
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -67,7 +67,7 @@ class ShuffleReport(Tabular):
 
     def tables(self) -> list[Table]:
         o, acc = self.settings, self.accuracy
-        intervals, heading = o.intervals("pair ids redrawn"), f"accuracy, {o.confidence:.0%} CI"
+        intervals, heading = o.intervals("pair ids redrawn"), f"accuracy, {confidence_level(o.confidence)} CI"
         out = [Table([Column("accuracy", heading, kind="estimate", share=True), Column("comparisons", kind="count"),
                       Column("ties", kind="count"), Column("pair_ids", "pair ids", kind="count")],
                      [[Cell(acc.value, acc.ci), acc.n, self.ties, self.pair_ids]],

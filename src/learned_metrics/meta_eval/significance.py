@@ -15,7 +15,13 @@ from learned_metrics.meta_eval.coefficients import tau_b_from_sums
 from learned_metrics.meta_eval.correlations import StatisticsEngine, bootstrap_distribution, items_per_correlation
 from learned_metrics.meta_eval.frames import input_grids
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import CORRELATION_TESTS, ComparisonSettings, check, resolution_sentence
+from learned_metrics.meta_eval.options import (
+    CORRELATION_TESTS,
+    ComparisonSettings,
+    check,
+    confidence_level,
+    resolution_sentence,
+)
 from learned_metrics.meta_eval.resampling import (
     interval,
     joined,
@@ -82,7 +88,7 @@ class ComparisonReport(Tabular):
         hypothesis = "A and B differ" if two_sided else "A correlates better than B"
         columns = [Column("statistic", kind="text"), Column("metric_a", "A", kind="text"),
                    Column("metric_b", "B", kind="text"), Column("value_a", "r(A)"), Column("value_b", "r(B)"),
-                   Column("delta"), Column("delta_ci", f"{o.confidence:.0%} CI delta", kind="ci"),
+                   Column("delta"), Column("delta_ci", f"{confidence_level(o.confidence)} CI delta", kind="ci"),
                    Column("p_permutation", "p perm", kind="p"), Column("p_bootstrap", "p boot", kind="p"),
                    Column("p_williams", "p Williams", kind="p")]
         rows = [[o.label(statistic), c.metric_a, c.metric_b, c.value_a, c.value_b, c.delta, Cell(ci=c.delta_ci),

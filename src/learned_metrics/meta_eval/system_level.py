@@ -18,7 +18,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.meta_eval.coefficients import rowwise_correlation
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.frames import input_grids, is_long_frame, labelled_grids
-from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands
+from learned_metrics.meta_eval.options import SystemLevelSettings, band_edge, check_bands, confidence_level
 from learned_metrics.meta_eval.resampling import Estimate, drawn_counts, estimate_from, records_frame
 from learned_metrics.outputs import shown_names
 from learned_metrics.render import Cell, Column, Table, Tabular
@@ -98,7 +98,7 @@ class SystemLevelReport(Tabular):
                 key="bands", title="system pairs by |delta metric|",
                 caption=f"System pairs whose metric scores differ by lo <= |delta| < hi: agreement (share of the pairs "
                 f"with a strict human order the metric orders the same way) and Kendall tau-b over the pairs, with "
-                f"{o.confidence:.0%} CIs (the pairs fixed, documents redrawn; {o.resamples} resamples, "
+                f"{confidence_level(o.confidence)} CIs (the pairs fixed, documents redrawn; {o.resamples} resamples, "
                 f"seed {o.seed})."))
         return out
 

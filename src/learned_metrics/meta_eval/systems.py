@@ -17,7 +17,7 @@ from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows, numbered_rows
 from learned_metrics.meta_eval.data import key_grid
 from learned_metrics.meta_eval.multiple import adjust_p_values
-from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, resolution_note
+from learned_metrics.meta_eval.options import SystemsSettings, baseline_names, confidence_level, resolution_note
 from learned_metrics.meta_eval.resampling import (
     drawn_counts,
     interval,
@@ -146,7 +146,8 @@ class SystemComparison(Tabular):
                    else "every pair, A the better on shared documents, both directions counted in the correction")
         rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
                   "t": ""}[s["test"]]
-        return (f"Mean score per system with {s['confidence']:.0%} bootstrap CIs ({s['resamples']} resamples, "
+        return (f"Mean score per system with {confidence_level(s['confidence'])} bootstrap CIs ({s['resamples']} "
+                f"resamples, "
                 f"documents redrawn); better than: the systems (by rank) it beats significantly ({direction} "
                 f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
                 f"p < {s['alpha']}; {against}).")
@@ -168,7 +169,7 @@ class SystemComparison(Tabular):
     def tables(self) -> list[Table]:
         """The ranking (key ``systems``) and the pairwise tests (key ``pairs``)."""
         s = self.settings
-        level = f"{s['confidence']:.0%} CI"
+        level = f"{confidence_level(s['confidence'])} CI"
         ranking = Table(
             [Column("rank", kind="count"), Column("system", kind="text"), Column("mean"),
              Column("ci", level, kind="ci"), Column("n", kind="count"),
