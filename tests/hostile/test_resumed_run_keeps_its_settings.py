@@ -48,6 +48,9 @@ def setup(tmp_path, train_config, tiny_roberta, ccl_data_dir):
     ("seed=7", "seed"),
     ("data.max_length=64", "data.max_length"),
     ("trainer.accumulate_grad_batches=2", "trainer.accumulate_grad_batches"),
+    # the target the best checkpoint is chosen by: the carried-over best must be a value of the same target
+    ("callbacks.model_checkpoint.monitor=val/acc", "callbacks.model_checkpoint.monitor"),
+    ("callbacks.shuffle_validation.max_docs=50", "callbacks.shuffle_validation.max_docs"),
 ])
 @pytest.mark.slow
 def test_a_resume_with_other_training_settings_is_refused(setup, train_config, tmp_path, override, setting):
@@ -109,3 +112,20 @@ def test_control_a_resume_that_only_trains_longer_or_reports_elsewhere_passes(se
     check_resumed_settings(checkpoint, OmegaConf.to_container(elsewhere, resolve=True), ckpt)
     # a checkpoint whose card records no training config (written by hand, an older version) is not judged
     check_resumed_settings({"learned_metric": {}}, OmegaConf.to_container(now, resolve=True), ckpt)
+
+
+def test_a_resume_chosen_by_another_faithfulness_benchmark_is_refused(tmp_path):
+    """The interrupted run's best val/faithfulness_auc was measured on its benchmark: a resume on another one kept
+    that best (measured elsewhere) as the one to beat, exit 0. Control: the same benchmark named another way."""
+    from learned_metrics.train.run_folders import check_resumed_settings
+
+    first, second = tmp_path / "bench1", tmp_path / "bench4"
+    first.mkdir(), second.mkdir()
+    then = {"faithfulness_benchmark": str(first), "callbacks": {"faithfulness_validation": {"seed": 0}}}
+    checkpoint, ckpt = {"learned_metric": {"training_config": then}}, tmp_path / "last.ckpt"
+    with pytest.raises(UserError, match="faithfulness_benchmark") as caught:
+        check_resumed_settings(checkpoint, {**then, "faithfulness_benchmark": str(second)}, ckpt)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(UserError, match=r"faithfulness_validation\.seed"):
+        check_resumed_settings(checkpoint, {**then, "callbacks": {"faithfulness_validation": {"seed": 1}}}, ckpt)
+    check_resumed_settings(checkpoint, {**then, "faithfulness_benchmark": str(tmp_path / "." / "bench1")}, ckpt)

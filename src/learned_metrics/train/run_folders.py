@@ -63,14 +63,23 @@ def _resume_checkpoint(cfg: Any) -> str | None:
 
 
 # What decides the weights a run trains (its data set and batches, the model it starts from, the optimiser, the
-# seed): a resumed run takes them from its checkpoint. How long it trains (trainer.max_steps/max_epochs), where it
-# writes, how often it validates or saves, and how it reports may change on a resume.
+# seed) and which of them it keeps (the monitored target): a resumed run takes them from its checkpoint. How long it
+# trains (trainer.max_steps/max_epochs), where it writes, how often it validates or saves, and how it reports may
+# change on a resume.
 RESUMED_SETTINGS = ("seed", "data.path", "data.tokenizer", "data.text_fields", "data.label_field", "data.batch_size",
                     "data.max_length", "data.seed", "data.max_train_rows", "data.length_grouped", "model.name_or_path",
                     "model.metric_kind", "model.head_labels", "model.lr", "model.weight_decay", "model.warmup_ratio",
                     "model.adam_epsilon", "model.betas", "trainer.accumulate_grad_batches",
-                    "trainer.gradient_clip_val")
-_PATH_SETTINGS = ("data.path", "data.tokenizer", "model.name_or_path")  # one folder named two ways is one folder
+                    "trainer.gradient_clip_val",
+                    # what the best checkpoint is chosen by: the interrupted run's best value is the one to beat, so
+                    # it must be a value of the same target (another benchmark's AUC beside this one's picks wrong)
+                    "callbacks.model_checkpoint.monitor", "callbacks.model_checkpoint.mode", "faithfulness_benchmark",
+                    *(f"callbacks.faithfulness_validation.{name}" for name in (
+                        "layout", "split", "threshold_protocol", "threshold", "max_rows_per_dataset", "seed",
+                        "premise_strategy", "granularity", "max_length")),
+                    "callbacks.shuffle_validation.max_docs", "callbacks.shuffle_validation.seed")
+# one folder named two ways is one folder
+_PATH_SETTINGS = ("data.path", "data.tokenizer", "model.name_or_path", "faithfulness_benchmark")
 _ABSENT = object()
 
 
