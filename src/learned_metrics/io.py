@@ -33,6 +33,7 @@ STDOUT_NAME = "standard output"  # what a failed write to ``-`` names
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 _PARQUET_BATCH_ROWS = 4096
+DATA_SUFFIXES = tuple(_SUFFIXES)  # the files a data folder holds
 
 
 def is_stdio(path: str | os.PathLike | None) -> bool:
@@ -50,6 +51,21 @@ def file_format(path: str | os.PathLike, declared: str | None = None) -> str:
     if is_stdio(path) or suffix in _SUFFIXES:
         return "jsonl" if is_stdio(path) else _SUFFIXES[suffix]
     raise UserError(f"unsupported file type '{suffix or '(none)'}', expected .jsonl, .csv or .parquet", path=path)
+
+
+def data_files(root: Path, suffixes: Iterable[str] = DATA_SUFFIXES, *, recursive: bool = True) -> list[Path]:
+    """A folder's files with one of ``suffixes`` (lower case, with the dot), in path order, hidden ones left out: a
+    name below ``root`` starting with ``.`` (``.ipynb_checkpoints/``, editor and OS files) is never data, as for
+    pyarrow, Ray and ``datasets`` (a stale notebook copy of dev.jsonl was read as more validation rows)."""
+    suffixes = tuple(suffixes)
+    found = root.rglob("*") if recursive else root.iterdir()
+    return sorted(p for p in found if p.suffix.lower() in suffixes and not is_hidden(p.relative_to(root))
+                  and p.is_file())
+
+
+def is_hidden(relative: Path) -> bool:
+    """A path below a data folder with a part starting with ``.``."""
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Path:

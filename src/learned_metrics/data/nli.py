@@ -21,7 +21,6 @@ from learned_metrics.data.anli import augmentation_settings, nli_features, save_
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
 from learned_metrics.data.common import SPLITS, drop_repeats, normalised, pair_text
 from learned_metrics.data.sources import (
-    SUFFIXES,
     Part,
     SplitWriter,
     check_named_splits,
@@ -30,7 +29,7 @@ from learned_metrics.data.sources import (
     split_of_name,
 )
 from learned_metrics.errors import UserError
-from learned_metrics.io import plain_value
+from learned_metrics.io import DATA_SUFFIXES, plain_value
 from learned_metrics.labels import NLI_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.settings import takes
@@ -61,7 +60,7 @@ def _default_name(location: str) -> str:
     if kind == "hf":
         return rest.split(":")[0].rstrip("/").split("/")[-1]
     path = Path(rest)
-    return path.stem if path.suffix.lower() in SUFFIXES else path.name
+    return path.stem if path.suffix.lower() in DATA_SUFFIXES else path.name
 
 
 def parse_sources(sources: Any, settings: NliSettings) -> list[Source]:

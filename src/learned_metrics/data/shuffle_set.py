@@ -24,7 +24,7 @@ from learned_metrics.data.common import SPLITS, drop_repeats, normalised, save_d
 from learned_metrics.data.shuffle import document_rng, shuffled_negatives
 from learned_metrics.data.sources import Part, SplitWriter, check_named_splits, load_hub, location_parts, missing_fields
 from learned_metrics.errors import UserError
-from learned_metrics.io import display_text, dump_json, iter_rows
+from learned_metrics.io import display_text, dump_json, is_hidden, iter_rows
 from learned_metrics.labels import COHERENCE_LABELS
 from learned_metrics.outputs import check_outputs, folder_output, scratch_folder
 from learned_metrics.provenance import sha256_of
@@ -90,8 +90,8 @@ def corpus_files(root: Path) -> list[Path]:
     real_root = Path(os.path.realpath(root))
     files = []
     for current, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in (name for name in filenames if name.endswith(".txt")):
+        dirnames[:] = sorted(name for name in dirnames if not is_hidden(Path(name)))  # as io.data_files
+        for name in (name for name in filenames if name.endswith(".txt") and not is_hidden(Path(name))):
             file = Path(current) / name
             target = Path(os.path.realpath(file))
             if real_root not in target.parents:

@@ -15,13 +15,12 @@ import datasets
 import pyarrow as pa
 
 from learned_metrics.errors import UserError, first_line
-from learned_metrics.io import iter_rows, plain_value
+from learned_metrics.io import data_files, iter_rows, plain_value
 from learned_metrics.labels import class_names_of
 from learned_metrics.validate import library_errors
 
 SPLIT_WORDS = {"train": "train", "training": "train", "dev": "validation", "val": "validation",
                "valid": "validation", "validation": "validation", "test": "test"}
-SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
 CHUNK = 10_000
 
 
@@ -86,7 +85,7 @@ def location_parts(location: str, forms: str, field: str | None = None, name: st
     if path.is_file():
         return [Part(str(path), split_of_name(path.name, path), iter_rows(path))]
     if path.is_dir():  # the data files under it, recursively, sorted, each named by its own path
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+        files = data_files(path)
         if not files:
             raise UserError("no .jsonl, .csv or .parquet files in this folder", path=path)
         return [Part(str(p), split_of_name(str(p.relative_to(path)), p), iter_rows(p)) for p in files]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import iter_rows
+from learned_metrics.io import data_files, iter_rows
 from learned_metrics.meta_eval.options import check
 from learned_metrics.meta_eval.rows import (
     CellScores,
@@ -163,7 +163,6 @@ def read_labelled_scores(path: str | Path, score_field: str = "score", label_fie
                        text_fields=text_fields)
 
 
-SCORED_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
 TRUE_TEXT_FIELDS = ("grounding", "generated_text")
 TRUE_SPLITS = ("_valid", "_dev", "_test")
 
@@ -181,7 +180,7 @@ def scored_files(source: str | Path) -> list[Path]:
     path = Path(source)
     if not path.is_dir():
         return [path]
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in SCORED_SUFFIXES)
+    files = data_files(path, recursive=False)
     if not files:
         raise UserError("folder holds no .jsonl, .csv or .parquet files", path=path)
     return files
