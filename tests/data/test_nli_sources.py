@@ -303,3 +303,22 @@ def test_premises_that_differ_only_in_spacing_land_in_one_split(tmp_path):
             splits.setdefault(" ".join(row["premise"].split()), set()).add(split)
     assert len(splits) == 80 and all(len(where) == 1 for where in splits.values())
     assert {s for where in splits.values() for s in where} == {"train", "validation"}  # control: both splits used
+
+
+def test_a_built_set_as_a_source_gives_its_originals_augmented_once(tmp_path):
+    """The README's mix (``--source mine=data/my_nli``, a set this builder wrote) augmented the set's copies a second
+    time as originals ("yep. Also yep. Also ..."), exit 0. Its originals are read, its copies left out and counted;
+    control: the same originals from their file give the same set."""
+    write_jsonl(tmp_path / "mine.jsonl", triples(30, "m"))
+    build_nli(str(tmp_path / "mine.jsonl"), tmp_path / "built", val_fraction=0.2, seed=3)
+    again = build_nli(f"mine={tmp_path / 'built'}", tmp_path / "again", val_fraction=0.2, seed=3)
+    direct = build_nli(f"mine={tmp_path / 'mine.jsonl'}", tmp_path / "direct", val_fraction=0.2, seed=3)
+    assert again["sources"][0]["augmented_copies_left_out"] == 30
+    assert {s: c["rows"] for s, c in again["splits"].items()} == {s: c["rows"] for s, c in direct["splits"].items()}
+    for split, rows in saved(tmp_path / "again").items():
+        copies = [row for row in rows if row["augmented"]]
+        assert len(copies) * 2 == len(rows), split
+        assert all(row["hypothesis"].count(row["phrase"]) == 1 for row in copies)  # one phrase, not two
+        originals = sorted(row["hypothesis"] for row in rows if not row["augmented"])
+        assert originals == sorted(row["hypothesis"] for row in saved(tmp_path / "direct")[split]
+                                   if not row["augmented"])

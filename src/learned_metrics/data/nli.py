@@ -152,12 +152,16 @@ def read_source(source: Source, work: Path, tag: str = "0") -> tuple[dict[str, d
     if s.split_field is None:
         check_named_splits(parts, f"source {source.name!r}", "rename it or pass --split-field")
     wanted = [s.premise_field, s.hypothesis_field, s.label_field, *(f for f in (s.id_field, s.split_field) if f)]
-    writer, read, unlabelled = SplitWriter(work, tag, FEATURES), Counter(), 0
+    writer, read, unlabelled, copies = SplitWriter(work, tag, FEATURES), Counter(), 0, 0
     for part in parts:
         for i, (number, row) in enumerate(part.rows):
             if i == 0:  # the first row names the fields of a file; a Hub split's columns are known
                 part.columns = part.columns or list(row)
                 missing_fields(part, [(f, next(n for n in _PER_SOURCE if getattr(s, n) == f)) for f in wanted])
+                built = {"augmented", "phrase"} <= set(part.columns)  # a set this builder (or prep anli) wrote
+            if built and row.get("augmented") is True:  # its originals are augmented again here, never its copies
+                copies += 1
+                continue
             at = {"path": part.where, "row_number": number}
             premise = validate.row_text(row, s.premise_field, **at)
             hypothesis = validate.row_text(row, s.hypothesis_field, **at)
@@ -185,7 +189,8 @@ def read_source(source: Source, work: Path, tag: str = "0") -> tuple[dict[str, d
     if not splits:
         raise UserError(f"source {source.name!r} has no labelled rows", path=source.location)
     return splits, {"name": source.name, "location": source.location, "cap": source.cap, "weight": source.weight,
-                    "parts": [p.where for p in parts], "rows_read": dict(read), "dropped_unlabelled": unlabelled}
+                    "parts": [p.where for p in parts], "rows_read": dict(read), "dropped_unlabelled": unlabelled,
+                    "augmented_copies_left_out": copies}
 
 
 def cap_and_weight(ds: datasets.Dataset, split: str, source: Source) -> datasets.Dataset:
