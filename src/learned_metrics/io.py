@@ -11,6 +11,7 @@ import csv
 import datetime as dt
 import decimal
 import errno
+import hashlib
 import io
 import itertools
 import json
@@ -66,6 +67,26 @@ def data_files(root: Path, suffixes: Iterable[str] = DATA_SUFFIXES, *, recursive
 def is_hidden(relative: Path) -> bool:
     """A path below a data folder with a part starting with ``.``."""
     return any(part.startswith(".") for part in relative.parts)
+
+
+def files_stamp(path: str | os.PathLike, *, recursive: bool = False) -> str:
+    """Names, sizes and modification times of a file or of a folder's files (``recursive``: every visible file
+    below it, as :func:`data_files` sees them): a retrained model is another model, an edited source another
+    source. A path that does not exist is its own name."""
+    path = Path(path)
+    if not path.exists():
+        return str(path)
+    if path.is_dir():
+        found = path.rglob("*") if recursive else path.iterdir()
+        files = sorted(p for p in found if not is_hidden(p.relative_to(path)) and p.is_file())
+    else:
+        files = [path]
+    digest = hashlib.sha256()
+    for file in files:
+        info = file.stat()
+        name = file.relative_to(path).as_posix() if path.is_dir() else file.name
+        digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:16]
 
 
 def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Path:

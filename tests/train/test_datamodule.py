@@ -58,5 +58,10 @@ def test_a_set_built_from_another_builder_is_refused_not_reused(tmp_path):
         with pytest.raises(UserError):
             changed.prepare_data()
     module(first, seed=42).check_data()  # control: the default given explicitly is the same request
+    # the same request on a source edited since: the set holds the old rows (was reused, exit 0)
+    first.write_text(first.read_text().replace("The", "A", 1))
+    with pytest.raises(UserError, match="which has changed since") as caught:
+        module(first).check_data()
+    assert str(first) in str(caught.value) and "\n" not in str(caught.value)
     (target / "data_builder.json").unlink()
     module(other).check_data()  # control: a set prepared otherwise (data_prep) and named by data.path: as it is

@@ -29,19 +29,6 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOTALS = ("rows", "truncated")
 
 
-def files_stamp(path: str | os.PathLike) -> str:
-    """Names, sizes and modification times of a file or of a folder's files: a retrained model is another model."""
-    path = Path(path)
-    if not path.exists():
-        return str(path)
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    digest = hashlib.sha256()
-    for file in files:
-        info = file.stat()
-        digest.update(f"{file.name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
-
-
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 

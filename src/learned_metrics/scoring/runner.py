@@ -17,7 +17,7 @@ from typing import Any
 
 from learned_metrics import __version__, provenance, validate
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowWriter, file_format, is_stdio, iter_row_chunks, writing
+from learned_metrics.io import RowWriter, file_format, files_stamp, is_stdio, iter_row_chunks, writing
 from learned_metrics.layouts import text_layout
 from learned_metrics.outputs import check_outputs, file_output, staged_files
 from learned_metrics.progress import RowProgress, human_duration, human_rate
@@ -25,7 +25,7 @@ from learned_metrics.scoring.distributed import Processes
 from learned_metrics.scoring.mc_dropout import chunk_seed
 from learned_metrics.scoring.options import FileRun
 from learned_metrics.scoring.pipeline import Timings, prefetch
-from learned_metrics.scoring.resume import ChunkStore, files_stamp
+from learned_metrics.scoring.resume import ChunkStore
 from learned_metrics.scoring.scorer import Scorer, ScoreResult, TruncationWarning
 from learned_metrics.scoring.summary import ScoreCollector, ScoreSummary
 

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from learned_metrics import compat
 from learned_metrics.errors import UserError
-from learned_metrics.io import dump_json, read_json_object
+from learned_metrics.io import dump_json, files_stamp, read_json_object
 from learned_metrics.labels import canonical_label, class_names_of
 from learned_metrics.outputs import read_marker, write_marker
 from learned_metrics.text.encoding import check_max_length, tokenize
@@ -33,6 +33,26 @@ TOKEN_COLUMNS = ("input_ids", "attention_mask", "token_type_ids")
 REQUIRED_SPLITS = ("train", "validation")  # every run fits and validates; test only with test=true
 _ENCODING_VERSION = 1  # part of the tokenized splits' cache key: raise it when encode() below changes
 
+
+def _local_inputs(value: Any) -> list[Path]:
+    """The local files and folders a builder's keywords name (a source ``[NAME=][FORM:]PATH`` as ``prep`` takes it,
+    in a string, list or mapping), for the stamp of what a set was built from; Hub names are no local path."""
+    if isinstance(value, dict):
+        return [path for item in value.values() for path in _local_inputs(item)]
+    if isinstance(value, (list, tuple)):
+        return [path for item in value for path in _local_inputs(item)]
+    if not isinstance(value, str) or not value:
+        return []
+    candidates = [value]
+    for text in list(candidates):
+        name, equals, rest = text.partition("=")
+        if equals and "/" not in name:
+            candidates.append(rest)
+    for text in list(candidates):
+        form, colon, rest = text.partition(":")
+        if colon and len(form) > 1 and form.isalpha():
+            candidates.append(rest)
+    return [Path(text).expanduser() for text in dict.fromkeys(candidates) if Path(text).expanduser().exists()][:1]
 
 class ResumableDataLoader(DataLoader):
     """A train DataLoader that reports its position inside the epoch (Lightning's ``_Stateful``). Lightning issue
@@ -128,7 +148,8 @@ class TextClassificationDataModule(L.LightningDataModule):
             settings = cls.from_keywords(**{k: v for k, v in keywords.items() if k in names}).affecting()
             keywords = {**{k: v for k, v in keywords.items() if k not in names}, **settings}
         name = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
-        return json.loads(dump_json({"builder": name, "keywords": keywords}, indent=None))
+        inputs = {str(path): files_stamp(path, recursive=True) for path in _local_inputs(keywords)}
+        return json.loads(dump_json({"builder": name, "keywords": keywords, "inputs": inputs}, indent=None))
 
     def _check_built_with_builder(self) -> None:
         """A set that ``data.builder`` built on first use is reused only for the same request: another source or
@@ -144,6 +165,11 @@ class TextClassificationDataModule(L.LightningDataModule):
                   if then_keywords.get(key) != now_keywords.get(key)]
         if recorded.get("builder") != now["builder"]:
             differ.insert(0, f"builder {recorded.get('builder')} then, {now['builder']} now")
+        changed = [path for path, stamp in (recorded.get("inputs") or {}).items() if now["inputs"].get(path) != stamp]
+        if changed and not differ:
+            raise UserError(f"this data set was built from {changed[0]}, which has changed since (its files, sizes "
+                            "or times): delete this folder to build it again from the source as it is now, or give "
+                            "data.path a new folder", path=self.path)
         if differ:
             raise UserError(f"this data set was built by another data.builder ({'; '.join(differ[:3])}): give "
                             "data.path a new folder to build it there, or delete this one to build it again",
