@@ -297,6 +297,9 @@ def test_checkpoint_kept_has_the_best_target_not_the_lowest_loss(train_config, t
      "faithfulness_benchmark is not set"),
     ("nli_demo", ["callbacks.model_checkpoint.monitor=val/shuffle_acc", "callbacks.model_checkpoint.mode=max"],
      "shuffle validation is off"),
+    # a typo: Lightning's check came at the first validation (a traceback after 500 steps of a real run)
+    ("nli_demo", ["callbacks.model_checkpoint.monitor=val/los"], "never logged by this run .did you mean val/loss"),
+    ("ccl_demo", ["callbacks.model_checkpoint.monitor=val_f1"], "did you mean val/f1"),
 ])
 def test_a_monitor_that_keeps_the_worst_or_is_never_logged_is_one_line_before_training(train_config, tmp_path,
                                                                                        experiment, overrides, words):
@@ -315,6 +318,8 @@ def test_a_monitor_that_keeps_the_worst_or_is_never_logged_is_one_line_before_tr
     ("ccl_demo", ["callbacks.model_checkpoint.monitor=val/shuffle_acc"]),
     ("nli_demo", [f"faithfulness_benchmark={LLM_AGGREFACT}", "callbacks.model_checkpoint.monitor="
                   "val/faithfulness_auc/llm_aggrefact"]),
+    # a callback of the user's may log a metric of its own: Lightning checks it
+    ("nli_demo", ["+callbacks.mine._target_=my_package.MyCallback", "callbacks.model_checkpoint.monitor=val/mine"]),
 ])
 def test_the_experiments_monitors_pass_the_check(train_config, experiment, overrides):
     cfg = train_config(f"experiment={experiment}", *overrides)

@@ -46,10 +46,16 @@ def check_monitored(monitor: str | None, mode: str, cfg: Any) -> None:
         return
     known = MONITORED.get(monitor) or next((rule for name, rule in MONITORED.items()
                                             if name.startswith(PREFIX) and monitor.startswith(f"{name}/")), None)
+    where = "callbacks.model_checkpoint"
+    if known is None and _logs_only_ours(cfg):  # no module or callback of the user's: nothing else is logged
+        import difflib
+
+        close = "".join(f"did you mean {name}? " for name in difflib.get_close_matches(monitor, MONITORED, n=1))
+        raise UserError(f"{where}.monitor={monitor} is never logged by this run ({close}it logs "
+                        f"{', '.join(MONITORED)}, the faithfulness ones with faithfulness_benchmark set)")
     if known is None:
         return  # a metric of your own module or callback: Lightning checks that it is logged
     better, needs = known
-    where = "callbacks.model_checkpoint"
     if mode != better:
         raise UserError(f"{where}.monitor={monitor} with mode={mode} keeps the worst checkpoint: {monitor} is "
                         f"better {'lower' if better == 'min' else 'higher'}, set {where}.mode={better}")
@@ -57,6 +63,14 @@ def check_monitored(monitor: str | None, mode: str, cfg: Any) -> None:
         what = "faithfulness_benchmark is not set" if needs is _benchmark_on else \
             "the shuffle validation is off (callbacks.shuffle_validation, coherence runs only)"
         raise UserError(f"{where}.monitor={monitor} is never logged: {what}; set it, or monitor val/loss or val/f1")
+
+
+def _logs_only_ours(cfg: Any) -> bool:
+    """The run's module is ours and every callback ours or Lightning's own (which log no validation metric)."""
+    targets = [OmegaConf.select(cfg, "model._target_")] + [
+        OmegaConf.select(cfg, f"callbacks.{name}._target_") for name in (OmegaConf.select(cfg, "callbacks") or {})]
+    return all(isinstance(target, str) and target.startswith(("learned_metrics.", "lightning.pytorch.callbacks."))
+               for target in targets if target is not None) and targets[0] is not None
 
 
 PROTOCOLS = ("same-split", "fixed")  # tune-on-val would tune on dev and judge test: no test rows during training
