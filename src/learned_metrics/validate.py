@@ -202,6 +202,11 @@ def _real(value: Any, what: str, also: str | None, ok: Callable[[float], bool], 
     return float(value)
 
 
+def number_in(value: Any, what: str, allowed: str, ok: Callable[[float], bool]) -> float:
+    """A number ``ok`` accepts (``allowed`` says which, for the message), as float."""
+    return _real(value, what, None, ok, allowed)
+
+
 def finite(value: Any, what: str, *, also: str | None = None) -> float:
     """A finite number as float; bools, text, NaN and infinities refused."""
     return _real(value, what, also, math.isfinite, "a finite number")

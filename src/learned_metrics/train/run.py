@@ -34,7 +34,7 @@ from learned_metrics.outputs import atomic_folder
 from learned_metrics.progress import StartUp
 from learned_metrics.render.terminal import console, key_value_table
 from learned_metrics.train.checkpointing import LastCheckpoint
-from learned_metrics.train.config import register_resolvers
+from learned_metrics.train.config import check_values, register_resolvers
 from learned_metrics.train.logs import tidy_logging
 from learned_metrics.train.run_folders import RunFolder, check_resumed_settings, check_run_folder
 from learned_metrics.train.target_metric import check_monitored
@@ -56,6 +56,7 @@ def train(cfg: DictConfig, startup: StartUp | None = None, folder: RunFolder | N
 
     # 1. check
     folder = folder or check_run_folder(cfg)
+    check_values(cfg)
     kept = OmegaConf.select(cfg, "callbacks.model_checkpoint")
     if kept is not None:
         check_monitored(kept.get("monitor"), str(kept.get("mode", "min")), cfg)
