@@ -55,6 +55,7 @@ def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: st
     from learned_metrics.safety import load_tokenizer, quiet_transformers
 
     out_dir = Path(out_dir)
+    _check_finite_weights(model, source_checkpoint)
     _label2id_from_id2label(model.config)
     full_card = complete_card(card, model.config.id2label, source_checkpoint, results)
     loaded_tokenizer = load_tokenizer(tokenizer)
@@ -63,6 +64,18 @@ def write_export(model, tokenizer: str | Path, card: dict[str, Any], out_dir: st
         loaded_tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(dump_json(full_card) + "\n", encoding="utf-8")
     return out_dir
+
+
+def _check_finite_weights(model: Any, source: str | Path | None) -> None:
+    """Weights with NaN or infinities (a diverged run) score NaN for every row: refused before anything is written."""
+    import torch
+
+    bad = [name for name, tensor in model.state_dict().items()
+           if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())]
+    if bad:
+        raise UserError(f"{len(bad)} weight tensor(s) hold NaN or infinite values (first: {bad[0]}): training "
+                        "diverged, nothing exported; train again with a lower model.lr, or export an earlier "
+                        "checkpoint", path=source)
 
 
 def _label2id_from_id2label(config: Any) -> None:
