@@ -139,3 +139,37 @@ def test_a_resume_into_a_new_folder_says_what_it_carried_not_lightnings_untrue_w
     assert not [w for w in caught if "dirpath has changed" in str(w.message)]
     said = " ".join(record.getMessage() for record in records)
     assert ("val/f1 = 0.9" in said and str(old / "best.ckpt") in said) if kept else "no best checkpoint" in said
+
+
+@pytest.mark.parametrize("original", ["moved", "copied"])
+def test_a_run_folder_moved_or_copied_with_its_checkpoints_resumes_in_place(tmp_path, original):
+    """The state records the old folder's absolute paths: resumed in a moved copy, its own best file was passed over
+    ("no best checkpoint of the interrupted run is still there") and a worse later one exported; in a copy beside the
+    original, the original's file was taken. Every recorded best is here under its name: the run resumes in place.
+    Control: a file of that name missing here keeps the resume-elsewhere rule (the test above)."""
+    import shutil
+
+    from learned_metrics.train.checkpointing import BestCheckpoint
+
+    old = tmp_path / "r2" / "checkpoints"
+    old.mkdir(parents=True)
+    for name in ("best-step2.ckpt", "best-step4.ckpt"):
+        (old / name).write_bytes(b"weights")
+    state = {"dirpath": str(old), "best_model_path": str(old / "best-step2.ckpt"),
+             "kth_best_model_path": str(old / "best-step4.ckpt"), "best_model_score": torch.tensor(0.95),
+             "kth_value": torch.tensor(1.1), "best_k_models": {str(old / "best-step2.ckpt"): torch.tensor(0.95),
+                                                               str(old / "best-step4.ckpt"): torch.tensor(1.1)}}
+    shutil.copytree(tmp_path / "r2", tmp_path / "r2mv")
+    if original == "moved":
+        shutil.rmtree(tmp_path / "r2")
+    here = tmp_path / "r2mv" / "checkpoints"
+    callback = BestCheckpoint(dirpath=here, monitor="val/loss", mode="min", save_top_k=2)
+    callback.load_state_dict(state)
+    assert callback.best_model_path == str(here / "best-step2.ckpt")
+    assert callback.kth_best_model_path == str(here / "best-step4.ckpt")
+    assert set(callback.best_k_models) == {str(here / "best-step2.ckpt"), str(here / "best-step4.ckpt")}
+    assert float(callback.best_model_score) == pytest.approx(0.95)
+    (here / "best-step4.ckpt").unlink()  # control: not every recorded best is here
+    control = BestCheckpoint(dirpath=here, monitor="val/loss", mode="min", save_top_k=2)
+    control.load_state_dict(state)
+    assert control.best_model_path == str(old / "best-step2.ckpt")  # Lightning's rule: the recorded path

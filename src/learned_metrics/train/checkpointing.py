@@ -45,6 +45,7 @@ class BestCheckpoint(ModelCheckpoint):
         return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = self._moved_with_its_folder(state_dict)
         with warnings.catch_warnings():  # Lightning's "won't be reloaded": untrue here, the lines below say what is
             warnings.filterwarnings("ignore", message="The dirpath has changed")
             super().load_state_dict(state_dict)
@@ -63,6 +64,25 @@ class BestCheckpoint(ModelCheckpoint):
         elif state_dict.get("best_k_models"):
             log.warning("resumed into a new folder, and no best checkpoint of the interrupted run is still there: the "
                         "best is chosen among this run's checkpoints")
+
+
+    def _moved_with_its_folder(self, state_dict: dict[str, Any]) -> dict[str, Any]:
+        """A run folder moved or copied with its checkpoints and resumed there is resumed in place: every best file
+        the checkpoint records is in this folder under its name (the state holds the old folder's absolute paths,
+        so its own best file was passed over, or the old folder's taken)."""
+        if state_dict.get("dirpath", self.dirpath) == self.dirpath or not self.dirpath:
+            return state_dict
+        here = Path(self.dirpath)
+        moved = {path: here / Path(path).name for path in state_dict.get("best_k_models", {})}
+        if not moved or not all(path.is_file() for path in moved.values()):
+            return state_dict
+        relocate = {old: str(new) for old, new in moved.items()}
+        log.info("resumed in %s, a copy of the run folder %s: its best checkpoints are the ones here", here,
+                 state_dict["dirpath"])
+        return {**state_dict, "dirpath": self.dirpath,
+                "best_k_models": {relocate[path]: score for path, score in state_dict["best_k_models"].items()},
+                **{key: relocate.get(state_dict.get(key), state_dict.get(key))
+                   for key in ("best_model_path", "kth_best_model_path")}}
 
 
 class LastCheckpoint(Checkpoint):
