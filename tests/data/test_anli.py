@@ -334,3 +334,16 @@ def test_script_subprocess_bad_label_and_help(tmp_path):
     assert shown.returncode == 0
     for flag in ("--source", "--phrases", "--position", "--phrase-subset", "--seed", "--no-augment"):
         assert flag in shown.stdout
+
+
+def test_an_original_in_two_splits_of_the_release_is_counted(tmp_path):
+    """ANLI's splits are kept as released, but a pair in train and dev (a user-edited release folder) was silent
+    leakage; report.json counts it, in the lower split. Control: the release as written has none."""
+    raw = write_anli_layout(tmp_path / "raw", {"train": 6, "dev": 4, "test": 4}, seed=3)
+    control = build_anli_augmented(f"jsonl:{raw}", tmp_path / "control")
+    assert control["originals_in_a_higher_split"] == {"train": 0, "validation": 0, "test": 0}
+    dev_row = (raw / "R1" / "dev.jsonl").read_text().splitlines()[0]
+    with (raw / "R2" / "train.jsonl").open("a") as handle:
+        handle.write(json.dumps({**json.loads(dev_row), "uid": "copied-into-train"}) + "\n")
+    report = build_anli_augmented(f"jsonl:{raw}", tmp_path / "out")
+    assert report["originals_in_a_higher_split"] == {"train": 1, "validation": 0, "test": 0}

@@ -20,7 +20,7 @@ from learned_metrics.data.choices import DIALOGUE_PHRASES as DIALOGUE_PHRASES
 from learned_metrics.data.choices import PHRASE_LISTS, POSITIONS, AnliSettings
 from learned_metrics.data.choices import STATEMENT_PHRASES as STATEMENT_PHRASES
 from learned_metrics.data.common import SPLITS as SPLIT_ORDER
-from learned_metrics.data.common import pair_text, save_dataset_with_report, text_key
+from learned_metrics.data.common import drop_repeats, pair_text, save_dataset_with_report, text_key
 from learned_metrics.data.sources import CHUNK, Part, SplitWriter, dataset_parts, load_hub
 from learned_metrics.errors import UserError
 from learned_metrics.io import iter_rows
@@ -258,4 +258,8 @@ def build_anli_augmented(source: str, output: str | Path, *, settings: AnliSetti
     with scratch_folder(output) as work:
         base, dropped = read_anli(anli_parts(kind, root), work)
         head = {"builder": "anli_augmented", "source": source, "dataset": HUB_ID if kind == "anli" else str(root)}
-        return save_augmented(base, augmentation, s, output, OUTPUT_KIND, head, "round", dropped_unlabelled=dropped)
+        # ANLI's splits are kept as released: an original pair also in a higher split is counted, not dropped
+        columns = ("premise", "hypothesis", "uid")
+        _, shared, _ = drop_repeats(base, SPLIT_ORDER, columns, lambda p, h, _uid: pair_text(p, h))
+        return save_augmented(base, augmentation, s, output, OUTPUT_KIND, head, "round", dropped_unlabelled=dropped,
+                              originals_in_a_higher_split=shared)
