@@ -322,3 +322,13 @@ def test_a_built_set_as_a_source_gives_its_originals_augmented_once(tmp_path):
         originals = sorted(row["hypothesis"] for row in rows if not row["augmented"])
         assert originals == sorted(row["hypothesis"] for row in saved(tmp_path / "direct")[split]
                                    if not row["augmented"])
+
+
+def test_a_seeded_split_without_validation_rows_says_why(tmp_path):
+    """Each premise is drawn into validation with chance --val-fraction: 3 premises at 0.1 can give none. The refusal
+    said to 'give a source whose files name no split', which the source already was."""
+    with pytest.raises(UserError, match="no validation rows") as caught:
+        build_nli(str(write_jsonl(tmp_path / "few.jsonl", triples(3, "f"))), tmp_path / "out", val_fraction=0.01)
+    message = str(caught.value)
+    assert "chance --val-fraction (0.01)" in message and "raise --val-fraction or change --seed" in message
+    assert "whose files name no split" not in message and not (tmp_path / "out").exists()

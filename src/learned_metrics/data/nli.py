@@ -245,9 +245,11 @@ def build_nli(sources: Any, output: str | Path, *, settings: NliSettings) -> dic
         merged, dropped = shared_pairs(merged, s.shared_pairs)
         for split in ("train", "validation"):
             if not len(merged.get(split, [])):
+                seeded = (f"; files that name no split are split by premise, each premise drawn into validation "
+                          f"with chance --val-fraction ({s.val_fraction:g}), so a source of few premises can get "
+                          "none: raise --val-fraction or change --seed") if split == "validation" else ""
                 raise UserError(f"no {split} rows in {', '.join(src.location for src in parsed)}: name a "
-                                f"{'dev/validation' if split == 'validation' else split} file or folder, pass "
-                                "--split-field, or give a source whose files name no split (a seeded split by "
-                                "--val-fraction)")
+                                f"{'dev/validation' if split == 'validation' else split} file or folder, or pass "
+                                f"--split-field{seeded}")
         return save_augmented({split: ds for split, ds in merged.items() if len(ds)}, augmentation, s, output,
                               OUTPUT_KIND, {"builder": "nli", "sources": read}, "source", dropped_shared_pairs=dropped)
