@@ -69,3 +69,20 @@ def test_csv_bad_byte_in_the_header_names_the_header(tmp_path):
     path.write_bytes(b"premise,hyp\xffothesis,label\n" + _row("csv", 1) + b"\n")
     error = _refusal(path)
     assert error.row == 0 and "header" in str(error), str(error)
+
+
+@pytest.mark.parametrize(("line", "field"), [
+    (b'{"grounding": "a", "generation": "b", "generation": "c"}', "generation"),
+    (b'{"grounding": "a", "generation": "b", "tags": {"x": 1, "x": 2}}', "x"),
+])
+def test_a_key_given_twice_in_a_json_row_names_row_and_field(tmp_path, line, field):
+    """safety.md: a duplicate key is one line naming file, row and field; JSON keeps the last value silently (the
+    row was scored with generation "c", exit 0). Control: the row with distinct keys reads."""
+    good = b'{"grounding": "a", "generation": "b"}'
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(good + b"\n" + line + b"\n")
+    with pytest.raises(UserError) as caught:
+        list(iter_rows(path))
+    assert (caught.value.row, caught.value.field) == (2, field) and "twice" in str(caught.value)
+    path.write_bytes(good + b"\n" + good + b"\n")
+    assert len(list(iter_rows(path))) == 2

@@ -101,6 +101,10 @@ def check_input_file(path: str | os.PathLike, declared: str | None = None) -> Pa
     file_format(path, declared)
     if not path.exists():
         raise UserError("file not found", path=path)
+    if not path.is_file():  # a first look (layout, row count) would take rows a pipe gives once: lost, exit 0
+        raise UserError("not a regular file (a pipe or device gives its rows once, and commands look at their input "
+                        "before reading it); write it to a file, or pipe it to `--input -` where a command takes "
+                        "standard input", path=path)
     return path
 
 
@@ -116,6 +120,18 @@ def _utf8(line: str) -> str:
     return line
 
 
+class _RepeatedKey(Exception):
+    """A key given twice in one JSON object (``{"generation": "b", "generation": "c"}``)."""
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return obj
+
+
 def _jsonl_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, line in enumerate(handle, start=1):
         try:
@@ -124,9 +140,12 @@ def _jsonl_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=lineno) from None
         if line.strip():
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_object_without_repeats)
             except json.JSONDecodeError as exc:
                 raise UserError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, row=lineno) from None
+            except _RepeatedKey as exc:
+                raise UserError("the key is given twice in one object (JSON keeps the last silently)", path=path,
+                                row=lineno, field=exc.args[0]) from None
             if not isinstance(obj, dict):
                 raise UserError(f"expected a JSON object, got {type(obj).__name__}", path=path, row=lineno)
             yield lineno, obj

@@ -55,6 +55,12 @@ def text(value: Any, *, path: object = None, row: int | None = None, field: str 
         raise UserError(f"expected text, got {type(value).__name__}", path=path, row=row, field=field)
     if is_blank(value):
         raise UserError("text is empty (or only invisible characters)", path=path, row=row, field=field)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a JSON "\ud800" escape without its pair: tokenizers take no such text
+            raise UserError(f"holds a lone surrogate ({value[exc.start]!r}), which is not Unicode text", path=path,
+                            row=row, field=field) from None
     return value
 
 
