@@ -72,3 +72,15 @@ def test_the_score_command_refuses_e_c_on_an_entailment_not_entailment_head(two_
     assert main([*base, "--model", str(tiny_deberta_nli), "--output", str(tmp_path / "ok.jsonl")]) == 0
     assert len((tmp_path / "ok.jsonl").read_text().splitlines()) == 3
     assert json.loads((tmp_path / "ok.jsonl").read_text().splitlines()[0])["prob_contradiction"] >= 0
+
+
+def test_a_generic_coherence_head_is_scored_with_the_label_order_the_refusal_names(tiny_roberta, tmp_path, capsys):
+    """The refusal of a LABEL_0/LABEL_1 coherence head said to pass --label-order, which score coherence did not
+    take (unrecognized arguments): the model could not be scored from the command line. Both kinds take it now."""
+    source = write_jsonl(tmp_path / "texts.jsonl", [{"text": "First this. Then that."}] * 2)
+    base = ["score", "coherence", "--model", str(tiny_roberta), "--input", str(source), "--quiet"]
+    assert main([*base, "--output", str(tmp_path / "refused.jsonl")]) == 2
+    assert "--label-order incoherent,coherent" in capsys.readouterr().err
+    assert main([*base, "--output", str(tmp_path / "ok.jsonl"), "--label-order", "incoherent,coherent"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "ok.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(row["score"] == row["prob_coherent"] for row in rows)

@@ -78,8 +78,8 @@ class ScoringOptions(Settings):
                                "each chunk, the best chunk's score)", kinds=NLI, choices=("sentences", "whole"))
     label_order: tuple[str, ...] | None = _option(
         None, "class names in index order for a model whose config has generic labels (LABEL_0, LABEL_1, ...), as "
-        "its model card states, e.g. entailment,neutral,contradiction (docs/scoring.md lists common checkpoints)",
-        kinds=NLI, check=parse_label_order, kind="list")
+        "its model card states, e.g. entailment,neutral,contradiction, or incoherent,coherent for a coherence "
+        "classifier (docs/scoring.md lists common checkpoints)", kinds=BOTH, check=parse_label_order, kind="list")
     tokenizer_workers: int | None = _option(
         None, "threads that tokenize ahead of the model, so a GPU does not wait for the CPU (default: on a GPU the "
         "cores available less one, at most 4; on CPU the cores torch's threads leave free, often none); 0 = "
