@@ -117,6 +117,9 @@ class ScoringOptions(Settings):
             if self.mc_samples > 1:
                 raise UserError("--mc-samples needs dropout, which the ONNX graph does not have: use --engine torch "
                                 "for Monte-Carlo dropout")
+        elif self.onnx_precision != "fp32":  # no graph runs: provenance would name a precision no score came from
+            raise UserError(f"--onnx-precision {self.onnx_precision} is for --engine onnx (the {self.engine} engine "
+                            "runs the PyTorch weights)")
 
     @property
     def torch_masks(self) -> bool:

@@ -290,9 +290,13 @@ class Scorer:
         if self.kind == "faithfulness":
             if len(groundings) != len(generations):
                 raise UserError(f"groundings ({len(groundings)}) and generations ({len(generations)}) differ in length")
-            strategy = one_of(premise_strategy or self.premise_strategy, PREMISE_STRATEGIES, "premise strategy")
-            units = one_of(granularity or self.granularity, GRANULARITIES, "granularity")
-            mode = one_of(mode or self.mode, MODES, "mode")
+            # None: the scorer's setting; any other value is checked ('' was the scorer's setting, silently)
+            strategy = one_of(self.premise_strategy if premise_strategy is None else premise_strategy,
+                              PREMISE_STRATEGIES, "premise strategy")
+            units = one_of(self.granularity if granularity is None else granularity, GRANULARITIES, "granularity")
+            mode = one_of(self.mode if mode is None else mode, MODES, "mode")
+        if progress is not None and not callable(progress):
+            raise UserError(f"progress= takes a function of the rows done (or None), got {progress!r:.40}")
         if seed is not None:
             self.dropout_stream.reseed(ScoringOptions.checked_seed(seed))
         self.timings = Timings()
