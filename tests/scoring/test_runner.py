@@ -452,3 +452,20 @@ def test_a_refusal_over_foreign_files_says_how_many_it_did_not_list(tmp_path, co
     assert "mine-0.txt, mine-1.txt, mine-2.txt" in message
     assert (said in message) if said else "more" not in message
     assert len(list(store.folder.iterdir())) == count  # nothing deleted
+
+
+def test_system_names_follow_the_key_rule_of_every_reader(nli_export, tmp_path, capsys):
+    """1, 1.0 and "1" are one key everywhere (validate.key): the summary grouped 1 with "1" and made 1.0 a system of
+    its own. A NaN or empty system is refused naming the row."""
+    items = rows(6)
+    for item, system in zip(items, [1, 1.0, "1", 2, 2.0, "2"], strict=True):
+        item["system"] = system
+    source, summary = write_jsonl(tmp_path / "in.jsonl", items), tmp_path / "summary.json"
+    result = run_in_process(capsys, command(nli_export, source, tmp_path / "out.jsonl", "--system-field", "system",
+                                            "--summary", str(summary), "--no-progress"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted((s["system"], s["rows"]) for s in json.loads(summary.read_text())["systems"]) == [("1", 3), ("2", 3)]
+    items[3]["system"] = "  "
+    source = write_jsonl(tmp_path / "blank.jsonl", items)
+    result = run_in_process(capsys, command(nli_export, source, tmp_path / "out2.jsonl", "--system-field", "system"))
+    assert result.returncode == 2 and "row 4, field 'system'" in result.stderr

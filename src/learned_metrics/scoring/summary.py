@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from learned_metrics.errors import UserError
-from learned_metrics.validate import is_blank
+from learned_metrics.validate import key
 
 RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -85,11 +85,8 @@ class ScoreCollector:
             if self.system_field not in row:
                 raise UserError(f"missing field '{self.system_field}' (--system-field; fields present: "
                                 f"{', '.join(map(str, row))})", path=path, row=number)
-            value = row[self.system_field]
-            if value is None or isinstance(value, (list, dict)) or (isinstance(value, str) and is_blank(value)):
-                raise UserError(f"field '{self.system_field}' must be a system name, got {value!r}",
-                                path=path, row=number)
-            systems.append(str(value))
+            # the key rule of every reader: 1, 1.0 and "1" are one system (1.0 was a system of its own)
+            systems.append(key(row[self.system_field], path=path, row=number, field=self.system_field))
         return systems
 
     def add(self, scores: Iterable[float], systems: Sequence[str] | None) -> None:
