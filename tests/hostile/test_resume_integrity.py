@@ -314,7 +314,7 @@ def test_foreign_file_in_the_progress_folder_survives(interrupted, reference, ca
 
 @pytest.mark.parametrize(("extra", "fragments"), [
     (("--system-field", "nosuch"), ("row 1:", "field 'nosuch'")),
-    (("--system-field", "tags"), ("row 1:", "'tags'", "system name")),
+    (("--system-field", "tags"), ("row 1, field 'tags'", "expected a key")),
 ])
 def test_user_error_on_resume_keeps_the_progress_folder(interrupted, reference, capsys, extra, fragments):
     args, output = interrupted
