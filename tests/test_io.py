@@ -86,3 +86,15 @@ def test_a_key_given_twice_in_a_json_row_names_row_and_field(tmp_path, line, fie
     assert (caught.value.row, caught.value.field) == (2, field) and "twice" in str(caught.value)
     path.write_bytes(good + b"\n" + good + b"\n")
     assert len(list(iter_rows(path))) == 2
+
+
+def test_a_csv_row_with_fewer_values_than_the_header_names_row_and_field(tmp_path):
+    """csv fills a short row's missing cells with None: the row was scored with id null, exit 0, while a row with
+    more values was refused. Control: an empty value given (a trailing comma) is a value."""
+    path = tmp_path / "rows.csv"
+    path.write_text("grounding,generation,id\na,b,1\nc,d\n", encoding="utf-8")
+    with pytest.raises(UserError) as caught:
+        list(iter_rows(path))
+    assert (caught.value.row, caught.value.field) == (2, "id") and "fewer values" in str(caught.value)
+    path.write_text("grounding,generation,id\na,b,1\nc,d,\n", encoding="utf-8")
+    assert [row["id"] for _, row in iter_rows(path)] == ["1", ""]

@@ -164,6 +164,9 @@ def _csv_rows(handle, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for rowno, row in enumerate(reader, start=1):
             if None in row:
                 raise UserError("more values than header columns", path=path, row=rowno)
+            if None in row.values():  # csv fills the missing cells of a short row with None: no value was given
+                missing = next(name for name, value in row.items() if value is None)
+                raise UserError("fewer values than header columns", path=path, row=rowno, field=missing)
             yield rowno, row
     except UnicodeDecodeError as exc:  # raised while the reader takes the lines of the next data row
         raise UserError(f"not valid UTF-8 ({exc.reason})", path=path, row=rowno + 1) from None

@@ -469,3 +469,12 @@ def test_system_names_follow_the_key_rule_of_every_reader(nli_export, tmp_path, 
     source = write_jsonl(tmp_path / "blank.jsonl", items)
     result = run_in_process(capsys, command(nli_export, source, tmp_path / "out2.jsonl", "--system-field", "system"))
     assert result.returncode == 2 and "row 4, field 'system'" in result.stderr
+
+
+def test_one_field_for_both_texts_is_refused(nli_export, tmp_path, capsys):
+    """--premise-field generation (the hypothesis's default) scored every text against itself, exit 0."""
+    source = write_jsonl(tmp_path / "in.jsonl", rows(3))
+    for extra in (["--premise-field", "generation"], ["--hypothesis-field", "grounding"]):
+        result = run_in_process(capsys, command(nli_export, source, tmp_path / "out.jsonl", *extra))
+        assert result.returncode == 2 and "would be scored against itself" in result.stderr
+        assert not (tmp_path / "out.jsonl").exists()

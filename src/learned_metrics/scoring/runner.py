@@ -56,6 +56,9 @@ class InputFields:
         layout = text_layout(first_row) if premise is None or hypothesis is None else None
         self.premise_field = premise or (layout.premise if layout else "grounding")
         self.hypothesis_field = hypothesis or (layout.hypothesis if layout else "generation")
+        if self.premise_field == self.hypothesis_field:
+            raise UserError(f"--premise-field and --hypothesis-field both read '{self.premise_field}': every text "
+                            "would be scored against itself; name the grounding's field and the generation's")
         if layout is None:
             return None
         return (f"{layout.name} layout recognized: grounding from '{self.premise_field}', generation from "
