@@ -158,6 +158,11 @@ def test_resume_from_another_standard_input_is_refused(nli_export, tmp_path, ref
     one_error_line(capsys, code, "standard input")
     assert not output.exists() and digest(folder_of(output)) == kept
 
+    _stdin(monkeypatch, rows()[:17])  # ending inside a scored chunk: it ended early, no row differs (it said so)
+    code = main([*args, "--resume"])
+    one_error_line(capsys, code, "standard input ended after row 17", "--restart")
+    assert not output.exists() and digest(folder_of(output)) == kept
+
     _stdin(monkeypatch, rows())  # control: the same input again continues where the run stopped
     counting = Counting(monkeypatch)
     assert main([*args, "--resume"]) == 0

@@ -109,6 +109,10 @@ class RunSummary:
     def add_resumed(self, record: dict[str, Any], read: str, chunk: list[tuple[int, dict]], source: object) -> None:
         """Either engine's chunk the interrupted run scored: its part ``record`` counts if the input up to the
         chunk's end (``read``, its hash) is the one it scored, else the resume is refused."""
+        if len(chunk) < record["rows"]:  # the input ended inside a chunk the interrupted run scored whole
+            raise UserError(f"cannot resume: {source} ended after row {chunk[-1][0]}, inside the chunk of "
+                            f"{record['rows']:,} rows the interrupted run scored there; give the same input, or pass "
+                            "--restart instead of --resume to score from the beginning")
         if record["input_sha256"] != read:
             raise UserError(f"cannot resume: rows {chunk[0][0]}-{chunk[-1][0]} of {source} differ from the rows the "
                             "interrupted run scored there; give the same input, or pass --restart instead of --resume "
