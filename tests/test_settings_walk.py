@@ -75,3 +75,13 @@ def test_every_field_refuses_the_wrong_kinds_of_value_naming_itself(cls):
         if spec.metadata["kind"] == "int" and spec.metadata["minimum"] is not None:
             with pytest.raises(UserError, match=spec.name.replace("_", "[_ -]")):
                 cls.from_keywords(**{spec.name: spec.metadata["minimum"] - 1})
+
+
+@pytest.mark.parametrize("cls", SETTINGS, ids=lambda c: c.__name__)
+def test_every_list_of_choices_refuses_an_empty_list_naming_itself(cls):
+    """``--stats ''`` said 'unknown statistic(s) []' and named no option on the command line."""
+    for spec in dataclasses.fields(cls):
+        if spec.metadata["kind"] == "list" and spec.metadata["choices"]:
+            with pytest.raises(UserError, match="takes at least one of") as info:
+                cls.from_keywords(**{spec.name: []})
+            assert spec.name in str(info.value) or spec.name.replace("_", "-") in str(info.value)

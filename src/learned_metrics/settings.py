@@ -60,8 +60,10 @@ def parse_setting(spec: Any, value: Any, flag_first: bool = False) -> Any:
     elif kind == "list":
         value = validate.ordered(value, name, also=flag)
         unknown = [item for item in value if item not in (meta["choices"] or value)]
-        if unknown or (meta["choices"] and not value):
-            raise UserError(f"unknown {meta.get('noun') or name} {unknown or list(value)}, expected some of: "
+        if meta["choices"] and not value:  # an empty list names the option itself ('[]' named nothing)
+            raise UserError(f"{name} takes at least one of: {', '.join(meta['choices'])}{also}")
+        if unknown:
+            raise UserError(f"unknown {meta.get('noun') or name} {unknown}, expected some of: "
                             f"{', '.join(meta['choices'])}{also}")
     elif value is None:
         raise UserError(f"{name} takes a value, got None{also}")
