@@ -192,6 +192,28 @@ def test_shared_pairs_dropped_from_the_lower_split_and_counted(tmp_path, capsys)
     assert report["splits"]["train"]["rows"] == 10
 
 
+def test_a_pair_hidden_by_an_invisible_character_is_still_a_shared_pair(tmp_path):
+    """A zero-width space, soft hyphen or byte-order mark made the same pair a new one: it leaked into train."""
+    root = tmp_path / "set"
+    leaked = [{**row, "premise": row["premise"].replace(" premise", mark + " premise")}
+              for row, mark in zip(triples(2, "v"), ("\u200b", "\u00ad"), strict=True)]
+    write_jsonl(root / "train.jsonl", triples(10, "t") + leaked)
+    write_jsonl(root / "dev.jsonl", triples(4, "v"))
+    report = build_nli(str(root), tmp_path / "out", shared_pairs="drop", augment=False)
+    assert report["dropped_shared_pairs"] == {"validation": 0, "train": 2}
+
+
+def test_a_pair_given_twice_in_a_split_with_two_labels_is_counted(tmp_path):
+    """Label noise training learns both ways: kept as the source gives it, counted in report.json. Control: 0."""
+    rows = triples(12, "c")
+    rows.append({**rows[0], "label": "neutral" if rows[0]["label"] != "neutral" else "contradiction"})
+    root = tmp_path / "set"
+    write_jsonl(root / "train.jsonl", rows)
+    write_jsonl(root / "dev.jsonl", triples(3, "d"))
+    report = build_nli(str(root), tmp_path / "out", augment=False)
+    assert report["pairs_with_another_label"] == {"train": 1, "validation": 0}
+
+
 # ------------------------------------------------------------- refusals ---
 
 

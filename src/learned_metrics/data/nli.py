@@ -19,7 +19,7 @@ import numpy as np
 from learned_metrics import validate
 from learned_metrics.data.anli import augmentation_settings, nli_features, save_augmented
 from learned_metrics.data.choices import NLI_SOURCES, NOT_ENTAILMENT, NliSettings, data_label
-from learned_metrics.data.common import SPLITS, drop_repeats, normalised, pair_text
+from learned_metrics.data.common import SPLITS, drop_repeats, normalised, pair_text, text_key
 from learned_metrics.data.sources import (
     Part,
     SplitWriter,
@@ -221,6 +221,19 @@ def shared_pairs(splits: dict[str, datasets.Dataset], action: str) -> tuple[dict
     return kept, dropped
 
 
+def pairs_with_another_label(splits: dict[str, datasets.Dataset]) -> dict[str, int]:
+    """Per split, the rows whose pair (compared as shared pairs are) an earlier row of the split holds with another
+    label: label noise training would learn both ways, counted in report.json (kept, as the source gives them)."""
+    counts = {}
+    for split, ds in splits.items():
+        first: dict[bytes, str] = {}
+        counts[split] = 0
+        for batch in ds.select_columns(["premise", "hypothesis", "label"]).iter(batch_size=10_000):
+            for premise, hypothesis, label in zip(batch["premise"], batch["hypothesis"], batch["label"], strict=True):
+                counts[split] += first.setdefault(text_key(pair_text(premise, hypothesis)), label) != label
+    return counts
+
+
 @takes(NliSettings)
 def build_nli(sources: Any, output: str | Path, *, settings: NliSettings) -> dict[str, Any]:
     """Build an (augmented) NLI DatasetDict (train/validation, test when any) from ``sources`` (``"[NAME=]SOURCE"``
@@ -252,4 +265,5 @@ def build_nli(sources: Any, output: str | Path, *, settings: NliSettings) -> dic
                                 f"{'dev/validation' if split == 'validation' else split} file or folder, or pass "
                                 f"--split-field{seeded}")
         return save_augmented({split: ds for split, ds in merged.items() if len(ds)}, augmentation, s, output,
-                              OUTPUT_KIND, {"builder": "nli", "sources": read}, "source", dropped_shared_pairs=dropped)
+                              OUTPUT_KIND, {"builder": "nli", "sources": read}, "source", dropped_shared_pairs=dropped,
+                              pairs_with_another_label=pairs_with_another_label(merged))
