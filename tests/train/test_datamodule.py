@@ -65,3 +65,28 @@ def test_a_set_built_from_another_builder_is_refused_not_reused(tmp_path):
     assert str(first) in str(caught.value) and "\n" not in str(caught.value)
     (target / "data_builder.json").unlink()
     module(other).check_data()  # control: a set prepared otherwise (data_prep) and named by data.path: as it is
+
+
+def test_a_builder_refusal_names_the_config_keys_train_py_takes(tmp_path):
+    """Built on first use, a source with integer labels was refused with 'pass --label-order', a flag train.py has
+    no use for; it names data.builder.label_order. Control: the key given builds the set."""
+    import functools
+    import json
+
+    from learned_metrics.data.nli import build_nli
+    from learned_metrics.errors import UserError
+
+    source = tmp_path / "ints.jsonl"
+    source.write_text("".join(json.dumps({"premise": f"Premise {i} here.", "hypothesis": f"Claim {i}.",
+                                          "label": i % 3}) + "\n" for i in range(30)), encoding="utf-8")
+
+    def module(**settings) -> TextClassificationDataModule:
+        builder = functools.partial(build_nli, sources=[str(source)], augment=False, val_fraction=0.3, **settings)
+        return TextClassificationDataModule(str(tmp_path / "set" / "nli"), tokenizer="unused",
+                                            text_fields=("premise", "hypothesis"), builder=builder)
+
+    with pytest.raises(UserError, match="data.builder.label_order") as caught:
+        module().prepare_data()
+    assert "--label-order" not in str(caught.value) and str(source) in str(caught.value)
+    module(label_order=["entailment", "neutral", "contradiction"]).prepare_data()
+    assert (tmp_path / "set" / "nli" / "dataset_dict.json").is_file()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -122,7 +123,11 @@ class TextClassificationDataModule(L.LightningDataModule):
         with FileLock(str(self.path) + ".lock"):
             if not self.path.exists():  # another process may have built it while this one waited
                 log.info("building data set into %s", self.path)
-                self.builder(output=str(self.path))
+                try:
+                    self.builder(output=str(self.path))
+                except UserError as error:  # its words are prep's: name the config keys train.py takes
+                    raise UserError(self._as_config_keys(error.detail), path=error.path, row=error.row,
+                                    field=error.field) from None
                 (self.path / BUILT_WITH).write_text(dump_json(self._builder_request()) + "\n", encoding="utf-8")
                 marker = read_marker(self.path)
                 if marker is not None:  # the request file is ours too: a later --overwrite may replace it
@@ -150,6 +155,13 @@ class TextClassificationDataModule(L.LightningDataModule):
         name = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
         inputs = {str(path): files_stamp(path, recursive=True) for path in _local_inputs(keywords)}
         return json.loads(dump_json({"builder": name, "keywords": keywords, "inputs": inputs}, indent=None))
+
+    def _as_config_keys(self, message: str) -> str:
+        """A builder's message with its ``--flags`` as the ``data.builder.*`` keys that set them here."""
+        cls = getattr(getattr(self.builder, "func", self.builder), "settings_class", None)
+        names = {spec.name for spec in dataclasses.fields(cls)} if cls is not None else set()
+        return re.sub(r"--([a-z][a-z0-9-]*)", lambda match: f"data.builder.{match[1].replace('-', '_')}"
+                      if match[1].replace("-", "_") in names else match[0], message)
 
     def _check_built_with_builder(self) -> None:
         """A set that ``data.builder`` built on first use is reused only for the same request: another source or
