@@ -314,6 +314,18 @@ def test_foreign_file_in_the_progress_folder_survives(interrupted, reference, ca
     assert output.read_bytes() == reference[".jsonl"] and moved.read_text() == "my own notes\n"
 
 
+def test_a_resume_in_another_output_format_names_the_formats(interrupted, capsys):
+    """The interrupted run's JSONL parts were called files learned-metrics did not write when a resume asked for
+    CSV. They are its own: the resume is refused naming the formats, and --restart replaces them."""
+    args, output = interrupted
+    kept = digest(folder_of(output))
+    code = main([*args, "--output-format", "csv", "--resume"])
+    line = one_error_line(capsys, code, "cannot resume", "formats")
+    assert "did not write" not in line and digest(folder_of(output)) == kept
+    assert main([*args, "--output-format", "csv", "--restart"]) == 0
+    assert output.read_text().startswith("id,") and not folder_of(output).exists()
+
+
 # -- a user error on resume keeps the interrupted work -----------------------------------------------
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from learned_metrics.errors import UserError
-from learned_metrics.io import RowSink, iter_rows, merge_schemas, parquet_table, writing
+from learned_metrics.io import FORMATS, RowSink, iter_rows, merge_schemas, parquet_table, writing
 from learned_metrics.outputs import make_parents, remove_created, shown_names
 from learned_metrics.provenance import MC_ONLY, uses_mc
 
@@ -105,7 +105,9 @@ class ChunkStore:
         self._lock = None
         self._schema = None  # Parquet: the columns of the parts so far, merged (each part keeps its own)
         self._created: list[Path] = []  # folders made for the output, removed again if nothing lands there
-        self._part_name = re.compile(rf"part-\d{{6}}\.{re.escape(fmt)}(\.tmp)?")
+        # parts in any output format are this module's: a resume with another --output-format is then refused by
+        # the fingerprint, naming the formats (the other format's parts were called files it did not write)
+        self._part_name = re.compile(rf"part-\d{{6}}\.({'|'.join(FORMATS)})(\.tmp)?")
 
     def open(self, *, resume: bool, restart: bool) -> dict[str, Any]:
         """Lock the folder and return the state to continue from (no finished part for a fresh start)."""
