@@ -275,11 +275,13 @@ def by_label(*named: tuple[str, Any], keyed_by_columns: Callable[[Any], bool] = 
     for i in labelled[1:]:
         wanted = {axis: reference[axis] for axis, _ in _axes(values[i]) if axis in reference}
         for axis, labels in _axes(values[i]):
-            if axis in wanted and (have := set(labels)) != (want := set(wanted[axis])):
-                extra = [v for v in labels if v not in want] or [v for v in wanted[axis] if v not in have]
+            # pandas' set operation, not Python sets: two NaN labels are one label there (Python: two objects)
+            differ = [] if axis not in wanted else labels.difference(wanted[axis], sort=False).tolist() or \
+                wanted[axis].difference(labels, sort=False).tolist()
+            if differ:
                 raise UserError(f"{named[labelled[0]][0]} and {named[i][0]}: their pandas {axis} hold different labels "
-                                f"({extra[0]!r} is in one only); pandas inputs are paired by label, never by "
-                                "position: give both the same labels")
+                                f"({differ[0]!r} is in one only); pandas inputs are paired by label, "
+                                "never by position: give both the same labels")
         values[i] = values[i].reindex(**wanted)
     return values
 
