@@ -183,3 +183,15 @@ def test_every_json_the_project_writes_goes_through_io_dump_json():
     encoders = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
                 if re.search(r"\bjson\.dumps?\(", path.read_text(encoding="utf-8"))}
     assert encoders - BOOKKEEPING == {"io.py"}
+
+
+def test_the_score_line_names_a_non_utf8_output_as_every_output_writes_it(nli_export, tmp_path, capsys):
+    """The '-> OUTPUT' line printed the surrogate (o\\udcff.jsonl), where every other line writes \\xff."""
+    from learned_metrics.cli import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"grounding": "A b c.", "generation": "A b."}\n', encoding="utf-8")
+    assert main(["score", "faithfulness", "--model", str(nli_export), "--input", str(source), "--output",
+                 str(tmp_path / NOT_UTF8), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"-> {tmp_path}/{SHOWN}" in err and "\\udcff" not in err

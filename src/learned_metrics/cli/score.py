@@ -204,7 +204,7 @@ def _report(summary, output: str, max_length: int, kind: str) -> None:
     if summary.details.get("chunked_rows"):  # only when a row was chunked: "chunked 0 long rows" says nothing
         print(f"chunked {summary.details['chunked_rows']:,} long rows into {summary.details['pairs']:,} "
               "scored pairs in total", file=sys.stderr)
-    print(summary.line("standard output" if output == "-" else output), file=sys.stderr)
+    print(shown_text(summary.line("standard output" if output == "-" else output)), file=sys.stderr)
     overall, system = summary.scores.overall, summary.scores.system_field
     print(f"mean score {format_number(overall.mean, 4)} (95% CI {format_ci(overall.ci, 4)}) over {overall.rows:,} rows",
           file=sys.stderr)
