@@ -157,7 +157,7 @@ class TextClassificationDataModule(L.LightningDataModule):
         return json.loads(dump_json({"builder": name, "keywords": keywords, "inputs": inputs}, indent=None))
 
     def _as_config_keys(self, message: str) -> str:
-        """A builder's message with its ``--flags`` as the ``data.builder.*`` keys that set them here."""
+        """A builder's message with its flags (``--label-order``) as the ``data.builder.*`` keys that set them here."""
         cls = getattr(getattr(self.builder, "func", self.builder), "settings_class", None)
         names = {spec.name for spec in dataclasses.fields(cls)} if cls is not None else set()
         return re.sub(r"--([a-z][a-z0-9-]*)", lambda match: f"data.builder.{match[1].replace('-', '_')}"
