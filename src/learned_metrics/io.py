@@ -59,9 +59,13 @@ def data_files(root: Path, suffixes: Iterable[str] = DATA_SUFFIXES, *, recursive
     name below ``root`` starting with ``.`` (``.ipynb_checkpoints/``, editor and OS files) is never data, as for
     pyarrow, Ray and ``datasets`` (a stale notebook copy of dev.jsonl was read as more validation rows)."""
     suffixes = tuple(suffixes)
+    return [path for path in _visible_files(root, recursive) if path.suffix.lower() in suffixes]
+
+
+def _visible_files(root: Path, recursive: bool) -> list[Path]:
+    """The files below ``root`` (or in it), in path order, none of them hidden (:func:`is_hidden`)."""
     found = root.rglob("*") if recursive else root.iterdir()
-    return sorted(p for p in found if p.suffix.lower() in suffixes and not is_hidden(p.relative_to(root))
-                  and p.is_file())
+    return sorted(path for path in found if not is_hidden(path.relative_to(root)) and path.is_file())
 
 
 def is_hidden(relative: Path) -> bool:
@@ -76,11 +80,7 @@ def files_stamp(path: str | os.PathLike, *, recursive: bool = False) -> str:
     path = Path(path)
     if not path.exists():
         return str(path)
-    if path.is_dir():
-        found = path.rglob("*") if recursive else path.iterdir()
-        files = sorted(p for p in found if not is_hidden(p.relative_to(path)) and p.is_file())
-    else:
-        files = [path]
+    files = _visible_files(path, recursive) if path.is_dir() else [path]
     digest = hashlib.sha256()
     for file in files:
         info = file.stat()
