@@ -210,26 +210,21 @@ def _corpus_names(files: list[Path], corpus_of: Callable[[Path], str]) -> list[s
     return list(seen)
 
 
-def _row_texts(file: Path) -> tuple[str, str] | None:
-    """The texts scored rows carry (the faithfulness pair, a benchmark layout's pair, a coherence ``text``), read
-    from the first row: rows of two metric files are then paired only when their texts agree too
-    (:func:`~learned_metrics.meta_eval.rows.check_paired`), not when labels and corpora happen to line up."""
+def _row_keys(file: Path, id_fields: Sequence[str]) -> tuple[tuple[str, str] | None, bool]:
+    """What rows of two metric files are paired by, read from the first row, and whether it is their texts (the
+    faithfulness pair, a benchmark layout's pair, a coherence ``text``: then a row present twice is a duplicate).
+    Rows without texts are paired by the first of ``id_fields`` they carry (``--doc-field``, ``id``); with neither
+    (None), labels and corpora alone are compared (:func:`~learned_metrics.meta_eval.rows.check_paired`)."""
     from learned_metrics.layouts import text_layout
 
     with closing(iter_rows(file)) as rows:
         first = next(rows)[1]
     layout = None if "grounding" in first and "generation" in first else text_layout(first)
-    if layout is not None:
-        return layout.premise, layout.hypothesis
-    return ("grounding", "generation") if "generation" in first else ("", "text") if "text" in first else None
-
-
-def _row_ids(file: Path, id_fields: Sequence[str]) -> tuple[str, str] | None:
-    """Rows without texts are paired by the first of ``id_fields`` they carry (``--doc-field``, ``id``): two metric
-    files in other orders are refused, not paired by position."""
-    with closing(iter_rows(file)) as rows:
-        first = next(rows)[1]
-    return next(((name, "") for name in id_fields if name in first), None)
+    texts = (layout.premise, layout.hypothesis) if layout is not None else ("grounding", "generation") if \
+        "generation" in first else ("", "text") if "text" in first else None
+    if texts is not None:
+        return texts, True
+    return next(((name, "") for name in id_fields if name in first), None), False
 
 
 def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | None = None, *,
@@ -253,11 +248,10 @@ def read_scored_corpora(sources: Sequence[str | Path], names: Sequence[str] | No
                 check_columns(file, (*TRUE_TEXT_FIELDS, label_field, field_name), "TRUE")
         by_file = fmt == "true" or (Path(source).is_dir() and group_field is None)
         corpora = _corpus_names(files, true_corpus if fmt == "true" else (lambda f: f.stem)) if by_file else None
-        texts = TRUE_TEXT_FIELDS if fmt == "true" else _row_texts(files[0])
+        keys, texts = (TRUE_TEXT_FIELDS, True) if fmt == "true" else _row_keys(files[0], (doc_field, "id"))
         rows = read_scored(list(zip(files, corpora or [None] * len(files), strict=True)), field_name, label_field,
-                           group_field=group_field, system_field=system_field,
-                           text_fields=texts or _row_ids(files[0], (doc_field, "id")))
-        if texts is not None:
+                           group_field=group_field, system_field=system_field, text_fields=keys)
+        if texts:
             keep, notes = duplicates(rows, on_missing)
             rows = rows.take(keep)
             rows.notes += notes
