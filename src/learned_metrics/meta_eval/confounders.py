@@ -290,7 +290,7 @@ class ConfounderReport(Tabular):
     @property
     def caption(self) -> str:
         """What the correlation tables hold (plain text)."""
-        resamples, level = self.settings["resamples"], f"{confidence_level(self.settings['confidence'])}"
+        resamples, level = self.settings["resamples"], confidence_level(self.settings['confidence'])
         ci = f"{level} percentile bootstrap CIs ({resamples} resamples of rows, seed {self.settings['seed']})" \
             if resamples else "no CIs (0 resamples)"
         return f"Kendall tau-b of each score with each proxy, {ci}."
@@ -315,7 +315,7 @@ class ConfounderReport(Tabular):
             for column in self.columns_of(scope):
                 rows.append([column, *(Cell(tau.value, tau.ci) for tau in
                                        (self.correlation(scope, column, proxy).tau for proxy in self.proxies))])
-        resamples, level = self.settings["resamples"], f"{confidence_level(self.settings['confidence'])}"
+        resamples, level = self.settings["resamples"], confidence_level(self.settings['confidence'])
         title = ("Kendall tau-b with proxies · " + (f"{level} CI from {resamples} bootstrap resamples, seed "
                                                     f"{self.settings['seed']}" if resamples else "no CI"))
         out = [Table([Column("score", kind="text"), *(Column(p, kind="estimate", digits=2) for p in self.proxies)],

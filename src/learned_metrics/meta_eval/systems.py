@@ -147,10 +147,9 @@ class SystemComparison(Tabular):
         rounds = {"permutation": f", {s['permutations']} permutations", "bootstrap": f", {s['resamples']} resamples",
                   "t": ""}[s["test"]]
         return (f"Mean score per system with {confidence_level(s['confidence'])} bootstrap CIs ({s['resamples']} "
-                f"resamples, "
-                f"documents redrawn); better than: the systems (by rank) it beats significantly ({direction} "
-                f"{TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, adjusted "
-                f"p < {s['alpha']}; {against}).")
+                "resamples, documents redrawn); better than: the systems (by rank) it beats significantly "
+                f"({direction} {TEST_NAMES[s['test']]} on shared documents{rounds}, {s['correction']} correction, "
+                f"adjusted p < {s['alpha']}; {against}).")
 
     def rank_of(self, system: str) -> int:
         return next(r.rank for r in self.systems if r.system == system)
